@@ -1,0 +1,45 @@
+//! The vocabulary between the core and a device: requests out, completions in.
+//!
+//! Every request carries a `Token` the device hands back on completion, the
+//! way io_uring's `user_data` does. Offsets are in the core's terms (data
+//! block numbers, WAL segment and byte offset); the device maps them to files.
+
+use super::time::Nanos;
+
+/// Size of a PostgreSQL page and of a WAL page (BLCKSZ, XLOG_BLCKSZ).
+pub const PAGE_BYTES: u64 = 8192;
+/// Size of one WAL segment (DEFAULT_XLOG_SEG_SIZE).
+pub const WAL_SEGMENT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Identifies one outstanding request.
+pub type Token = u64;
+
+/// What a request asks the device to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    /// Read one 8 KiB data block (`block` counts data blocks from 0).
+    ReadPage { block: u64 },
+    /// Write one 8 KiB data block.
+    WritePage { block: u64 },
+    /// Write `len` bytes (a multiple of 8 KiB) of WAL at byte `offset`
+    /// (a multiple of 8 KiB) inside WAL segment file `segment`.
+    WalWrite { segment: u32, offset: u64, len: u64 },
+    /// fdatasync one WAL segment file.
+    WalSync { segment: u32 },
+    /// fsync the data file (end of a checkpoint).
+    DataSync,
+}
+
+/// One request from the core to the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoRequest {
+    pub token: Token,
+    pub kind: IoKind,
+}
+
+/// One finished request, stamped with the time it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IoCompletion {
+    pub token: Token,
+    pub at: Nanos,
+}

@@ -1,0 +1,1 @@
+//! Data and WAL files on disk (being written).

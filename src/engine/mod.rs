@@ -1,0 +1,33 @@
+//! Engines: what carries the core's requests to a device and brings back
+//! completions. The real engines (io_uring, psync) touch real files with a
+//! real clock; the driver loop is shared.
+
+use crate::core::io::{IoCompletion, IoRequest};
+use crate::core::time::Nanos;
+
+pub mod psync;
+pub mod uring;
+
+/// A device that executes the core's I/O requests.
+///
+/// One operation, two engines: io_uring and psync implement this the same
+/// way, so the driver never knows which one it talks to.
+pub trait Device {
+    /// Queue one request. It may be submitted lazily, at the next `wait`.
+    fn submit(&mut self, req: IoRequest) -> anyhow::Result<()>;
+    /// Submit everything queued, then block until at least one completion is
+    /// available or the clock reaches `deadline` (if given), whichever is
+    /// first, appending completions to `out`. Returns early (possibly with
+    /// nothing) after at most `max_block` nanoseconds so the caller can check
+    /// for Ctrl-C. An I/O error is returned with the file and operation named.
+    fn wait(
+        &mut self,
+        deadline: Option<Nanos>,
+        max_block: Nanos,
+        out: &mut Vec<IoCompletion>,
+    ) -> anyhow::Result<()>;
+    /// Current time in nanoseconds since the device was created.
+    fn now(&self) -> Nanos;
+    /// Short name for reports ("io_uring", "psync").
+    fn name(&self) -> &'static str;
+}

@@ -1,0 +1,1 @@
+//! psync engine (being written).

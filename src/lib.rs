@@ -1,0 +1,7 @@
+//! pgiosim: PostgreSQL's I/O pattern against a real disk or a device model,
+//! reported in database terms.
+
+pub mod core;
+pub mod datafiles;
+pub mod engine;
+pub mod settings;

@@ -1,0 +1,1 @@
+//! PostgreSQL settings (being written).
