@@ -5,3 +5,4 @@ pub mod core;
 pub mod datafiles;
 pub mod engine;
 pub mod settings;
+pub mod workload;

@@ -1,5 +1,20 @@
 //! The sans-I/O core: state machines that take events stamped with a time and
-//! return requests. Nothing here reads a clock, sleeps or touches a file.
+//! return requests. Nothing here reads a clock, sleeps or touches a file; a
+//! test (`tests/core_is_pure.rs`) keeps it that way.
 
+pub mod bgwriter;
+pub mod breakdown;
+pub mod buffer_pool;
+pub mod checkpointer;
+pub mod config;
+pub mod cpu;
+pub mod database;
 pub mod io;
+pub mod locks;
+pub mod os_cache;
+pub mod stats;
 pub mod time;
+pub mod wal;
+
+/// The one random generator of the core: seeded, so a run repeats exactly.
+pub type SimRng = rand::rngs::Xoshiro256PlusPlus;

@@ -1,0 +1,51 @@
+//! What the core needs to know about a run, in its own units.
+
+use super::time::Nanos;
+
+/// The core's configuration: PostgreSQL settings already resolved to bytes
+/// and nanoseconds, plus the run's shape.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreConfig {
+    /// Client backends (pgbench -c).
+    pub clients: u32,
+    /// Cores the CPU scheduler shares among backends (--cpus).
+    pub cpus: u32,
+    /// Stop after this much time (pgbench -T), if set.
+    pub duration: Option<Nanos>,
+    /// Transactions per client (pgbench -t), if set.
+    pub transactions_per_client: Option<u64>,
+    /// Seed of the workload's random generator.
+    pub seed: u64,
+    /// shared_buffers in 8 KiB buffers (NBuffers).
+    pub nbuffers: u32,
+    /// Effective wal_buffers in bytes.
+    pub wal_buffers_bytes: u64,
+    /// synchronous_commit != off.
+    pub synchronous_commit: bool,
+    /// commit_delay.
+    pub commit_delay: Nanos,
+    /// commit_siblings.
+    pub commit_siblings: u32,
+    /// full_page_writes.
+    pub full_page_writes: bool,
+    /// checkpoint_timeout.
+    pub checkpoint_timeout: Nanos,
+    /// checkpoint_completion_target.
+    pub checkpoint_completion_target: f64,
+    /// CheckPointSegments (from max_wal_size).
+    pub checkpoint_segments: u64,
+    /// bgwriter_delay.
+    pub bgwriter_delay: Nanos,
+    /// bgwriter_lru_maxpages.
+    pub bgwriter_lru_maxpages: u32,
+    /// bgwriter_lru_multiplier.
+    pub bgwriter_lru_multiplier: f64,
+    /// wal_writer_delay.
+    pub wal_writer_delay: Nanos,
+    /// Size of the modelled OS page cache in pages (0: none).
+    pub os_cache_pages: u64,
+    /// WAL segment files in the ring.
+    pub wal_segments: u32,
+    /// Client round trip per statement.
+    pub round_trip: Nanos,
+}

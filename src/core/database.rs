@@ -1,0 +1,930 @@
+//! The simulated PostgreSQL instance: client backends running a workload's
+//! transactions over the buffer pool, WAL, row locks and CPU, plus the
+//! checkpointer, background writer and WAL writer.
+//!
+//! Sans-I/O in the quinn-proto style: `handle_completion(now, token)` and
+//! `handle_timeout(now)` feed events in, `poll_request()` and
+//! `poll_timeout()` drain what the database wants. The real engine and the
+//! simulator drive this same code; only the device and the clock differ.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet, VecDeque};
+
+use rand::SeedableRng;
+
+use super::SimRng;
+use super::bgwriter::BgWriter;
+use super::breakdown::{Bucket, TxClock};
+use super::buffer_pool::{BufId, BufferPool, Lookup};
+use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
+use super::config::CoreConfig;
+use super::cpu::Cpu;
+use super::io::{IoCompletion, IoKind, IoRequest, Token};
+use super::locks::{RowId, RowLocks};
+use super::os_cache::OsCache;
+use super::stats::Stats;
+use super::time::{MS, Nanos};
+use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
+use crate::workload::{Step, Workload};
+
+/// What a client backend is waiting for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wait {
+    /// Runnable (in the ready queue or being advanced).
+    Running,
+    /// A round trip or a retry timer.
+    Timer,
+    /// On a core or queued for one.
+    Cpu,
+    /// Its own read of a page into a buffer.
+    Read,
+    /// Another backend's read of the page it wants.
+    BufferIo,
+    /// WAL flush up to a dirty victim's LSN.
+    VictimFlush,
+    /// Its write of a dirty victim.
+    VictimWrite,
+    /// A row lock.
+    Lock,
+    /// The commit's WAL flush.
+    CommitFlush,
+    /// WAL buffer space (its records would overrun wal_buffers).
+    WalSpace,
+    /// Finished its transactions.
+    Stopped,
+}
+
+#[derive(Debug)]
+struct Client {
+    steps: Vec<Step>,
+    pc: usize,
+    clock: TxClock,
+    locks: Vec<RowId>,
+    has_xid: bool,
+    wait: Wait,
+    /// A pinned victim buffer being cleaned for this client's miss.
+    victim: Option<BufId>,
+    /// A buffer this client read, valid and pinned, for the step it re-runs.
+    held: Option<BufId>,
+    done: u64,
+}
+
+/// Why an I/O was issued.
+#[derive(Debug, Clone, Copy)]
+enum Purpose {
+    Read { client: u32, buf: BufId },
+    VictimWrite { client: u32, buf: BufId, block: u64 },
+    CheckpointWrite { buf: BufId, block: u64 },
+    BgWrite { buf: BufId, block: u64 },
+    Wal,
+    DataSync,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Timer {
+    Resume(u32),
+    CpuDone(u32),
+    CommitDelay,
+    /// Checkpointer wake-up; stale ones (older generation) are ignored.
+    Checkpointer(u64),
+    BgWriter,
+    WalWriter,
+    End,
+}
+
+/// What the checkpointer process is doing between events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CkptWait {
+    /// Asleep until a timer (idle, or paced between writes).
+    Sleeping,
+    /// Waiting for WAL to be flushed before writing a buffer.
+    WalFlush { buf: BufId, block: u64 },
+    /// A write or the data-file sync is in flight.
+    Io,
+    /// Waiting for the checkpoint record to be durable.
+    Record,
+}
+
+/// One checkpoint, for reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckpointEvent {
+    /// When it started and (if it did) finished.
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+    /// Timed or requested by WAL volume.
+    pub trigger: Trigger,
+    /// Buffers dirty at its start.
+    pub buffers: u64,
+}
+
+/// The simulated database.
+pub struct Database {
+    cfg: CoreConfig,
+    workload: Box<dyn Workload>,
+    rng: SimRng,
+    fpi_bytes: u64,
+    pool: BufferPool,
+    wal: Wal,
+    locks: RowLocks,
+    cpu: Cpu,
+    os_cache: OsCache,
+    ckpt: Checkpointer,
+    ckpt_wait: CkptWait,
+    ckpt_gen: u64,
+    bgw: BgWriter,
+    bgw_queue: Vec<BufId>,
+    bgw_busy: bool,
+    bgw_flush_wait: Option<(BufId, u64)>,
+    stats: Stats,
+    checkpoints: Vec<CheckpointEvent>,
+    clients: Vec<Client>,
+    ready: VecDeque<u32>,
+    timers: BinaryHeap<Reverse<(Nanos, u64, Timer)>>,
+    timer_seq: u64,
+    requests: VecDeque<IoRequest>,
+    io: Vec<Option<Purpose>>,
+    free_tokens: Vec<Token>,
+    outstanding: usize,
+    buf_waiters: HashMap<BufId, Vec<u32>>,
+    /// Pages changed since the last checkpoint's redo point: the next change
+    /// of any other page logs a full-page image.
+    touched: HashSet<u64>,
+    woken: Vec<Waiter>,
+    granted: Vec<u32>,
+    finished: bool,
+    end: Option<Nanos>,
+}
+
+impl Database {
+    /// A database at time 0, right after a checkpoint, with cold buffers.
+    pub fn new(cfg: CoreConfig, workload: Box<dyn Workload>) -> Database {
+        assert!(cfg.clients > 0 && cfg.cpus > 0 && cfg.nbuffers > 0);
+        let mut rng = SimRng::seed_from_u64(cfg.seed);
+        let mut workload = workload;
+        let clients = (0..cfg.clients)
+            .map(|_| {
+                let mut steps = Vec::new();
+                workload.next_transaction(&mut rng, &mut steps);
+                Client {
+                    steps,
+                    pc: 0,
+                    clock: TxClock::start(0, Bucket::Other),
+                    locks: Vec::new(),
+                    has_xid: false,
+                    wait: Wait::Running,
+                    victim: None,
+                    held: None,
+                    done: 0,
+                }
+            })
+            .collect();
+        let mut db = Database {
+            fpi_bytes: workload.full_page_image_bytes() as u64,
+            pool: BufferPool::new(cfg.nbuffers),
+            wal: Wal::new(
+                cfg.wal_segments,
+                cfg.wal_buffers_bytes,
+                cfg.commit_delay,
+                cfg.commit_siblings,
+            ),
+            locks: RowLocks::new(),
+            cpu: Cpu::new(cfg.cpus),
+            os_cache: OsCache::new(cfg.os_cache_pages as usize),
+            ckpt: Checkpointer::new(
+                cfg.checkpoint_timeout,
+                cfg.checkpoint_completion_target,
+                cfg.checkpoint_segments,
+            ),
+            ckpt_wait: CkptWait::Sleeping,
+            ckpt_gen: 0,
+            bgw: BgWriter::new(
+                cfg.bgwriter_lru_maxpages,
+                cfg.bgwriter_lru_multiplier,
+                cfg.bgwriter_delay / MS,
+                cfg.nbuffers,
+            ),
+            bgw_queue: Vec::new(),
+            bgw_busy: false,
+            bgw_flush_wait: None,
+            stats: Stats::new(),
+            checkpoints: Vec::new(),
+            clients,
+            ready: (0..cfg.clients).collect(),
+            timers: BinaryHeap::new(),
+            timer_seq: 0,
+            requests: VecDeque::new(),
+            io: Vec::new(),
+            free_tokens: Vec::new(),
+            outstanding: 0,
+            buf_waiters: HashMap::new(),
+            touched: HashSet::new(),
+            woken: Vec::new(),
+            granted: Vec::new(),
+            finished: false,
+            end: None,
+            workload,
+            rng,
+            cfg,
+        };
+        if let Some(d) = db.cfg.duration {
+            db.set_timer(d, Timer::End);
+        }
+        let next = db.ckpt.next_timed();
+        db.set_timer(next, Timer::Checkpointer(0));
+        db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
+        db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
+        db.settle(0);
+        db
+    }
+
+    /// The next I/O to submit, if any.
+    pub fn poll_request(&mut self) -> Option<IoRequest> {
+        let r = self.requests.pop_front()?;
+        self.outstanding += 1;
+        Some(r)
+    }
+
+    /// When the database next wants `handle_timeout`, if ever.
+    pub fn poll_timeout(&self) -> Option<Nanos> {
+        if self.finished {
+            return None;
+        }
+        self.timers.peek().map(|Reverse((t, _, _))| *t)
+    }
+
+    /// Fire every timer due at or before `now`.
+    pub fn handle_timeout(&mut self, now: Nanos) {
+        while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+            if t > now || self.finished {
+                break;
+            }
+            self.timers.pop();
+            self.fire(t, timer);
+            self.settle(t);
+        }
+        self.settle(now);
+    }
+
+    /// An I/O handed out by `poll_request` finished.
+    pub fn handle_completion(&mut self, c: IoCompletion) {
+        let purpose = self.io[c.token as usize]
+            .take()
+            .expect("completion for an unknown token");
+        self.free_tokens.push(c.token);
+        self.outstanding -= 1;
+        if self.finished {
+            return;
+        }
+        let now = c.at;
+        match purpose {
+            Purpose::Read { client, buf } => {
+                self.pool.read_done(buf);
+                self.clients[client as usize].held = Some(buf);
+                self.make_ready(client);
+                if let Some(ws) = self.buf_waiters.remove(&buf) {
+                    for w in ws {
+                        self.make_ready(w);
+                    }
+                }
+            }
+            Purpose::VictimWrite { client, buf, block } => {
+                self.pool.write_done(buf);
+                self.os_cache.write(block);
+                self.make_ready(client);
+            }
+            Purpose::CheckpointWrite { buf, block } => {
+                self.pool.write_done(buf);
+                self.os_cache.write(block);
+                self.stats.counters.checkpoint_writes += 1;
+                self.ckpt_wait = CkptWait::Sleeping;
+                if self.ckpt.on_schedule(now, self.wal.insert_lsn()) {
+                    self.ckpt_gen += 1;
+                    self.set_timer(now + WRITE_DELAY, Timer::Checkpointer(self.ckpt_gen));
+                } else {
+                    self.checkpointer_step(now);
+                }
+            }
+            Purpose::BgWrite { buf, block } => {
+                self.pool.write_done(buf);
+                self.os_cache.write(block);
+                self.stats.counters.bgwriter_writes += 1;
+                self.bgwriter_next(now);
+            }
+            Purpose::Wal => {
+                let mut woken = std::mem::take(&mut self.woken);
+                self.wal.handle_io_done(&mut woken);
+                for w in woken.drain(..) {
+                    self.wal_flushed_for(now, w);
+                }
+                self.woken = woken;
+            }
+            Purpose::DataSync => {
+                self.ckpt.synced();
+                let lsn = self
+                    .wal
+                    .insert(self.workload.checkpoint_record_bytes() as u64);
+                self.ckpt_wait = CkptWait::Record;
+                if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
+                    self.checkpoint_done(now);
+                }
+            }
+        }
+        self.settle(now);
+    }
+
+    /// Stop now (Ctrl-C): no new work; the run is over at `now`.
+    pub fn stop(&mut self, now: Nanos) {
+        self.finish(now);
+    }
+
+    /// True once the run is over (duration reached, every client done, or stopped).
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// I/Os handed out and not yet completed. After the run is over the
+    /// driver keeps reaping until this is 0, so no buffer is freed under
+    /// an in-flight I/O.
+    pub fn outstanding(&self) -> usize {
+        self.outstanding
+    }
+
+    /// When the run ended, if it has.
+    pub fn end_time(&self) -> Option<Nanos> {
+        self.end
+    }
+
+    /// Statistics so far.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// WAL counters so far.
+    pub fn wal_counters(&self) -> WalCounters {
+        self.wal.counters()
+    }
+
+    /// Checkpoints so far.
+    pub fn checkpoints(&self) -> &[CheckpointEvent] {
+        &self.checkpoints
+    }
+
+    /// The workload being run.
+    pub fn workload(&self) -> &dyn Workload {
+        self.workload.as_ref()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &CoreConfig {
+        &self.cfg
+    }
+
+    /// CPU time granted so far, in ns.
+    pub fn cpu_busy_ns(&self) -> u128 {
+        self.cpu.busy_ns()
+    }
+
+    fn finish(&mut self, now: Nanos) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        self.end = Some(now);
+        // Requests never handed out will never complete: forget them.
+        while let Some(r) = self.requests.pop_front() {
+            self.io[r.token as usize] = None;
+            self.free_tokens.push(r.token);
+        }
+        self.timers.clear();
+    }
+
+    fn set_timer(&mut self, at: Nanos, timer: Timer) {
+        self.timer_seq += 1;
+        self.timers.push(Reverse((at, self.timer_seq, timer)));
+    }
+
+    fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
+        let token = match self.free_tokens.pop() {
+            Some(t) => {
+                self.io[t as usize] = Some(purpose);
+                t
+            }
+            None => {
+                self.io.push(Some(purpose));
+                (self.io.len() - 1) as Token
+            }
+        };
+        let s = self.stats.second(now);
+        match kind {
+            IoKind::ReadPage { .. } => s.data_reads += 1,
+            IoKind::WritePage { .. } => s.data_writes += 1,
+            IoKind::WalSync { .. } => s.wal_syncs += 1,
+            _ => {}
+        }
+        self.requests.push_back(IoRequest { token, kind });
+    }
+
+    fn make_ready(&mut self, c: u32) {
+        let cl = &mut self.clients[c as usize];
+        if cl.wait != Wait::Stopped {
+            cl.wait = Wait::Running;
+            self.ready.push_back(c);
+        }
+    }
+
+    fn fire(&mut self, now: Nanos, timer: Timer) {
+        match timer {
+            Timer::Resume(c) => self.make_ready(c),
+            Timer::CpuDone(c) => {
+                if let Some((next, finish)) = self.cpu.release(now) {
+                    self.clients[next as usize].clock.switch(now, Bucket::Cpu);
+                    self.set_timer(finish, Timer::CpuDone(next));
+                }
+                self.make_ready(c);
+            }
+            Timer::CommitDelay => self.wal.handle_delay_done(),
+            Timer::Checkpointer(generation) => {
+                if generation == self.ckpt_gen && self.ckpt_wait == CkptWait::Sleeping {
+                    self.checkpointer_step(now);
+                }
+            }
+            Timer::BgWriter => {
+                if !self.bgw_busy {
+                    let mut q = std::mem::take(&mut self.bgw_queue);
+                    self.bgw.plan(&mut self.pool, &mut q);
+                    q.reverse();
+                    self.bgw_queue = q;
+                    self.bgw_busy = true;
+                    self.bgwriter_next(now);
+                }
+                self.set_timer(now + self.cfg.bgwriter_delay, Timer::BgWriter);
+            }
+            Timer::WalWriter => {
+                self.wal.request_background_flush();
+                self.set_timer(now + self.cfg.wal_writer_delay, Timer::WalWriter);
+            }
+            Timer::End => self.finish(now),
+        }
+    }
+
+    /// Run everything runnable at `now` until all processes wait.
+    fn settle(&mut self, now: Nanos) {
+        loop {
+            while let Some(c) = self.ready.pop_front() {
+                if self.finished {
+                    self.ready.clear();
+                    return;
+                }
+                self.advance(now, c);
+            }
+            if self.finished {
+                return;
+            }
+            if self.ckpt_wait == CkptWait::Sleeping
+                && self.ckpt.phase() == &Phase::Idle
+                && self.ckpt.due(now, self.wal.insert_lsn()).is_some()
+            {
+                self.checkpointer_step(now);
+            }
+            self.pump_wal(now);
+            if self.ready.is_empty() {
+                return;
+            }
+        }
+    }
+
+    fn pump_wal(&mut self, now: Nanos) {
+        let siblings = if self.cfg.commit_delay > 0 {
+            let active = self
+                .clients
+                .iter()
+                .filter(|c| c.has_xid && c.wait != Wait::Lock)
+                .count() as u32;
+            active.saturating_sub(1)
+        } else {
+            0
+        };
+        while let Some(action) = self.wal.poll_action(now, siblings) {
+            match action {
+                WalAction::Io(WalIo::Write {
+                    segment,
+                    offset,
+                    len,
+                }) => self.issue(
+                    IoKind::WalWrite {
+                        segment,
+                        offset,
+                        len,
+                    },
+                    Purpose::Wal,
+                    now,
+                ),
+                WalAction::Io(WalIo::Sync { segment }) => {
+                    self.issue(IoKind::WalSync { segment }, Purpose::Wal, now)
+                }
+                WalAction::DelayUntil(t) => self.set_timer(t, Timer::CommitDelay),
+            }
+        }
+    }
+
+    /// WAL became durable far enough for `w`.
+    fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
+        match w {
+            Waiter::Client(c) => {
+                let cl = &self.clients[c as usize];
+                match cl.wait {
+                    Wait::CommitFlush => {
+                        self.stats.counters.sync_commits += 1;
+                        self.finish_transaction(now, c);
+                        if self.clients[c as usize].wait == Wait::Running {
+                            self.ready.push_back(c);
+                        }
+                    }
+                    Wait::VictimFlush => self.start_victim_write(now, c),
+                    Wait::WalSpace => self.make_ready(c),
+                    other => panic!("client {c} woken by WAL flush while in {other:?}"),
+                }
+            }
+            Waiter::Checkpointer => match self.ckpt_wait {
+                CkptWait::WalFlush { buf, block } => {
+                    self.ckpt_wait = CkptWait::Io;
+                    self.issue(
+                        IoKind::WritePage { block },
+                        Purpose::CheckpointWrite { buf, block },
+                        now,
+                    );
+                }
+                CkptWait::Record => self.checkpoint_done(now),
+                other => panic!("checkpointer woken by WAL flush while {other:?}"),
+            },
+            Waiter::BgWriter => {
+                let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
+                self.issue(
+                    IoKind::WritePage { block },
+                    Purpose::BgWrite { buf, block },
+                    now,
+                );
+            }
+        }
+    }
+
+    /// Advance client `c` through its steps until it has to wait.
+    fn advance(&mut self, now: Nanos, c: u32) {
+        loop {
+            let ci = c as usize;
+            if self.clients[ci].wait == Wait::Stopped {
+                return;
+            }
+            let Some(&step) = self.clients[ci].steps.get(self.clients[ci].pc) else {
+                self.finish_transaction(now, c);
+                if self.clients[ci].wait != Wait::Running {
+                    return;
+                }
+                continue;
+            };
+            match step {
+                Step::RoundTrip => {
+                    self.clients[ci].pc += 1;
+                    if self.cfg.round_trip > 0 {
+                        let cl = &mut self.clients[ci];
+                        cl.clock.switch(now, Bucket::Other);
+                        cl.wait = Wait::Timer;
+                        self.set_timer(now + self.cfg.round_trip, Timer::Resume(c));
+                        return;
+                    }
+                }
+                Step::Cpu(demand) => {
+                    self.clients[ci].pc += 1;
+                    if demand > 0 {
+                        let cl = &mut self.clients[ci];
+                        cl.wait = Wait::Cpu;
+                        match self.cpu.request(now, c, demand) {
+                            Some(finish) => {
+                                cl.clock.switch(now, Bucket::Cpu);
+                                self.set_timer(finish, Timer::CpuDone(c));
+                            }
+                            None => cl.clock.switch(now, Bucket::CpuQueue),
+                        }
+                        return;
+                    }
+                }
+                Step::Read(block) => {
+                    let Some(b) = self.access(now, c, block, false) else {
+                        return;
+                    };
+                    self.pool.unpin(b);
+                    self.clients[ci].pc += 1;
+                }
+                Step::Modify { block, wal_bytes } | Step::Extend { block, wal_bytes } => {
+                    let extend = matches!(step, Step::Extend { .. });
+                    let Some(b) = self.access(now, c, block, extend) else {
+                        return;
+                    };
+                    // First change since the redo point: log the whole page
+                    // (a new page is initialised by its record instead).
+                    let first_touch = self.touched.insert(block);
+                    let mut bytes = wal_bytes as u64;
+                    if first_touch && !extend && self.cfg.full_page_writes {
+                        bytes += self.fpi_bytes;
+                        self.stats.counters.full_page_images += 1;
+                    }
+                    let lsn = self.wal.insert(bytes);
+                    self.stats.second(now).wal_bytes += bytes;
+                    self.pool.mark_dirty(b, lsn);
+                    self.pool.unpin(b);
+                    let cl = &mut self.clients[ci];
+                    cl.has_xid = true;
+                    cl.pc += 1;
+                    if !self.wal_space(now, c) {
+                        return;
+                    }
+                }
+                Step::Lock(row) => {
+                    let cl = &mut self.clients[ci];
+                    cl.pc += 1;
+                    cl.locks.push(row);
+                    if !self.locks.acquire(row, c) {
+                        cl.clock.switch(now, Bucket::LockWait);
+                        cl.wait = Wait::Lock;
+                        return;
+                    }
+                }
+                Step::Commit { wal_bytes } => {
+                    let lsn = self.wal.insert(wal_bytes as u64);
+                    self.stats.second(now).wal_bytes += wal_bytes as u64;
+                    let cl = &mut self.clients[ci];
+                    cl.pc += 1;
+                    if self.cfg.synchronous_commit
+                        && cl.has_xid
+                        && !self.wal.wait_for_flush(lsn, Waiter::Client(c))
+                    {
+                        cl.clock.switch(now, Bucket::WalFsync);
+                        cl.wait = Wait::CommitFlush;
+                        return;
+                    }
+                    self.finish_transaction(now, c);
+                    if self.clients[ci].wait != Wait::Running {
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// If unwritten WAL exceeds wal_buffers, the inserting backend must wait
+    /// for it to be written (`AdvanceXLInsertBuffer`). Returns true if it can
+    /// go on.
+    fn wal_space(&mut self, now: Nanos, c: u32) -> bool {
+        let unflushed = self.wal.insert_lsn() - self.wal.flushed_lsn();
+        if unflushed <= self.cfg.wal_buffers_bytes {
+            return true;
+        }
+        let need = self.wal.insert_lsn() - self.cfg.wal_buffers_bytes;
+        if self.wal.wait_for_flush(need, Waiter::Client(c)) {
+            return true;
+        }
+        let cl = &mut self.clients[c as usize];
+        cl.clock.switch(now, Bucket::BufferWait);
+        cl.wait = Wait::WalSpace;
+        false
+    }
+
+    /// Get `block` into a pinned, valid buffer for client `c`; None if the
+    /// client has to wait (it re-runs the step when woken).
+    fn access(&mut self, now: Nanos, c: u32, block: u64, extend: bool) -> Option<BufId> {
+        let ci = c as usize;
+        if let Some(b) = self.clients[ci].held.take() {
+            debug_assert_eq!(self.pool.block(b), Some(block));
+            return Some(b);
+        }
+        match self.pool.lookup(block) {
+            Lookup::Hit(b) => {
+                self.stats.counters.buffer_hits += 1;
+                if let Some(v) = self.clients[ci].victim.take() {
+                    self.pool.unpin(v);
+                }
+                return Some(b);
+            }
+            Lookup::ReadInProgress(b) => {
+                if let Some(v) = self.clients[ci].victim.take() {
+                    self.pool.unpin(v);
+                }
+                self.buf_waiters.entry(b).or_default().push(c);
+                let cl = &mut self.clients[ci];
+                cl.clock.switch(now, Bucket::PageRead);
+                cl.wait = Wait::BufferIo;
+                return None;
+            }
+            Lookup::Miss => {}
+        }
+        loop {
+            let v = match self.clients[ci].victim.take() {
+                Some(v) => v,
+                None => match self.pool.clock_sweep() {
+                    Some(v) => v,
+                    None => {
+                        // Every buffer pinned: PostgreSQL would error out; wait
+                        // a little and retry rather than abort the run.
+                        let cl = &mut self.clients[ci];
+                        cl.clock.switch(now, Bucket::BufferWait);
+                        cl.wait = Wait::Timer;
+                        self.set_timer(now + MS, Timer::Resume(c));
+                        return None;
+                    }
+                },
+            };
+            let assigned = if extend {
+                self.pool.assign_new_page(v, block)
+            } else {
+                self.pool.assign(v, block)
+            };
+            if assigned {
+                if extend {
+                    self.stats.counters.extends += 1;
+                    return Some(v);
+                }
+                self.stats.counters.buffer_misses += 1;
+                if self.os_cache.read(block) {
+                    self.stats.counters.os_cache_hits += 1;
+                    self.pool.read_done(v);
+                    return Some(v);
+                }
+                self.stats.counters.data_reads += 1;
+                self.issue(
+                    IoKind::ReadPage { block },
+                    Purpose::Read { client: c, buf: v },
+                    now,
+                );
+                let cl = &mut self.clients[ci];
+                cl.clock.switch(now, Bucket::PageRead);
+                cl.wait = Wait::Read;
+                return None;
+            }
+            if self.pool.can_write(v) {
+                // A dirty victim: WAL up to its LSN must be durable, then the
+                // backend writes it itself (GetVictimBuffer → FlushBuffer).
+                let lsn = self.pool.lsn(v);
+                let cl = &mut self.clients[ci];
+                cl.victim = Some(v);
+                cl.clock.switch(now, Bucket::BufferWait);
+                if self.wal.wait_for_flush(lsn, Waiter::Client(c)) {
+                    self.start_victim_write(now, c);
+                } else {
+                    self.clients[ci].wait = Wait::VictimFlush;
+                }
+                return None;
+            }
+            // Being written by someone else, or pinned meanwhile: next one.
+            self.pool.unpin(v);
+        }
+    }
+
+    fn start_victim_write(&mut self, now: Nanos, c: u32) {
+        let v = self.clients[c as usize].victim.expect("victim to write");
+        if !self.pool.can_write(v) {
+            // Cleaned by someone else meanwhile: just retry the step.
+            self.make_ready(c);
+            return;
+        }
+        let (block, lsn) = self.pool.start_write(v);
+        assert!(
+            self.wal.flushed_lsn() >= lsn,
+            "dirty victim written before its WAL"
+        );
+        self.stats.counters.backend_writes += 1;
+        self.clients[c as usize].wait = Wait::VictimWrite;
+        self.issue(
+            IoKind::WritePage { block },
+            Purpose::VictimWrite {
+                client: c,
+                buf: v,
+                block,
+            },
+            now,
+        );
+    }
+
+    fn finish_transaction(&mut self, now: Nanos, c: u32) {
+        let ci = c as usize;
+        let mut granted = std::mem::take(&mut self.granted);
+        {
+            let cl = &mut self.clients[ci];
+            self.locks.release_all(&cl.locks, c, &mut granted);
+            cl.locks.clear();
+            cl.has_xid = false;
+            let (latency, spent) = cl.clock.finish(now);
+            cl.done += 1;
+            self.stats.record_transaction(now, latency, &spent);
+        }
+        for g in granted.drain(..) {
+            self.make_ready(g);
+        }
+        self.granted = granted;
+        let cl = &mut self.clients[ci];
+        if self
+            .cfg
+            .transactions_per_client
+            .is_some_and(|n| cl.done >= n)
+        {
+            cl.wait = Wait::Stopped;
+            if self.clients.iter().all(|c| c.wait == Wait::Stopped) {
+                self.finish(now);
+            }
+            return;
+        }
+        let mut steps = std::mem::take(&mut cl.steps);
+        self.workload.next_transaction(&mut self.rng, &mut steps);
+        let cl = &mut self.clients[ci];
+        cl.steps = steps;
+        cl.pc = 0;
+        cl.clock = TxClock::start(now, Bucket::Other);
+        cl.wait = Wait::Running;
+    }
+
+    /// The checkpointer is free to act at `now`.
+    fn checkpointer_step(&mut self, now: Nanos) {
+        if self.ckpt.phase() == &Phase::Idle {
+            let Some(trigger) = self.ckpt.due(now, self.wal.insert_lsn()) else {
+                self.ckpt_gen += 1;
+                self.set_timer(self.ckpt.next_timed(), Timer::Checkpointer(self.ckpt_gen));
+                return;
+            };
+            // The redo point is the current insert position; every page
+            // changed after it gets a full-page image on its first change.
+            let redo = self.wal.insert_lsn();
+            self.touched.clear();
+            self.ckpt.start(now, redo, &mut self.pool);
+            let counters = &mut self.stats.counters;
+            counters.checkpoints_started += 1;
+            match trigger {
+                Trigger::Timed => counters.checkpoints_timed += 1,
+                Trigger::Wal => counters.checkpoints_requested += 1,
+            }
+            self.stats.second(now).checkpoint_starts += 1;
+            self.checkpoints.push(CheckpointEvent {
+                start: now,
+                end: None,
+                trigger,
+                buffers: self.ckpt.to_write() as u64,
+            });
+        }
+        if self.ckpt.phase() != &Phase::Writing {
+            return;
+        }
+        match self.ckpt.next_write(&self.pool) {
+            Some(buf) => {
+                let (block, lsn) = self.pool.start_write(buf);
+                if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
+                    self.ckpt_wait = CkptWait::Io;
+                    self.issue(
+                        IoKind::WritePage { block },
+                        Purpose::CheckpointWrite { buf, block },
+                        now,
+                    );
+                } else {
+                    self.ckpt_wait = CkptWait::WalFlush { buf, block };
+                }
+            }
+            None => {
+                self.ckpt_wait = CkptWait::Io;
+                self.stats.counters.data_syncs += 1;
+                self.issue(IoKind::DataSync, Purpose::DataSync, now);
+            }
+        }
+    }
+
+    fn checkpoint_done(&mut self, now: Nanos) {
+        self.ckpt.finished();
+        self.ckpt_wait = CkptWait::Sleeping;
+        self.stats.counters.checkpoints_done += 1;
+        self.stats.second(now).checkpoint_ends += 1;
+        if let Some(e) = self.checkpoints.last_mut() {
+            e.end = Some(now);
+        }
+        self.checkpointer_step(now);
+    }
+
+    /// Write the next buffer of the background writer's round, if any.
+    fn bgwriter_next(&mut self, now: Nanos) {
+        while let Some(buf) = self.bgw_queue.pop() {
+            if self.pool.reusable(buf) != Some(true) {
+                continue;
+            }
+            let (block, lsn) = self.pool.start_write(buf);
+            if self.wal.wait_for_flush(lsn, Waiter::BgWriter) {
+                self.issue(
+                    IoKind::WritePage { block },
+                    Purpose::BgWrite { buf, block },
+                    now,
+                );
+            } else {
+                self.bgw_flush_wait = Some((buf, block));
+            }
+            return;
+        }
+        self.bgw_busy = false;
+    }
+}
+
+#[cfg(test)]
+mod tests;

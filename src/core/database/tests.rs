@@ -1,0 +1,297 @@
+//! Whole-database tests, driven by a tiny fixed-latency device in virtual
+//! time (the core is pure, so a loop and a heap are all it takes).
+
+use std::collections::BinaryHeap;
+
+use super::*;
+use crate::core::io::{IoKind, PAGE_BYTES};
+use crate::core::time::{SEC, US};
+use crate::workload::pgbench::Tpcb;
+
+/// Device latencies for the fake disk.
+#[derive(Clone, Copy)]
+struct Lat {
+    read: Nanos,
+    write: Nanos,
+    sync: Nanos,
+}
+
+const FAST: Lat = Lat {
+    read: 100 * US,
+    write: 50 * US,
+    sync: 1_000 * US,
+};
+
+fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
+    CoreConfig {
+        clients,
+        cpus: 2,
+        duration: Some(2 * SEC),
+        transactions_per_client: None,
+        seed: 42,
+        nbuffers: scale_blocks_hint,
+        wal_buffers_bytes: 512 * PAGE_BYTES,
+        synchronous_commit: true,
+        commit_delay: 0,
+        commit_siblings: 5,
+        full_page_writes: true,
+        checkpoint_timeout: 300 * SEC,
+        checkpoint_completion_target: 0.9,
+        checkpoint_segments: 33,
+        bgwriter_delay: 200 * MS,
+        bgwriter_lru_maxpages: 100,
+        bgwriter_lru_multiplier: 2.0,
+        wal_writer_delay: 200 * MS,
+        os_cache_pages: 0,
+        wal_segments: 4,
+        round_trip: 20 * US,
+    }
+}
+
+struct Outcome {
+    db: Database,
+    syncs: u64,
+    max_wal_in_flight: usize,
+}
+
+/// Drive `db` to the end against a fake device with fixed latencies.
+fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
+    let w = Tpcb::shipped(scale).unwrap();
+    let mut db = Database::new(cfg, Box::new(w));
+    let mut inflight: BinaryHeap<Reverse<(Nanos, Token, bool)>> = BinaryHeap::new();
+    let mut now = 0;
+    let mut syncs = 0;
+    let mut wal_in_flight = 0usize;
+    let mut max_wal_in_flight = 0;
+    loop {
+        while let Some(r) = db.poll_request() {
+            let (d, is_wal) = match r.kind {
+                IoKind::ReadPage { .. } => (lat.read, false),
+                IoKind::WritePage { .. } => (lat.write, false),
+                IoKind::WalWrite { .. } => (lat.write, true),
+                IoKind::WalSync { .. } => {
+                    syncs += 1;
+                    (lat.sync, true)
+                }
+                IoKind::DataSync => (lat.sync, false),
+            };
+            if is_wal {
+                wal_in_flight += 1;
+                max_wal_in_flight = max_wal_in_flight.max(wal_in_flight);
+            }
+            inflight.push(Reverse((now + d, r.token, is_wal)));
+        }
+        let next_io = inflight.peek().map(|Reverse((t, _, _))| *t);
+        let next = match (next_io, db.poll_timeout()) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) => a,
+            (None, Some(b)) => b,
+            (None, None) => break,
+        };
+        assert!(next >= now, "time went backwards");
+        assert!(next < 3_600 * SEC, "simulation ran away");
+        now = next;
+        if next_io == Some(now) {
+            let Reverse((at, token, is_wal)) = inflight.pop().unwrap();
+            if is_wal {
+                wal_in_flight -= 1;
+            }
+            db.handle_completion(IoCompletion { token, at });
+        } else {
+            db.handle_timeout(now);
+        }
+        if db.is_finished() && db.outstanding() == 0 && inflight.is_empty() {
+            break;
+        }
+    }
+    Outcome {
+        db,
+        syncs,
+        max_wal_in_flight,
+    }
+}
+
+#[test]
+fn one_client_flushes_once_per_commit() {
+    let o = simulate(config(1, 4096), 1, FAST);
+    let s = o.db.stats();
+    assert!(s.transactions > 100, "{}", s.transactions);
+    let w = o.db.wal_counters();
+    // One commit flush each, plus a few WAL writer flushes.
+    assert!(
+        w.flushes >= s.transactions,
+        "{} flushes {} tx",
+        w.flushes,
+        s.transactions
+    );
+    assert!(w.flushes <= s.transactions + 20);
+    assert_eq!(o.syncs, w.syncs);
+}
+
+#[test]
+fn group_commit_many_clients_fewer_flushes_than_commits_one_in_flight() {
+    let o = simulate(config(32, 8192), 40, FAST);
+    let s = o.db.stats();
+    let w = o.db.wal_counters();
+    assert!(s.transactions > 1000);
+    assert!(
+        (w.flushes as f64) < 0.5 * s.transactions as f64,
+        "{} flushes for {} commits",
+        w.flushes,
+        s.transactions
+    );
+    assert_eq!(o.max_wal_in_flight, 1, "exactly one WAL I/O in flight");
+}
+
+#[test]
+fn one_ms_flush_caps_a_single_client_near_1000_tps() {
+    let o = simulate(config(1, 4096), 1, FAST);
+    let tps = o.db.stats().transactions as f64 / 2.0;
+    assert!(tps < 1000.0, "{tps}");
+    assert!(tps > 500.0, "{tps}");
+}
+
+#[test]
+fn breakdown_sums_to_latency_and_littles_law_holds() {
+    let o = simulate(config(8, 4096), 2, FAST);
+    let s = o.db.stats();
+    let total: u128 = s.bucket_sum_ns.iter().sum();
+    assert_eq!(total, s.latency_sum_ns);
+    // Closed loop: clients = tps × mean latency (within 2%, edge effects).
+    let tps = s.transactions as f64 / 2.0;
+    let l = s.mean_latency_ns() / 1e9;
+    assert!((tps * l - 8.0).abs() / 8.0 < 0.02, "{}", tps * l);
+}
+
+#[test]
+fn same_seed_same_run() {
+    let a = simulate(config(8, 2048), 3, FAST);
+    let b = simulate(config(8, 2048), 3, FAST);
+    assert_eq!(a.db.stats().transactions, b.db.stats().transactions);
+    assert_eq!(a.db.stats().counters, b.db.stats().counters);
+    assert_eq!(a.db.wal_counters(), b.db.wal_counters());
+    let mut c = config(8, 2048);
+    c.seed = 7;
+    let c = simulate(c, 3, FAST);
+    assert_ne!(a.db.stats().counters, c.db.stats().counters);
+}
+
+#[test]
+fn small_pool_forces_misses_and_backend_writes_of_dirty_victims() {
+    // Scale 5 is ~9,000 pages; a 256-buffer pool misses constantly.
+    let o = simulate(config(4, 256), 5, FAST);
+    let c = o.db.stats().counters;
+    assert!(c.buffer_misses > 1000);
+    assert!(c.data_reads > 1000);
+    assert!(c.backend_writes + c.bgwriter_writes > 100, "{c:?}");
+    let s = o.db.stats();
+    let page_read = s.bucket_sum_ns[Bucket::PageRead.index()];
+    assert!(page_read > 0);
+}
+
+#[test]
+fn full_page_images_on_first_touch_only_until_next_checkpoint() {
+    let mut cfg = config(4, 8192);
+    cfg.duration = Some(3 * SEC);
+    let o = simulate(cfg.clone(), 1, FAST);
+    let fpi_no_ckpt = o.db.stats().counters.full_page_images;
+    // Scale 1: every page touched gets one image, and no more: at most the
+    // number of distinct modified pages.
+    let w = Tpcb::shipped(1).unwrap();
+    let l = w.layout();
+    assert!(fpi_no_ckpt <= l.accounts.blocks + l.accounts_pkey.blocks() + 4);
+    assert_eq!(o.db.stats().counters.checkpoints_started, 0);
+
+    cfg.checkpoint_timeout = SEC;
+    let o = simulate(cfg, 1, FAST);
+    let c = o.db.stats().counters;
+    assert!(c.checkpoints_started >= 2, "{c:?}");
+    assert!(c.checkpoints_done >= 1);
+    assert!(
+        c.full_page_images > fpi_no_ckpt,
+        "images logged again after each checkpoint"
+    );
+    assert!(c.checkpoint_writes > 0);
+    assert!(c.data_syncs >= 1);
+}
+
+#[test]
+fn wal_volume_triggers_checkpoints() {
+    let mut cfg = config(8, 4096);
+    cfg.checkpoint_segments = 1; // 16 MiB of WAL
+    cfg.duration = Some(4 * SEC);
+    let o = simulate(cfg, 20, FAST);
+    let c = o.db.stats().counters;
+    assert!(c.checkpoints_requested >= 1, "{c:?}");
+    assert_eq!(c.checkpoints_timed, 0);
+}
+
+#[test]
+fn commit_delay_batches_more_commits_per_flush() {
+    let base = simulate(config(16, 8192), 50, FAST);
+    let mut cfg = config(16, 8192);
+    cfg.commit_delay = 500 * US;
+    cfg.commit_siblings = 2;
+    let delayed = simulate(cfg, 50, FAST);
+    let per_flush =
+        |o: &Outcome| o.db.stats().transactions as f64 / o.db.wal_counters().flushes as f64;
+    assert!(
+        per_flush(&delayed) > per_flush(&base),
+        "{} vs {}",
+        per_flush(&delayed),
+        per_flush(&base)
+    );
+}
+
+#[test]
+fn synchronous_commit_off_does_not_wait_for_fsync() {
+    let mut cfg = config(1, 4096);
+    cfg.synchronous_commit = false;
+    let o = simulate(cfg, 1, FAST);
+    let s = o.db.stats();
+    assert_eq!(s.bucket_sum_ns[Bucket::WalFsync.index()], 0);
+    // The WAL writer flushes every 200 ms: about 10 syncs in 2 s.
+    let w = o.db.wal_counters();
+    assert!(w.syncs <= 25, "{}", w.syncs);
+    assert!(s.transactions > 2000);
+}
+
+#[test]
+fn hot_branch_row_serialises_and_shows_lock_wait() {
+    // Scale 1: one branch row for 8 clients.
+    let o = simulate(config(8, 4096), 1, FAST);
+    let s = o.db.stats();
+    let lock = s.bucket_sum_ns[Bucket::LockWait.index()];
+    assert!(
+        lock as f64 > 0.3 * s.latency_sum_ns as f64,
+        "lock share {}",
+        lock as f64 / s.latency_sum_ns as f64
+    );
+}
+
+#[test]
+fn transactions_per_client_mode_stops_when_all_done() {
+    let mut cfg = config(3, 2048);
+    cfg.duration = None;
+    cfg.transactions_per_client = Some(50);
+    let o = simulate(cfg, 2, FAST);
+    assert_eq!(o.db.stats().transactions, 150);
+    assert!(o.db.is_finished());
+}
+
+#[test]
+fn cpu_bound_when_cores_are_few() {
+    let mut cfg = config(16, 8192);
+    cfg.cpus = 1;
+    let fast = Lat {
+        read: US,
+        write: US,
+        sync: US,
+    };
+    let o = simulate(cfg, 20, fast);
+    let s = o.db.stats();
+    // 375 µs of CPU per transaction on one core: at most ~2,667 tps.
+    let tps = s.transactions as f64 / 2.0;
+    assert!(tps < 2_700.0 && tps > 2_000.0, "{tps}");
+    assert!(s.bucket_sum_ns[Bucket::CpuQueue.index()] > 0);
+}

@@ -1,0 +1,183 @@
+//! Statistics: latency and one HDR histogram per breakdown bucket, I/O
+//! counters in PostgreSQL's terms, and a per-second time series.
+
+use hdrhistogram::Histogram;
+
+use super::breakdown::Bucket;
+use super::time::{Nanos, SEC};
+
+/// Highest latency a histogram records exactly (one hour); above it values
+/// are clamped, so memory is fixed at creation.
+const HIST_MAX_NS: u64 = 3_600 * SEC;
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HIST_MAX_NS, 3).expect("valid histogram bounds")
+}
+
+/// I/O and buffer counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Buffer pool hits (`blks_hit`).
+    pub buffer_hits: u64,
+    /// Buffer pool misses (`blks_read`): includes those the OS cache model served.
+    pub buffer_misses: u64,
+    /// Misses served by the modelled OS cache (no I/O).
+    pub os_cache_hits: u64,
+    /// Data page reads issued to the device.
+    pub data_reads: u64,
+    /// Dirty victims written by backends (`buffers_backend`).
+    pub backend_writes: u64,
+    /// Buffers written by the checkpointer (`buffers_checkpoint`).
+    pub checkpoint_writes: u64,
+    /// Buffers written by the background writer (`buffers_clean`).
+    pub bgwriter_writes: u64,
+    /// fsyncs of the data file (checkpoint sync phase).
+    pub data_syncs: u64,
+    /// Full-page images logged (`wal_fpi`).
+    pub full_page_images: u64,
+    /// New pages added by relation extension (no read).
+    pub extends: u64,
+    /// Checkpoints started / completed, and how they were triggered.
+    pub checkpoints_started: u64,
+    pub checkpoints_done: u64,
+    pub checkpoints_timed: u64,
+    pub checkpoints_requested: u64,
+    /// Transactions committed that waited for a WAL flush.
+    pub sync_commits: u64,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Second {
+    /// Transactions finished in this second.
+    pub transactions: u64,
+    /// Sum of their latencies.
+    pub latency_sum_ns: u128,
+    /// Sum of their squared latencies in µs² (for stddev).
+    pub latency_sq_sum_us2: f64,
+    /// Data reads, data writes, WAL bytes inserted, WAL fdatasyncs.
+    pub data_reads: u64,
+    pub data_writes: u64,
+    pub wal_bytes: u64,
+    pub wal_syncs: u64,
+    /// Checkpoints that started / ended in this second.
+    pub checkpoint_starts: u32,
+    pub checkpoint_ends: u32,
+}
+
+/// Everything measured in one run.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// Transaction latency (ns).
+    pub latency: Histogram<u64>,
+    /// Time per transaction in each bucket (ns), indexed by `Bucket::index`.
+    pub buckets: Vec<Histogram<u64>>,
+    /// Exact totals per bucket (ns), for means.
+    pub bucket_sum_ns: [u128; 7],
+    /// Exact latency total and sum of squares (for mean and stddev).
+    pub latency_sum_ns: u128,
+    pub latency_sq_sum_us2: f64,
+    /// Transactions completed.
+    pub transactions: u64,
+    /// I/O and buffer counters.
+    pub counters: Counters,
+    /// Per-second series.
+    pub seconds: Vec<Second>,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Stats {
+    /// Empty statistics.
+    pub fn new() -> Self {
+        Stats {
+            latency: histogram(),
+            buckets: (0..Bucket::ALL.len()).map(|_| histogram()).collect(),
+            bucket_sum_ns: [0; 7],
+            latency_sum_ns: 0,
+            latency_sq_sum_us2: 0.0,
+            transactions: 0,
+            counters: Counters::default(),
+            seconds: Vec::new(),
+        }
+    }
+
+    /// The per-second slot for time `now`.
+    pub fn second(&mut self, now: Nanos) -> &mut Second {
+        let i = (now / SEC) as usize;
+        if self.seconds.len() <= i {
+            self.seconds.resize(i + 1, Second::default());
+        }
+        &mut self.seconds[i]
+    }
+
+    /// A transaction finished at `now` with this latency and breakdown.
+    pub fn record_transaction(&mut self, now: Nanos, latency: Nanos, spent: &[Nanos; 7]) {
+        debug_assert_eq!(spent.iter().sum::<u64>(), latency);
+        self.transactions += 1;
+        self.latency.saturating_record(latency.max(1));
+        self.latency_sum_ns += latency as u128;
+        let us = latency as f64 / 1e3;
+        self.latency_sq_sum_us2 += us * us;
+        for (i, &ns) in spent.iter().enumerate() {
+            self.bucket_sum_ns[i] += ns as u128;
+            self.buckets[i].saturating_record(ns);
+        }
+        let s = self.second(now);
+        s.transactions += 1;
+        s.latency_sum_ns += latency as u128;
+        s.latency_sq_sum_us2 += us * us;
+    }
+
+    /// Mean latency in ns (0 with no transactions).
+    pub fn mean_latency_ns(&self) -> f64 {
+        if self.transactions == 0 {
+            0.0
+        } else {
+            self.latency_sum_ns as f64 / self.transactions as f64
+        }
+    }
+
+    /// Latency standard deviation in ns (population, as pgbench prints it).
+    pub fn stddev_latency_ns(&self) -> f64 {
+        stddev_ns(
+            self.transactions,
+            self.latency_sum_ns,
+            self.latency_sq_sum_us2,
+        )
+    }
+}
+
+/// Standard deviation in ns from a count, a sum in ns and a sum of squares in µs².
+pub fn stddev_ns(n: u64, sum_ns: u128, sq_sum_us2: f64) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let mean_us = sum_ns as f64 / 1e3 / n as f64;
+    let var = (sq_sum_us2 / n as f64 - mean_us * mean_us).max(0.0);
+    var.sqrt() * 1e3
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_and_stddev() {
+        let mut s = Stats::new();
+        let mut spent = [0; 7];
+        spent[0] = 1_000;
+        s.record_transaction(0, 1_000, &spent);
+        spent[0] = 3_000;
+        s.record_transaction(SEC + 1, 3_000, &spent);
+        assert_eq!(s.transactions, 2);
+        assert!((s.mean_latency_ns() - 2_000.0).abs() < 1e-6);
+        assert!((s.stddev_latency_ns() - 1_000.0).abs() < 1e-3);
+        assert_eq!(s.seconds.len(), 2);
+        assert_eq!(s.bucket_sum_ns[0], 4_000);
+    }
+}
