@@ -1,8 +1,10 @@
 //! pgiosim: PostgreSQL's I/O pattern against a real disk or a device model,
 //! reported in database terms.
 
+pub mod cli;
 pub mod core;
 pub mod datafiles;
 pub mod engine;
+pub mod report;
 pub mod settings;
 pub mod workload;

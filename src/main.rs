@@ -1,1 +1,33 @@
-fn main() {}
+//! `pgiosim`: parse, run, print one clear error, exit with a code that says
+//! what happened (0 success, 1 runtime failure, 2 bad usage, 130 interrupted
+//! with a partial report).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use clap::Parser;
+use pgiosim::cli::{self, Cli, UsageError};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Ctrl-C and SIGTERM end the run cleanly; the partial report is still printed.
+        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&stop)) {
+            eprintln!("Error: cannot install a signal handler: {e}");
+            return ExitCode::from(1);
+        }
+    }
+    match cli::execute(cli, stop) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("Error: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -1805,6 +1805,25 @@ const POSTGRES_SETTING_NAMES: &[&str] = &[
     "zero_damaged_pages",
 ];
 
+/// Parse a memory size as postgresql.conf writes one ("4GB", "512MB",
+/// "1.5GB"); a bare number counts bytes. For pgiosim's own size flags.
+pub fn parse_memory_bytes(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (value, rest) = scan_c_number(text)?;
+    let rest = rest.trim();
+    let bytes = if rest.is_empty() {
+        value
+    } else {
+        convert_to_base_unit(value, rest, Unit::Bytes(1))?
+    };
+    (bytes.is_finite() && bytes >= 0.0).then(|| bytes.round() as u64)
+}
+
+/// A byte count the way PostgreSQL shows memory ("128MB", "16GB").
+pub fn format_memory(bytes: u64) -> String {
+    format_bytes(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

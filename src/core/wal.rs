@@ -152,7 +152,7 @@ impl Wal {
         while remaining > 0 {
             let in_page = self.insert % PAGE_BYTES;
             if in_page == 0 {
-                self.insert += if self.insert % WAL_SEGMENT_BYTES == 0 {
+                self.insert += if self.insert.is_multiple_of(WAL_SEGMENT_BYTES) {
                     LONG_PAGE_HEADER
                 } else {
                     SHORT_PAGE_HEADER

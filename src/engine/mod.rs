@@ -5,6 +5,8 @@
 use crate::core::io::{IoCompletion, IoRequest};
 use crate::core::time::Nanos;
 
+pub mod bench;
+pub mod driver;
 pub mod psync;
 pub mod uring;
 

@@ -347,7 +347,7 @@ impl Workload for Tpcb {
         self.history_rows += 1;
         let page = row / c.history_rows_per_page;
         let block = self.layout.history.first + page % self.layout.history.blocks;
-        if row % c.history_rows_per_page == 0 {
+        if row.is_multiple_of(c.history_rows_per_page) {
             out.push(Step::Extend {
                 block,
                 wal_bytes: c.wal_insert,

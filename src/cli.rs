@@ -1,0 +1,432 @@
+//! The command line: flags as a pgbench user expects them, PostgreSQL
+//! settings as postgresql.conf writes them, and the commands behind them.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::core::config::CoreConfig;
+use crate::core::database::Database;
+use crate::core::io::PAGE_BYTES;
+use crate::core::time::{MS, SEC, US};
+use crate::datafiles::{self, DataDir, Layout, Prepared};
+use crate::engine::driver::{self, Ending};
+use crate::engine::psync::PsyncDevice;
+use crate::engine::uring::UringDevice;
+use crate::engine::{Device, bench};
+use crate::report::{RunInfo, RunResult, text};
+use crate::settings::{self, Settings};
+use crate::workload::Workload;
+use crate::workload::pgbench::Tpcb;
+
+/// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
+/// same way, so the disk sees overwrites of preallocated files.
+pub const WAL_SEGMENTS: u32 = 4;
+
+/// A mistake in what the user typed: exit code 2, like clap's own errors.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// pgiosim answers storage questions in database terms: it generates
+/// PostgreSQL's own I/O pattern against a real file on the disk under test
+/// and reports pgbench-style TPS, latency percentiles and where each
+/// transaction's time goes.
+#[derive(Debug, Parser)]
+#[command(name = "pgiosim", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run pgbench's TPC-B-like workload against real files on this disk.
+    ///
+    /// Prepares the data set in --dir if needed, then runs the workload for
+    /// -T seconds (or -t transactions per client) and prints pgbench's summary,
+    /// latency percentiles, the per-transaction breakdown and I/O figures.
+    ///
+    /// Data I/O uses O_DIRECT by default, so the disk sees every buffer-pool
+    /// miss: use it to measure the disk. --os-cache SIZE models a kernel page
+    /// cache in front of it (a modelled hit costs no I/O), for comparing with a
+    /// real server whose data partly fits in RAM. --buffered goes through the
+    /// real kernel page cache, as PostgreSQL up to 17 does: use it to compare
+    /// with a real PostgreSQL on this same machine.
+    Run(RunArgs),
+    /// Create (or check) the data and WAL files for a scale, without running.
+    Prepare(PrepareArgs),
+    /// Remove the files pgiosim created in --dir (and --wal-dir), nothing else.
+    Cleanup(DirArgs),
+    /// Measure an I/O engine alone, like fio (used by scripts/bench-engine).
+    Iobench(bench::IoBenchArgs),
+}
+
+/// Where the files go.
+#[derive(Debug, Clone, Args)]
+pub struct DirArgs {
+    /// Directory for the data file; created if its parent exists.
+    #[arg(long, default_value = "pgiosim-data", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Directory for the WAL segment files, like a separate pg_wal volume
+    /// [default: DIR/pg_wal].
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+}
+
+/// Flags of `prepare`.
+#[derive(Debug, Clone, Args)]
+pub struct PrepareArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// pgbench scale factor: 100,000 accounts rows (about 15 MB) per unit.
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub scale: u64,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Which I/O engine carries the requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// io_uring, falling back to psync when io_uring cannot be set up.
+    Auto,
+    /// io_uring only.
+    IoUring,
+    /// Threads doing pread/pwrite/fdatasync.
+    Psync,
+}
+
+/// Flags of `run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// Number of concurrent clients (pgbench -c).
+    #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
+    pub clients: u32,
+    /// Duration of the run in seconds (pgbench -T).
+    #[arg(
+        short = 'T',
+        long = "time",
+        value_name = "SECONDS",
+        conflicts_with = "transactions"
+    )]
+    pub time: Option<f64>,
+    /// Transactions per client, instead of a duration (pgbench -t).
+    #[arg(short = 't', long = "transactions", value_name = "NUM")]
+    pub transactions: Option<u64>,
+    /// pgbench scale factor: 100,000 accounts rows (about 15 MB) per unit.
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub scale: u64,
+    /// Print a progress line every SECONDS (pgbench -P).
+    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
+    pub progress: Option<f64>,
+    /// Set a PostgreSQL setting, with postgresql.conf units
+    /// (e.g. --set shared_buffers=16GB --set commit_delay=10). Repeatable.
+    /// Modelled: shared_buffers, wal_buffers, synchronous_commit,
+    /// commit_delay, commit_siblings, full_page_writes, checkpoint_timeout,
+    /// max_wal_size, min_wal_size, checkpoint_completion_target,
+    /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
+    /// wal_writer_delay, wal_writer_flush_after, autovacuum.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Read settings from a postgresql.conf (settings pgiosim does not model
+    /// are ignored with a one-line notice); --set wins over the file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Cores of the modelled server; CPU time is modelled, not burned
+    /// [default: this machine's core count].
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
+    /// buffer-pool misses it holds cost no I/O. Default: none, every miss
+    /// reads from the disk.
+    #[arg(long, value_name = "SIZE")]
+    pub os_cache: Option<String>,
+    /// Use the kernel page cache for data files instead of O_DIRECT (as
+    /// PostgreSQL up to 17 does); needed on filesystems without O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write the full result (settings, summary, breakdown, I/O, per-second
+    /// series) as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the workload's random generator [default: random, printed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print nothing but the report (no notices, no progress bar).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Default duration when neither -T nor -t is given.
+const DEFAULT_SECONDS: f64 = 10.0;
+
+/// Run the parsed command; returns the process exit code on success.
+pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
+    match cli.command {
+        Command::Run(args) => run(&args, stop),
+        Command::Prepare(args) => {
+            let workload = Tpcb::shipped(args.scale)?;
+            let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
+            let outcome = datafiles::prepare(
+                &dd,
+                &layout_for(&workload, args.scale),
+                progress_bar_wanted(args.quiet),
+            )?;
+            if !args.quiet {
+                eprintln!("{}: {}", dd.dir.display(), prepared_word(outcome));
+            }
+            Ok(0)
+        }
+        Command::Cleanup(dirs) => {
+            let dd = DataDir::new(&dirs.dir, dirs.wal_dir.as_deref());
+            let removed = datafiles::cleanup(&dd)?;
+            for p in &removed {
+                println!("removed {}", p.display());
+            }
+            if removed.is_empty() {
+                println!("nothing of pgiosim's to remove in {}", dd.dir.display());
+            }
+            Ok(0)
+        }
+        Command::Iobench(args) => {
+            bench::iobench(&args)?;
+            Ok(0)
+        }
+    }
+}
+
+fn prepared_word(p: Prepared) -> &'static str {
+    match p {
+        Prepared::Reused => "data set already prepared, reused",
+        Prepared::Created => "data set prepared",
+    }
+}
+
+fn progress_bar_wanted(quiet: bool) -> bool {
+    !quiet && std::io::stderr().is_terminal()
+}
+
+fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
+    Layout {
+        data_blocks: workload.data_blocks(),
+        wal_segments: WAL_SEGMENTS,
+        description: format!("{} scale {scale}", workload.name()),
+    }
+}
+
+/// Resolve settings: defaults, then --config, then each --set.
+pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
+    let mut s = Settings::default();
+    if let Some(path) = config {
+        let ignored = s.apply_config_file(path)?;
+        if !ignored.is_empty() && !quiet {
+            eprintln!(
+                "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
+                path.display(),
+                ignored.len(),
+                ignored.join(", ")
+            );
+        }
+    }
+    for a in sets {
+        s.set_assignment(a)
+            .map_err(|e| usage(format!("--set {a}: {e}")))?;
+    }
+    Ok(s)
+}
+
+/// Check the run's shape and build the core's configuration.
+fn core_config(
+    args: &RunArgs,
+    s: &Settings,
+    scale_round_trip: u64,
+    seed: u64,
+) -> Result<CoreConfig> {
+    if args.clients == 0 {
+        return Err(usage(
+            "-c/--client: the number of clients must be at least 1",
+        ));
+    }
+    let duration = match (args.time, args.transactions) {
+        (Some(t), _) if !(t.is_finite() && t > 0.0) => {
+            return Err(usage(format!(
+                "-T/--time: the duration must be more than 0 seconds, got {t}"
+            )));
+        }
+        (Some(t), _) => Some((t * SEC as f64) as u64),
+        (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
+        (None, Some(_)) => None,
+        (None, None) => Some((DEFAULT_SECONDS * SEC as f64) as u64),
+    };
+    let cpus = match args.cpus {
+        Some(0) => return Err(usage("--cpus: must be at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+    };
+    let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
+    // PostgreSQL refuses to start with fewer than 2 buffers per connection
+    // (check in postmaster: "shared_buffers must be at least twice max_connections").
+    let backends = args.clients as u64 + 3;
+    if (nbuffers as u64) < 2 * backends {
+        return Err(usage(format!(
+            "shared_buffers = {} is too small for {} clients: PostgreSQL needs at least 2 buffers per backend, i.e. {} here",
+            settings::format_memory(s.shared_buffers_bytes),
+            args.clients,
+            settings::format_memory(2 * backends * PAGE_BYTES)
+        )));
+    }
+    let os_cache_pages = match &args.os_cache {
+        None => 0,
+        Some(text) => {
+            let bytes = settings::parse_memory_bytes(text).ok_or_else(|| {
+                usage(format!(
+                    "--os-cache {text}: not a size; write it as postgresql.conf does, e.g. 512MB or 4GB"
+                ))
+            })?;
+            bytes / PAGE_BYTES
+        }
+    };
+    Ok(CoreConfig {
+        clients: args.clients,
+        cpus,
+        duration,
+        transactions_per_client: args.transactions,
+        seed,
+        nbuffers,
+        wal_buffers_bytes: s.wal_buffers_effective_bytes(),
+        synchronous_commit: s.synchronous_commit,
+        commit_delay: s.commit_delay_us * US,
+        commit_siblings: s.commit_siblings,
+        full_page_writes: s.full_page_writes,
+        checkpoint_timeout: s.checkpoint_timeout_s * SEC,
+        checkpoint_completion_target: s.checkpoint_completion_target,
+        checkpoint_segments: s.checkpoint_segments(),
+        bgwriter_delay: s.bgwriter_delay_ms * MS,
+        bgwriter_lru_maxpages: s.bgwriter_lru_maxpages,
+        bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
+        wal_writer_delay: s.wal_writer_delay_ms * MS,
+        os_cache_pages,
+        wal_segments: WAL_SEGMENTS,
+        round_trip: scale_round_trip,
+    })
+}
+
+/// Open the files and build the device the user asked for.
+fn open_device(
+    args: &RunArgs,
+    dd: &DataDir,
+    layout: &Layout,
+    max_in_flight: u32,
+) -> Result<Box<dyn Device>> {
+    let files = datafiles::open(dd, layout, !args.buffered)?;
+    // One psync thread per possible outstanding I/O: every client, plus the
+    // checkpointer, bgwriter and the WAL flush.
+    let threads = max_in_flight as usize;
+    match args.io_engine {
+        EngineChoice::Psync => Ok(Box::new(PsyncDevice::new(files, threads)?)),
+        EngineChoice::IoUring => Ok(Box::new(
+            UringDevice::new(files, max_in_flight).context("--io-engine io-uring")?,
+        )),
+        EngineChoice::Auto => match UringDevice::new(files, max_in_flight) {
+            Ok(d) => Ok(Box::new(d)),
+            Err(e) => {
+                if !args.quiet {
+                    eprintln!("notice: io_uring is not available ({e:#}); using the psync engine");
+                }
+                let files = datafiles::open(dd, layout, !args.buffered)?;
+                Ok(Box::new(PsyncDevice::new(files, threads)?))
+            }
+        },
+    }
+}
+
+fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
+    let workload = Tpcb::shipped(args.scale)?;
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let cfg = core_config(args, &settings, workload.round_trip_ns(), seed)?;
+    let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
+    let layout = layout_for(&workload, args.scale);
+    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
+    if !args.quiet {
+        eprintln!(
+            "{}: {} (scale {}, {:.0} MB); seed {seed}",
+            dd.dir.display(),
+            prepared_word(prepared),
+            args.scale,
+            (layout.data_blocks * PAGE_BYTES) as f64 / 1e6
+        );
+    }
+    let max_in_flight = args.clients + 4;
+    let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
+    let info = RunInfo {
+        mode: "run".into(),
+        clients: cfg.clients,
+        cpus: cfg.cpus,
+        duration_s: cfg.duration.map(|d| d as f64 / 1e9),
+        transactions_per_client: cfg.transactions_per_client,
+        scale: args.scale,
+        io_engine: dev.name().into(),
+        data_io: if args.buffered { "buffered" } else { "direct" }.into(),
+        os_cache_bytes: cfg.os_cache_pages * PAGE_BYTES,
+        dir: dd.dir.display().to_string(),
+        wal_dir: dd.wal_dir.display().to_string(),
+        seed,
+    };
+    let progress = match args.progress {
+        None => None,
+        Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
+        Some(p) => {
+            return Err(usage(format!(
+                "-P/--progress: must be more than 0 seconds, got {p}"
+            )));
+        }
+    };
+    let mut db = Database::new(cfg, Box::new(workload));
+    let ending = driver::drive(&mut db, dev.as_mut(), &stop, progress, &mut |p| {
+        eprintln!("{}", text::progress_line(&p));
+    })
+    .with_context(|| format!("run in {}", dd.dir.display()))?;
+    drop(dev);
+    let partial = ending == Ending::Interrupted;
+    let result = RunResult::from_database(&db, info, settings.to_json(), partial);
+    print!("{}", text::render(&result));
+    if let Some(path) = &args.json {
+        write_json(path, &result)?;
+    }
+    Ok(if partial { 130 } else { 0 })
+}
+
+fn write_json(path: &Path, result: &RunResult) -> Result<()> {
+    let text = serde_json::to_string_pretty(result)? + "\n";
+    if path == Path::new("-") {
+        print!("{text}");
+        return Ok(());
+    }
+    std::fs::write(path, text)
+        .with_context(|| format!("--json {}: cannot write", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,314 @@
+//! The result of a run: one serialisable struct is the truth; the text report
+//! and the JSON file only render it.
+//!
+//! JSON schema: `schema` is "pgiosim.result" and `schema_version` counts
+//! incompatible changes; the README documents every field.
+
+pub mod text;
+
+use serde::Serialize;
+
+use crate::core::breakdown::Bucket;
+use crate::core::checkpointer::Trigger;
+use crate::core::database::Database;
+use crate::core::stats::stddev_ns;
+use crate::core::time::SEC;
+
+/// Name of the result schema.
+pub const SCHEMA: &str = "pgiosim.result";
+/// Version of the result schema; bumped on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How the run was set up, beyond PostgreSQL's settings.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunInfo {
+    /// "run" (real disk) or "model".
+    pub mode: String,
+    /// Client backends (pgbench -c).
+    pub clients: u32,
+    /// Cores modelled (--cpus).
+    pub cpus: u32,
+    /// Requested duration (pgbench -T), seconds.
+    pub duration_s: Option<f64>,
+    /// Requested transactions per client (pgbench -t).
+    pub transactions_per_client: Option<u64>,
+    /// pgbench scale factor.
+    pub scale: u64,
+    /// I/O engine: "io_uring" or "psync".
+    pub io_engine: String,
+    /// "direct" (O_DIRECT) or "buffered" (kernel page cache).
+    pub data_io: String,
+    /// Size of the modelled OS page cache, bytes (0: none).
+    pub os_cache_bytes: u64,
+    /// Data directory and WAL directory.
+    pub dir: String,
+    pub wal_dir: String,
+    /// Seed of the workload's random generator.
+    pub seed: u64,
+}
+
+/// Latency figures in milliseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Latency {
+    pub average: f64,
+    pub stddev: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub p99_9: f64,
+    pub max: f64,
+}
+
+/// pgbench's summary figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    /// Transactions completed.
+    pub transactions: u64,
+    /// Seconds the run lasted.
+    pub elapsed_s: f64,
+    /// Transactions per second.
+    pub tps: f64,
+    /// Latency (ms).
+    pub latency_ms: Latency,
+}
+
+/// One bucket of the per-transaction breakdown.
+#[derive(Debug, Clone, Serialize)]
+pub struct BucketFigures {
+    /// cpu, cpu_queue, page_read, buffer_wait, lock_wait, wal_fsync, other.
+    pub bucket: String,
+    /// Mean time per transaction (µs).
+    pub mean_us: f64,
+    /// Share of mean latency (0..1).
+    pub share: f64,
+    /// 99th percentile of the time per transaction (µs).
+    pub p99_us: f64,
+}
+
+/// I/O and buffer figures, in PostgreSQL's terms where it has them.
+#[derive(Debug, Clone, Serialize)]
+pub struct IoFigures {
+    pub data_reads: u64,
+    pub data_reads_per_s: f64,
+    pub data_reads_per_tx: f64,
+    pub data_writes: u64,
+    pub data_writes_per_s: f64,
+    /// Dirty victims written by backends (pg_stat_bgwriter buffers_backend).
+    pub backend_writes: u64,
+    /// buffers_checkpoint.
+    pub checkpoint_writes: u64,
+    /// buffers_clean.
+    pub bgwriter_writes: u64,
+    /// fsyncs of the data file.
+    pub data_fsyncs: u64,
+    /// pg_stat_wal wal_records / wal_fpi / wal_bytes.
+    pub wal_records: u64,
+    pub wal_fpi: u64,
+    pub wal_bytes: u64,
+    pub wal_bytes_per_tx: f64,
+    pub wal_mb_per_s: f64,
+    /// pg_stat_wal wal_write / wal_sync.
+    pub wal_writes: u64,
+    pub wal_fdatasyncs: u64,
+    pub wal_fdatasyncs_per_s: f64,
+    /// Bytes written to WAL files (whole pages, rewrites included).
+    pub wal_written_bytes: u64,
+    /// Commits that waited for a flush, per WAL flush.
+    pub commits_per_flush: f64,
+    /// blks_hit / (blks_hit + blks_read).
+    pub buffer_hit_ratio: f64,
+    pub buffer_hits: u64,
+    pub buffer_misses: u64,
+    /// Misses served by the modelled OS cache (no I/O).
+    pub os_cache_hits: u64,
+    pub full_page_images_per_tx: f64,
+    pub checkpoints_started: u64,
+    pub checkpoints_completed: u64,
+    pub checkpoints_timed: u64,
+    pub checkpoints_requested: u64,
+    /// Modelled CPU busy time over elapsed time × cores (0..1).
+    pub cpu_utilisation: f64,
+}
+
+/// One checkpoint.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointFigures {
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+    /// "timed" or "wal".
+    pub trigger: String,
+    /// Buffers dirty at its start.
+    pub buffers: u64,
+}
+
+/// One second of the run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SecondFigures {
+    /// End of the second, seconds since the start.
+    pub t: u64,
+    pub tps: f64,
+    pub latency_ms: f64,
+    pub stddev_ms: f64,
+    pub data_reads: u64,
+    pub data_writes: u64,
+    pub wal_bytes: u64,
+    pub wal_fdatasyncs: u64,
+    pub checkpoint_starts: u32,
+    pub checkpoint_ends: u32,
+}
+
+/// Everything a run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub pgiosim_version: &'static str,
+    /// True when the run was interrupted before its end.
+    pub partial: bool,
+    pub run: RunInfo,
+    /// PostgreSQL settings in effect, as SHOW prints them.
+    pub settings: serde_json::Value,
+    /// The workload and its constants, each with its source.
+    pub workload: serde_json::Value,
+    pub summary: Summary,
+    pub breakdown: Vec<BucketFigures>,
+    pub io: IoFigures,
+    pub checkpoints: Vec<CheckpointFigures>,
+    pub timeseries: Vec<SecondFigures>,
+}
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 { 0.0 } else { a / b }
+}
+
+impl RunResult {
+    /// Build the result from a finished (or stopped) database.
+    pub fn from_database(
+        db: &Database,
+        run: RunInfo,
+        settings: serde_json::Value,
+        partial: bool,
+    ) -> RunResult {
+        let s = db.stats();
+        let w = db.wal_counters();
+        let c = s.counters;
+        let elapsed_ns = db.end_time().unwrap_or(0).max(1);
+        let elapsed = elapsed_ns as f64 / 1e9;
+        let n = s.transactions;
+        let tx = n as f64;
+        let pct = |q: f64| s.latency.value_at_quantile(q) as f64 / 1e6;
+        let mean_lat_ns = s.mean_latency_ns();
+        let breakdown = Bucket::ALL
+            .iter()
+            .map(|b| {
+                let sum = s.bucket_sum_ns[b.index()] as f64;
+                BucketFigures {
+                    bucket: b.name().to_string(),
+                    mean_us: ratio(sum, tx) / 1e3,
+                    share: ratio(ratio(sum, tx), mean_lat_ns),
+                    p99_us: s.buckets[b.index()].value_at_quantile(0.99) as f64 / 1e3,
+                }
+            })
+            .collect();
+        let data_writes = c.backend_writes + c.checkpoint_writes + c.bgwriter_writes;
+        let io = IoFigures {
+            data_reads: c.data_reads,
+            data_reads_per_s: c.data_reads as f64 / elapsed,
+            data_reads_per_tx: ratio(c.data_reads as f64, tx),
+            data_writes,
+            data_writes_per_s: data_writes as f64 / elapsed,
+            backend_writes: c.backend_writes,
+            checkpoint_writes: c.checkpoint_writes,
+            bgwriter_writes: c.bgwriter_writes,
+            data_fsyncs: c.data_syncs,
+            wal_records: w.records,
+            wal_fpi: c.full_page_images,
+            wal_bytes: w.bytes,
+            wal_bytes_per_tx: ratio(w.bytes as f64, tx),
+            wal_mb_per_s: w.bytes as f64 / elapsed / 1e6,
+            wal_writes: w.writes,
+            wal_fdatasyncs: w.syncs,
+            wal_fdatasyncs_per_s: w.syncs as f64 / elapsed,
+            wal_written_bytes: w.written_bytes,
+            commits_per_flush: ratio(c.sync_commits as f64, w.flushes as f64),
+            buffer_hit_ratio: ratio(
+                c.buffer_hits as f64,
+                (c.buffer_hits + c.buffer_misses) as f64,
+            ),
+            buffer_hits: c.buffer_hits,
+            buffer_misses: c.buffer_misses,
+            os_cache_hits: c.os_cache_hits,
+            full_page_images_per_tx: ratio(c.full_page_images as f64, tx),
+            checkpoints_started: c.checkpoints_started,
+            checkpoints_completed: c.checkpoints_done,
+            checkpoints_timed: c.checkpoints_timed,
+            checkpoints_requested: c.checkpoints_requested,
+            cpu_utilisation: ratio(
+                db.cpu_busy_ns() as f64,
+                elapsed_ns as f64 * db.config().cpus as f64,
+            )
+            .min(1.0),
+        };
+        let checkpoints = db
+            .checkpoints()
+            .iter()
+            .map(|e| CheckpointFigures {
+                start_s: e.start as f64 / 1e9,
+                end_s: e.end.map(|t| t as f64 / 1e9),
+                trigger: match e.trigger {
+                    Trigger::Timed => "timed",
+                    Trigger::Wal => "wal",
+                }
+                .to_string(),
+                buffers: e.buffers,
+            })
+            .collect();
+        // Whole seconds only: a trailing fraction would show a bogus rate.
+        let whole = (elapsed_ns / SEC) as usize;
+        let timeseries = s
+            .seconds
+            .iter()
+            .take(whole)
+            .enumerate()
+            .map(|(i, x)| SecondFigures {
+                t: i as u64 + 1,
+                tps: x.transactions as f64,
+                latency_ms: ratio(x.latency_sum_ns as f64, x.transactions as f64) / 1e6,
+                stddev_ms: stddev_ns(x.transactions, x.latency_sum_ns, x.latency_sq_sum_us2) / 1e6,
+                data_reads: x.data_reads,
+                data_writes: x.data_writes,
+                wal_bytes: x.wal_bytes,
+                wal_fdatasyncs: x.wal_syncs,
+                checkpoint_starts: x.checkpoint_starts,
+                checkpoint_ends: x.checkpoint_ends,
+            })
+            .collect();
+        RunResult {
+            schema: SCHEMA,
+            schema_version: SCHEMA_VERSION,
+            pgiosim_version: env!("CARGO_PKG_VERSION"),
+            partial,
+            run,
+            settings,
+            workload: db.workload().describe(),
+            summary: Summary {
+                transactions: n,
+                elapsed_s: elapsed,
+                tps: tx / elapsed,
+                latency_ms: Latency {
+                    average: mean_lat_ns / 1e6,
+                    stddev: s.stddev_latency_ns() / 1e6,
+                    p50: pct(0.5),
+                    p90: pct(0.9),
+                    p99: pct(0.99),
+                    p99_9: pct(0.999),
+                    max: s.latency.max() as f64 / 1e6,
+                },
+            },
+            breakdown,
+            io,
+            checkpoints,
+            timeseries,
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The human report: pgbench's own summary lines first, then what pgbench
+//! cannot tell (percentiles, where the time goes, the I/O behind it).
+
+use std::fmt::Write;
+
+use super::RunResult;
+
+/// Render the report as pgbench-like text.
+pub fn render(r: &RunResult) -> String {
+    let mut o = String::new();
+    let s = &r.summary;
+    let run = &r.run;
+    if r.partial {
+        let _ = writeln!(
+            o,
+            "*** partial result: the run was interrupted after {:.1} s ***",
+            s.elapsed_s
+        );
+    }
+    let _ = writeln!(
+        o,
+        "pgiosim {} ({}): {}",
+        r.pgiosim_version,
+        run.mode,
+        describe_io(r)
+    );
+    let _ = writeln!(o, "transaction type: <builtin: TPC-B (sort of)>");
+    let _ = writeln!(o, "scaling factor: {}", run.scale);
+    let _ = writeln!(o, "query mode: simple");
+    let _ = writeln!(o, "number of clients: {}", run.clients);
+    let _ = writeln!(o, "number of threads: 1");
+    match (run.duration_s, run.transactions_per_client) {
+        (Some(d), _) => {
+            let _ = writeln!(o, "duration: {} s", d);
+        }
+        (None, Some(t)) => {
+            let _ = writeln!(o, "number of transactions per client: {t}");
+        }
+        _ => {}
+    }
+    let _ = writeln!(
+        o,
+        "number of transactions actually processed: {}",
+        s.transactions
+    );
+    let _ = writeln!(o, "latency average = {:.3} ms", s.latency_ms.average);
+    let _ = writeln!(o, "latency stddev = {:.3} ms", s.latency_ms.stddev);
+    let _ = writeln!(o, "tps = {:.6} (without initial connection time)", s.tps);
+    let l = &s.latency_ms;
+    let _ = writeln!(
+        o,
+        "\nlatency percentiles: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms",
+        l.p50, l.p90, l.p99, l.p99_9, l.max
+    );
+
+    let _ = writeln!(
+        o,
+        "\nper-transaction breakdown (where each transaction's time goes):"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<12} {:>10} {:>7} {:>10}",
+        "bucket", "mean µs", "share", "p99 µs"
+    );
+    let mut total = 0.0;
+    for b in &r.breakdown {
+        total += b.mean_us;
+        let _ = writeln!(
+            o,
+            "  {:<12} {:>10.1} {:>6.1}% {:>10.1}",
+            b.bucket,
+            b.mean_us,
+            b.share * 100.0,
+            b.p99_us
+        );
+    }
+    let _ = writeln!(o, "  {:<12} {:>10.1} {:>6.1}%", "total", total, 100.0);
+
+    let io = &r.io;
+    let _ = writeln!(o, "\nI/O:");
+    let row = |o: &mut String, name: &str, value: String| {
+        let _ = writeln!(o, "  {name:<34} {value}");
+    };
+    row(
+        &mut o,
+        "data reads/s",
+        format!(
+            "{:.1} ({:.2} per transaction)",
+            io.data_reads_per_s, io.data_reads_per_tx
+        ),
+    );
+    row(
+        &mut o,
+        "data writes/s",
+        format!(
+            "{:.1} (backend {}, checkpointer {}, bgwriter {})",
+            io.data_writes_per_s, io.backend_writes, io.checkpoint_writes, io.bgwriter_writes
+        ),
+    );
+    row(
+        &mut o,
+        "WAL MB/s",
+        format!(
+            "{:.2} ({:.0} bytes per transaction)",
+            io.wal_mb_per_s, io.wal_bytes_per_tx
+        ),
+    );
+    row(
+        &mut o,
+        "WAL fdatasyncs/s",
+        format!("{:.1}", io.wal_fdatasyncs_per_s),
+    );
+    row(
+        &mut o,
+        "commits per WAL flush",
+        format!("{:.2}", io.commits_per_flush),
+    );
+    row(
+        &mut o,
+        "buffer hit ratio",
+        format!(
+            "{:.2}% ({} hits, {} misses)",
+            io.buffer_hit_ratio * 100.0,
+            io.buffer_hits,
+            io.buffer_misses
+        ),
+    );
+    if io.os_cache_hits > 0 || r.run.os_cache_bytes > 0 {
+        row(
+            &mut o,
+            "misses served by modelled OS cache",
+            io.os_cache_hits.to_string(),
+        );
+    }
+    row(
+        &mut o,
+        "full-page images per transaction",
+        format!("{:.3}", io.full_page_images_per_tx),
+    );
+    row(
+        &mut o,
+        "checkpoints",
+        format!(
+            "{} started, {} completed ({} timed, {} by WAL volume)",
+            io.checkpoints_started,
+            io.checkpoints_completed,
+            io.checkpoints_timed,
+            io.checkpoints_requested
+        ),
+    );
+    row(
+        &mut o,
+        "modelled CPU utilisation",
+        format!("{:.1}% of {} cores", io.cpu_utilisation * 100.0, r.run.cpus),
+    );
+    o
+}
+
+fn describe_io(r: &RunResult) -> String {
+    let run = &r.run;
+    if run.mode == "run" {
+        format!(
+            "{} engine, {} data I/O, data in {}",
+            run.io_engine, run.data_io, run.dir
+        )
+    } else {
+        run.io_engine.clone()
+    }
+}
+
+/// One pgbench-style progress line.
+pub fn progress_line(p: &crate::engine::driver::Progress) -> String {
+    format!(
+        "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}",
+        p.elapsed_s, p.tps, p.latency_ms, p.stddev_ms
+    )
+}
