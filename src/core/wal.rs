@@ -78,6 +78,8 @@ pub struct WalCounters {
     pub syncs: u64,
     /// Completed flushes (a write run followed by its sync).
     pub flushes: u64,
+    /// Of those, flushes started with nobody waiting (the WAL writer's).
+    pub background_flushes: u64,
 }
 
 /// The WAL: insert position, flush position and the group-commit flush.
@@ -269,6 +271,9 @@ impl Wal {
     /// (the last partial page is written again) to the page holding the
     /// insert position, split at segment ends and at `wal_buffers`.
     fn start_flush(&mut self) {
+        if self.waiters.is_empty() {
+            self.counters.background_flushes += 1;
+        }
         let target = self.insert;
         let mut pending = Vec::new();
         let mut pos = self.flushed / PAGE_BYTES * PAGE_BYTES;
@@ -510,6 +515,7 @@ mod tests {
         let (ios, woken) = drain(&mut w, 0, 0);
         assert!(woken.is_empty());
         assert_eq!(ios.len(), 2);
+        assert_eq!(w.counters().background_flushes, 1);
         assert_eq!(w.flushed_lsn(), l);
         // Nothing left to do.
         w.request_background_flush();

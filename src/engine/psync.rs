@@ -1,1 +1,339 @@
-//! psync engine (being written).
+//! psync engine: the fallback where io_uring is not available.
+//!
+//! A pool of worker threads takes requests from a shared queue and does each
+//! with one blocking call: `pread`/`pwrite` (through `FileExt`), `fdatasync`
+//! for a WAL sync (exactly one syscall per request), `fsync` for the data
+//! file. Each worker stamps the completion with the time its call returned
+//! and sends it back over a channel; `wait` receives with a timeout.
+
+use std::collections::VecDeque;
+use std::os::unix::fs::FileExt;
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use parking_lot::{Condvar, Mutex};
+
+use super::Device;
+use super::uring::AlignedBuf;
+use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
+use crate::core::time::Nanos;
+use crate::datafiles::{FileRef, OpenFiles};
+
+/// Most worker threads a device may start.
+const MAX_THREADS: usize = 1024;
+
+/// One request, mapped to its file, waiting for a worker.
+struct Job {
+    token: Token,
+    kind: IoKind,
+    file: FileRef,
+    offset: u64,
+    len: u64,
+}
+
+struct State {
+    queue: VecDeque<Job>,
+    stop: bool,
+}
+
+/// What the device and its workers share.
+struct Shared {
+    state: Mutex<State>,
+    ready: Condvar,
+    files: OpenFiles,
+    start: Instant,
+}
+
+/// The psync device: worker threads doing blocking I/O on real files.
+pub struct PsyncDevice {
+    shared: Arc<Shared>,
+    workers: Vec<JoinHandle<()>>,
+    done: Receiver<Result<IoCompletion>>,
+    data_blocks: u64,
+}
+
+impl PsyncDevice {
+    /// Starts `threads` workers on `files` (owned from now on). At most
+    /// `threads` requests are executed at once; more wait in the queue.
+    pub fn new(files: OpenFiles, threads: usize) -> Result<PsyncDevice> {
+        if threads == 0 || threads > MAX_THREADS {
+            bail!("psync: thread count must be between 1 and {MAX_THREADS}, not {threads}");
+        }
+        let data_blocks = files.data_blocks()?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: VecDeque::new(),
+                stop: false,
+            }),
+            ready: Condvar::new(),
+            files,
+            start: Instant::now(),
+        });
+        let (tx, done) = mpsc::channel();
+        let mut device = PsyncDevice {
+            shared,
+            workers: Vec::with_capacity(threads),
+            done,
+            data_blocks,
+        };
+        for i in 0..threads {
+            let shared = Arc::clone(&device.shared);
+            let tx = tx.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("pgiosim-psync-{i}"))
+                .spawn(move || worker(&shared, &tx))
+                .context("psync: cannot start a worker thread")?;
+            // Pushed one by one so that Drop joins those already started.
+            device.workers.push(handle);
+        }
+        Ok(device)
+    }
+
+    /// Moves every completion already received into `out`.
+    fn drain(&mut self, out: &mut Vec<IoCompletion>) -> Result<usize> {
+        let mut n = 0;
+        while let Ok(msg) = self.done.try_recv() {
+            out.push(msg?);
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+fn nanos_since(start: Instant) -> Nanos {
+    start.elapsed().as_nanos() as Nanos
+}
+
+/// One worker: take a job, do it, report it, until told to stop.
+fn worker(shared: &Shared, tx: &Sender<Result<IoCompletion>>) {
+    // Aligned buffers, as O_DIRECT needs; content non-zero from the start.
+    let mut page = AlignedBuf::new(PAGE_BYTES as usize);
+    let mut wal = AlignedBuf::new(PAGE_BYTES as usize);
+    loop {
+        let job = {
+            let mut st = shared.state.lock();
+            loop {
+                if st.stop {
+                    return;
+                }
+                if let Some(job) = st.queue.pop_front() {
+                    break job;
+                }
+                shared.ready.wait(&mut st);
+            }
+        };
+        let result = execute(&shared.files, &job, &mut page, &mut wal).map(|()| IoCompletion {
+            token: job.token,
+            at: nanos_since(shared.start),
+        });
+        if tx.send(result).is_err() {
+            return; // device gone
+        }
+    }
+}
+
+/// Does one job with one blocking call (pread/pwrite may loop on short
+/// transfers).
+fn execute(
+    files: &OpenFiles,
+    job: &Job,
+    page: &mut AlignedBuf,
+    wal: &mut AlignedBuf,
+) -> Result<()> {
+    let file = files.file(job.file);
+    let (op, result) = match job.kind {
+        IoKind::ReadPage { .. } => (
+            "read",
+            file.read_exact_at(&mut page.as_mut_slice()[..job.len as usize], job.offset),
+        ),
+        IoKind::WritePage { .. } => (
+            "write",
+            file.write_all_at(&page.as_slice()[..job.len as usize], job.offset),
+        ),
+        IoKind::WalWrite { .. } => {
+            if wal.len() < job.len as usize {
+                *wal = AlignedBuf::new(job.len as usize);
+            }
+            (
+                "WAL write",
+                file.write_all_at(&wal.as_slice()[..job.len as usize], job.offset),
+            )
+        }
+        IoKind::WalSync { .. } => ("WAL fdatasync", file.sync_data()),
+        IoKind::DataSync => ("fsync", file.sync_all()),
+    };
+    result.with_context(|| {
+        format!(
+            "{op} of {} at offset {} failed",
+            files.path(job.file).display(),
+            job.offset
+        )
+    })
+}
+
+impl Device for PsyncDevice {
+    fn submit(&mut self, req: IoRequest) -> Result<()> {
+        let (file, offset, len) = self.shared.files.locate(req.kind, self.data_blocks)?;
+        self.shared.state.lock().queue.push_back(Job {
+            token: req.token,
+            kind: req.kind,
+            file,
+            offset,
+            len,
+        });
+        self.shared.ready.notify_one();
+        Ok(())
+    }
+
+    fn wait(
+        &mut self,
+        deadline: Option<Nanos>,
+        max_block: Nanos,
+        out: &mut Vec<IoCompletion>,
+    ) -> Result<()> {
+        if self.drain(out)? > 0 {
+            return Ok(());
+        }
+        let now = self.now();
+        let mut block = max_block;
+        if let Some(d) = deadline {
+            if d <= now {
+                return Ok(());
+            }
+            block = block.min(d - now);
+        }
+        match self.done.recv_timeout(Duration::from_nanos(block)) {
+            Ok(msg) => {
+                out.push(msg?);
+                self.drain(out)?;
+                Ok(())
+            }
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            Err(RecvTimeoutError::Disconnected) => bail!("psync: all worker threads have stopped"),
+        }
+    }
+
+    fn now(&self) -> Nanos {
+        nanos_since(self.shared.start)
+    }
+
+    fn name(&self) -> &'static str {
+        "psync"
+    }
+}
+
+impl Drop for PsyncDevice {
+    /// Stops the workers (each finishes the call it is in) and joins them.
+    fn drop(&mut self) {
+        self.shared.state.lock().stop = true;
+        self.shared.ready.notify_all();
+        for handle in self.workers.drain(..) {
+            let _ = handle.join();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::datafiles::{self, DataDir, Layout};
+
+    fn files(dir: &std::path::Path, direct: bool) -> Option<OpenFiles> {
+        let dd = DataDir::new(dir, None);
+        let layout = Layout {
+            data_blocks: 64,
+            wal_segments: 2,
+            description: "engine test".into(),
+        };
+        datafiles::prepare(&dd, &layout, false).unwrap();
+        datafiles::open(&dd, &layout, direct).ok()
+    }
+
+    fn collect(dev: &mut dyn Device, n: usize) -> Result<Vec<IoCompletion>> {
+        let mut out = Vec::new();
+        let limit = dev.now() + 10_000_000_000;
+        while out.len() < n && dev.now() < limit {
+            dev.wait(None, 100_000_000, &mut out)?;
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn every_kind_of_request_completes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dev = PsyncDevice::new(files(tmp.path(), false).unwrap(), 3).unwrap();
+        let kinds = [
+            IoKind::ReadPage { block: 0 },
+            IoKind::ReadPage { block: 63 },
+            IoKind::WritePage { block: 5 },
+            IoKind::WalWrite {
+                segment: 1,
+                offset: 8192,
+                len: 3 * 8192,
+            },
+            IoKind::WalSync { segment: 1 },
+            IoKind::DataSync,
+        ];
+        for (token, kind) in kinds.into_iter().enumerate() {
+            dev.submit(IoRequest {
+                token: token as u64,
+                kind,
+            })
+            .unwrap();
+        }
+        let mut got: Vec<Token> = collect(&mut dev, kinds.len())
+            .unwrap()
+            .iter()
+            .map(|c| c.token)
+            .collect();
+        got.sort();
+        assert_eq!(got, (0..6).collect::<Vec<_>>());
+        assert!(
+            dev.submit(IoRequest {
+                token: 9,
+                kind: IoKind::WalSync { segment: 2 },
+            })
+            .is_err()
+        );
+        // Dropping joins the workers.
+        drop(dev);
+    }
+
+    #[test]
+    fn wait_returns_at_the_deadline() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut dev = PsyncDevice::new(files(tmp.path(), false).unwrap(), 2).unwrap();
+        let mut out = Vec::new();
+        let t0 = dev.now();
+        dev.wait(Some(t0 + 20_000_000), 1_000_000_000, &mut out)
+            .unwrap();
+        let waited = dev.now() - t0;
+        assert!(out.is_empty());
+        assert!((19_000_000..500_000_000).contains(&waited), "{waited}");
+    }
+
+    #[test]
+    fn failed_io_names_file_operation_and_offset() {
+        let tmp = tempfile::tempdir().unwrap();
+        let Some(f) = files(tmp.path(), true) else {
+            return;
+        };
+        let mut dev = PsyncDevice::new(f, 1).unwrap();
+        dev.submit(IoRequest {
+            token: 7,
+            kind: IoKind::WalWrite {
+                segment: 0,
+                offset: 8192,
+                len: 100,
+            },
+        })
+        .unwrap();
+        let msg = format!("{:#}", collect(&mut dev, 1).unwrap_err());
+        assert!(msg.contains("WAL write of"), "{msg}");
+        assert!(msg.contains("pgiosim.wal.000"), "{msg}");
+        assert!(msg.contains("offset 16384"), "{msg}");
+    }
+}

@@ -113,7 +113,8 @@ pub struct IoFigures {
     pub wal_fdatasyncs_per_s: f64,
     /// Bytes written to WAL files (whole pages, rewrites included).
     pub wal_written_bytes: u64,
-    /// Commits that waited for a flush, per WAL flush.
+    /// Commits that waited for a flush, per WAL flush someone waited for
+    /// (the WAL writer's background flushes are not counted).
     pub commits_per_flush: f64,
     /// blks_hit / (blks_hit + blks_read).
     pub buffer_hit_ratio: f64,
@@ -230,7 +231,10 @@ impl RunResult {
             wal_fdatasyncs: w.syncs,
             wal_fdatasyncs_per_s: w.syncs as f64 / elapsed,
             wal_written_bytes: w.written_bytes,
-            commits_per_flush: ratio(c.sync_commits as f64, w.flushes as f64),
+            commits_per_flush: ratio(
+                c.sync_commits as f64,
+                (w.flushes - w.background_flushes) as f64,
+            ),
             buffer_hit_ratio: ratio(
                 c.buffer_hits as f64,
                 (c.buffer_hits + c.buffer_misses) as f64,

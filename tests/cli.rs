@@ -1,0 +1,489 @@
+//! Integration tests: drive the real binary on small files in a temp dir.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use serde_json::Value;
+
+fn pgiosim() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+}
+
+fn run(args: &[&str]) -> Output {
+    pgiosim().args(args).output().expect("start pgiosim")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn tmp() -> tempfile::TempDir {
+    // Under /var/tmp: a real disk filesystem (O_DIRECT works), not tmpfs.
+    tempfile::Builder::new()
+        .prefix("pgiosim-test")
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
+
+fn dir_arg(d: &Path) -> String {
+    d.join("data").display().to_string()
+}
+
+/// Run with JSON output and return the parsed result.
+fn run_json(d: &Path, extra: &[&str]) -> Value {
+    let json = d.join("result.json");
+    let dir = dir_arg(d);
+    let mut args = vec!["run", "--dir", &dir, "-s", "1", "-q"];
+    let json_s = json.display().to_string();
+    args.extend_from_slice(&["--json", &json_s]);
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    assert!(o.status.success(), "{}", text(&o));
+    serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap()
+}
+
+fn f(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[p];
+    }
+    x.as_f64()
+        .unwrap_or_else(|| panic!("{path:?} not a number: {x}"))
+}
+
+#[test]
+fn run_report_is_consistent() {
+    let d = tmp();
+    let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
+    assert_eq!(r["schema"], "pgiosim.result");
+    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["partial"], false);
+    assert_eq!(r["settings"]["shared_buffers"], "128MB");
+    let n = f(&r, &["summary", "transactions"]);
+    let tps = f(&r, &["summary", "tps"]);
+    let elapsed = f(&r, &["summary", "elapsed_s"]);
+    assert!(n > 50.0, "{n} transactions");
+    assert!(
+        (tps * elapsed - n).abs() <= 0.01 * n,
+        "tps × duration ≠ transactions"
+    );
+    assert!((elapsed - 2.0).abs() < 0.01);
+    // The breakdown accounts for the whole latency.
+    let avg_us = f(&r, &["summary", "latency_ms", "average"]) * 1e3;
+    let buckets = r["breakdown"].as_array().unwrap();
+    assert_eq!(buckets.len(), 7);
+    let sum_us: f64 = buckets.iter().map(|b| b["mean_us"].as_f64().unwrap()).sum();
+    let share: f64 = buckets.iter().map(|b| b["share"].as_f64().unwrap()).sum();
+    assert!(
+        (sum_us - avg_us).abs() < 0.001 * avg_us,
+        "{sum_us} vs {avg_us}"
+    );
+    assert!((share - 1.0).abs() < 1e-6);
+    // Closed loop: clients ≈ tps × latency.
+    assert!((tps * avg_us / 1e6 - 4.0).abs() < 0.2);
+    // I/O figures: every commit of a writing transaction waits for a flush.
+    let io = &r["io"];
+    assert!(f(io, &["wal_fdatasyncs"]) > 0.0);
+    assert!(f(io, &["commits_per_flush"]) >= 1.0);
+    assert!(f(io, &["wal_bytes_per_tx"]) > 300.0);
+    assert!(
+        f(io, &["data_reads"]) > 0.0,
+        "O_DIRECT cold start must read"
+    );
+    // Per-second series covers the run.
+    let ts = r["timeseries"].as_array().unwrap();
+    assert_eq!(ts.len(), 2);
+    let ts_tx: f64 = ts.iter().map(|s| s["tps"].as_f64().unwrap()).sum();
+    assert!((ts_tx - n).abs() <= 1.0 + 0.01 * n);
+}
+
+#[test]
+fn transactions_per_client_and_reuse_of_prepared_files() {
+    let d = tmp();
+    let r = run_json(d.path(), &["-t", "25", "-c", "3"]);
+    assert_eq!(f(&r, &["summary", "transactions"]), 75.0);
+    // Second run reuses the data set.
+    let dir = dir_arg(d.path());
+    let o = run(&["run", "--dir", &dir, "-s", "1", "-t", "5"]);
+    assert!(o.status.success());
+    assert!(text(&o).contains("reused"), "{}", text(&o));
+    // A different scale re-prepares pgiosim's own file.
+    let o = run(&["run", "--dir", &dir, "-s", "2", "-t", "5"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("data set prepared"), "{}", text(&o));
+}
+
+#[test]
+fn report_text_has_pgbench_lines_and_breakdown() {
+    let d = tmp();
+    let dir = dir_arg(d.path());
+    let o = run(&["run", "--dir", &dir, "-s", "1", "-T", "1", "-P", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    for line in [
+        "transaction type: <builtin: TPC-B (sort of)>",
+        "scaling factor: 1",
+        "number of clients: 1",
+        "number of transactions actually processed:",
+        "latency average =",
+        "latency stddev =",
+        "tps =",
+        "p99.9",
+        "wal_fsync",
+        "page_read",
+        "commits per WAL flush",
+        "full-page images per transaction",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    assert!(String::from_utf8_lossy(&o.stderr).contains("progress: 1.0 s"));
+}
+
+#[test]
+fn psync_fdatasyncs_match_the_real_syscalls() {
+    if Command::new("strace").arg("-V").output().is_err() {
+        eprintln!("SKIP: strace is not installed (apt-get install -y strace)");
+        return;
+    }
+    let d = tmp();
+    let dir = dir_arg(d.path());
+    let o = run(&["prepare", "--dir", &dir, "-s", "1", "-q"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let json = d.path().join("r.json");
+    let trace = d.path().join("strace.txt");
+    let o = Command::new("strace")
+        .args(["-f", "-c", "-e", "trace=fdatasync", "-o"])
+        .arg(&trace)
+        .arg(env!("CARGO_BIN_EXE_pgiosim"))
+        .args([
+            "run",
+            "--io-engine",
+            "psync",
+            "--dir",
+            &dir,
+            "-s",
+            "1",
+            "-T",
+            "2",
+            "-c",
+            "4",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let reported = f(&r, &["io", "wal_fdatasyncs"]) as u64;
+    let summary = std::fs::read_to_string(&trace).unwrap();
+    let calls: u64 = summary
+        .lines()
+        .find(|l| l.trim_end().ends_with("fdatasync"))
+        .and_then(|l| l.split_whitespace().nth(3))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no fdatasync line in\n{summary}"));
+    assert!(reported > 10);
+    assert_eq!(
+        calls, reported,
+        "strace counted {calls}, pgiosim reported {reported}"
+    );
+}
+
+#[test]
+fn checkpoint_runs_and_counts_writes() {
+    let d = tmp();
+    let r = run_json(
+        d.path(),
+        &[
+            "-T",
+            "3",
+            "-c",
+            "2",
+            "--set",
+            "checkpoint_timeout=30s",
+            "--set",
+            "max_wal_size=32MB",
+        ],
+    );
+    assert!(f(&r, &["io", "checkpoints_started"]) >= 1.0, "{}", r["io"]);
+}
+
+#[test]
+fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
+    let d = tmp();
+    let conf = d.path().join("postgresql.conf");
+    std::fs::write(
+        &conf,
+        "shared_buffers = '64MB'   # comment\nwork_mem = 4MB\ncommit_delay = 10\n",
+    )
+    .unwrap();
+    let dir = dir_arg(d.path());
+    let json = d.path().join("r.json");
+    let o = pgiosim()
+        .args(["run", "--dir", &dir, "-s", "1", "-t", "3", "--config"])
+        .arg(&conf)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("work_mem"), "{}", text(&o));
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["settings"]["shared_buffers"], "64MB");
+    assert_eq!(r["settings"]["commit_delay"], "10");
+
+    std::fs::write(&conf, "shared_buffers = lots\n").unwrap();
+    let o = pgiosim()
+        .args(["run", "--dir", &dir, "-s", "1", "-t", "3", "--config"])
+        .arg(&conf)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("postgresql.conf:1"), "{}", text(&o));
+}
+
+#[test]
+fn interrupt_prints_a_partial_report() {
+    let d = tmp();
+    let dir = dir_arg(d.path());
+    let o = run(&["prepare", "--dir", &dir, "-s", "1", "-q"]);
+    assert!(o.status.success());
+    let child = pgiosim()
+        .args(["run", "--dir", &dir, "-s", "1", "-T", "60", "-q"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) with a valid pid and signal number.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("partial result"), "{out}");
+    assert!(out.contains("tps ="), "{out}");
+}
+
+// ---- bad input: one test each, a clear message and the right exit code ----
+
+fn assert_fails(args: &[&str], code: i32, needle: &str) {
+    let o = run(args);
+    assert_eq!(o.status.code(), Some(code), "{args:?}: {}", text(&o));
+    let t = text(&o);
+    assert!(t.contains(needle), "{args:?}: expected {needle:?} in {t}");
+    assert!(
+        t.lines()
+            .any(|l| l.starts_with("Error:") || l.starts_with("error:")),
+        "{t}"
+    );
+}
+
+#[test]
+fn bad_missing_dir() {
+    assert_fails(
+        &["run", "--dir", "/nonexistent/pgiosim/x", "-t", "1"],
+        1,
+        "does not exist",
+    );
+}
+
+#[test]
+fn bad_unwritable_dir() {
+    let d = tmp();
+    let locked = d.path().join("locked");
+    std::fs::create_dir(&locked).unwrap();
+    // As root, permissions do not stop writes; the immutable attribute does.
+    let ok = Command::new("chattr")
+        .arg("+i")
+        .arg(&locked)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("SKIP: chattr +i is not available here");
+        return;
+    }
+    let dir = locked.display().to_string();
+    let o = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
+    let _ = Command::new("chattr").arg("-i").arg(&locked).status();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains(&dir), "{}", text(&o));
+    let t = text(&o).to_lowercase();
+    assert!(t.contains("writ") || t.contains("not permitted"), "{t}");
+}
+
+#[test]
+fn bad_not_enough_space() {
+    let d = tmp();
+    let small = d.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&small)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIP: cannot mount a small tmpfs here (needs root)");
+        return;
+    }
+    let dir = small.join("data").display().to_string();
+    let o = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
+    let _ = Command::new("umount").arg(&small).status();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(t.contains("needs") && t.contains("free"), "{t}");
+}
+
+#[test]
+fn bad_foreign_file_is_never_overwritten() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let victim = data.join("pgiosim.data");
+    std::fs::write(&victim, b"precious user data").unwrap();
+    let dir = data.display().to_string();
+    assert_fails(
+        &["run", "--dir", &dir, "-s", "1", "-t", "1"],
+        1,
+        "not a pgiosim file",
+    );
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious user data");
+    // cleanup leaves it too.
+    let o = run(&["cleanup", "--dir", &dir]);
+    assert!(o.status.success());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious user data");
+}
+
+#[test]
+fn bad_block_device_is_refused() {
+    let d = tmp();
+    let data = d.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    // A block device node (loop device 200, normally absent): never written.
+    let made = Command::new("mknod")
+        .arg(data.join("pgiosim.data"))
+        .args(["b", "7", "200"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("SKIP: mknod is not permitted here");
+        return;
+    }
+    let dir = data.display().to_string();
+    assert_fails(
+        &["run", "--dir", &dir, "-s", "1", "-t", "1"],
+        1,
+        "not a regular file",
+    );
+}
+
+#[test]
+fn bad_unknown_setting_suggests() {
+    assert_fails(
+        &["run", "--set", "shared_buffer=1GB", "-t", "1"],
+        2,
+        "shared_buffers",
+    );
+}
+
+#[test]
+fn bad_unit() {
+    assert_fails(
+        &["run", "--set", "shared_buffers=16XB", "-t", "1"],
+        2,
+        "shared_buffers",
+    );
+}
+
+#[test]
+fn bad_out_of_range() {
+    assert_fails(
+        &["run", "--set", "checkpoint_completion_target=2", "-t", "1"],
+        2,
+        "checkpoint_completion_target",
+    );
+}
+
+#[test]
+fn bad_zero_clients() {
+    assert_fails(&["run", "-c", "0", "-t", "1"], 2, "clients");
+}
+
+#[test]
+fn bad_duration() {
+    assert_fails(&["run", "-T", "0"], 2, "-T/--time");
+    assert_fails(&["run", "--time=-5"], 2, "-T/--time");
+}
+
+#[test]
+fn bad_shared_buffers_too_small_for_clients() {
+    assert_fails(
+        &["run", "-c", "200", "--set", "shared_buffers=1MB", "-t", "1"],
+        2,
+        "too small for 200 clients",
+    );
+}
+
+#[test]
+fn bad_os_cache_size() {
+    assert_fails(&["run", "--os-cache", "lots", "-t", "1"], 2, "--os-cache");
+}
+
+#[test]
+fn bad_o_direct_unsupported_suggests_buffered() {
+    // ramfs has no O_DIRECT (tmpfs gained it in Linux 6.6).
+    let d = tmp();
+    let ram = d.path().join("ram");
+    std::fs::create_dir(&ram).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "ramfs", "ramfs"])
+        .arg(&ram)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIP: cannot mount ramfs here (needs root)");
+        return;
+    }
+    let dir = ram.join("data").display().to_string();
+    let refused = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
+    // And --buffered works there.
+    let buffered = run(&[
+        "run",
+        "--dir",
+        &dir,
+        "-s",
+        "1",
+        "-t",
+        "3",
+        "--buffered",
+        "-q",
+    ]);
+    let _ = Command::new("umount").arg(&ram).status();
+    assert_eq!(refused.status.code(), Some(1), "{}", text(&refused));
+    assert!(text(&refused).contains("--buffered"), "{}", text(&refused));
+    assert!(buffered.status.success(), "{}", text(&buffered));
+}
+
+#[test]
+fn cleanup_removes_only_its_files() {
+    let d = tmp();
+    let dir = dir_arg(d.path());
+    assert!(
+        run(&["prepare", "--dir", &dir, "-s", "1", "-q"])
+            .status
+            .success()
+    );
+    std::fs::write(d.path().join("data").join("notes.txt"), "mine").unwrap();
+    let o = run(&["cleanup", "--dir", &dir]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("pgiosim.data"));
+    assert!(!d.path().join("data/pgiosim.data").exists());
+    assert!(d.path().join("data/notes.txt").exists());
+}
