@@ -244,6 +244,16 @@ impl Database {
     pub fn poll_request(&mut self) -> Option<IoRequest> {
         let r = self.requests.pop_front()?;
         self.outstanding += 1;
+        // Counted when handed out: what the device is asked to do, exactly.
+        let c = &mut self.stats.counters;
+        match r.kind {
+            IoKind::WalWrite { len, .. } => {
+                c.wal_writes += 1;
+                c.wal_written_bytes += len;
+            }
+            IoKind::WalSync { .. } => c.wal_syncs += 1,
+            _ => {}
+        }
         Some(r)
     }
 

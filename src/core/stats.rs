@@ -44,6 +44,12 @@ pub struct Counters {
     pub checkpoints_requested: u64,
     /// Transactions committed that waited for a WAL flush.
     pub sync_commits: u64,
+    /// WAL write calls handed to the device (pg_stat_wal `wal_write`) and
+    /// the bytes they wrote (whole pages, rewrites counted again).
+    pub wal_writes: u64,
+    pub wal_written_bytes: u64,
+    /// WAL fdatasync calls handed to the device (`wal_sync`).
+    pub wal_syncs: u64,
 }
 
 /// One second of the run.
