@@ -12,10 +12,13 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::core::time::{MS, SEC, US};
+use crate::core::time::{MS, Nanos, SEC, US};
 use crate::datafiles::{self, DataDir, Layout, Prepared};
+use crate::device::model::DeviceModel;
+use crate::device::profile::Profile;
 use crate::engine::driver::{self, Ending};
 use crate::engine::psync::PsyncDevice;
+use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
 use crate::report::{RunInfo, RunResult, text};
@@ -70,6 +73,15 @@ pub enum Command {
     /// real kernel page cache, as PostgreSQL up to 17 does: use it to compare
     /// with a real PostgreSQL on this same machine.
     Run(RunArgs),
+    /// Run the same workload in virtual time against a device model.
+    ///
+    /// The same core as `run` (buffer pool, WAL, checkpoints, locks, CPU)
+    /// driven by a virtual clock and a device profile instead of the disk:
+    /// answers in about a second what `run` would report on that device,
+    /// without the disk and without allocating the data set.
+    Model(ModelArgs),
+    /// List the shipped device profiles.
+    Devices,
     /// Create (or check) the data and WAL files for a scale, without running.
     Prepare(PrepareArgs),
     /// Remove the files pgiosim created in --dir (and --wal-dir), nothing else.
@@ -114,26 +126,26 @@ pub enum EngineChoice {
     Psync,
 }
 
-/// Flags of `run`.
+/// The workload, its settings and the report: shared by `run` and `model`.
 #[derive(Debug, Clone, Args)]
-pub struct RunArgs {
-    #[command(flatten)]
-    pub dirs: DirArgs,
+pub struct WorkloadArgs {
     /// Number of concurrent clients (pgbench -c).
     #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
     pub clients: u32,
-    /// Duration of the run in seconds (pgbench -T).
+    /// Duration (pgbench -T): seconds, or with a unit as in postgresql.conf
+    /// (30s, 5min) [default: 10 s].
     #[arg(
         short = 'T',
         long = "time",
-        value_name = "SECONDS",
-        conflicts_with = "transactions"
+        value_name = "DURATION",
+        conflicts_with = "transactions",
+        allow_hyphen_values = true
     )]
-    pub time: Option<f64>,
+    pub time: Option<String>,
     /// Transactions per client, instead of a duration (pgbench -t).
     #[arg(short = 't', long = "transactions", value_name = "NUM")]
     pub transactions: Option<u64>,
-    /// pgbench scale factor: 100,000 accounts rows (about 15 MB) per unit.
+    /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
     /// Print a progress line every SECONDS (pgbench -P).
@@ -156,23 +168,17 @@ pub struct RunArgs {
     /// [default: this machine's core count].
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
-    /// I/O engine.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub io_engine: EngineChoice,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
     /// buffer-pool misses it holds cost no I/O. Default: none, every miss
     /// reads from the disk.
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
-    /// Use the kernel page cache for data files instead of O_DIRECT (as
-    /// PostgreSQL up to 17 does); needed on filesystems without O_DIRECT.
-    #[arg(long)]
-    pub buffered: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Seed of the workload's random generator [default: random, printed].
+    /// Seed of the workload's random generator (and of the device model);
+    /// the same seed repeats a `model` run exactly [default: random, printed].
     #[arg(long)]
     pub seed: Option<u64>,
     /// Print nothing but the report (no notices, no progress bar).
@@ -180,13 +186,47 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// Flags of `run`.
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    #[command(flatten)]
+    pub w: WorkloadArgs,
+    /// I/O engine.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// Use the kernel page cache for data files instead of O_DIRECT (as
+    /// PostgreSQL up to 17 does); needed on filesystems without O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+}
+
+/// Flags of `model`.
+#[derive(Debug, Clone, Args)]
+pub struct ModelArgs {
+    #[command(flatten)]
+    pub w: WorkloadArgs,
+    /// Device profile: a shipped name (see `pgiosim devices`) or a path to a
+    /// profile JSON.
+    #[arg(long, value_name = "NAME|FILE", default_value = "nvme")]
+    pub device: String,
+}
+
 /// Default duration when neither -T nor -t is given.
-const DEFAULT_SECONDS: f64 = 10.0;
+const DEFAULT_DURATION: u64 = 10 * SEC;
 
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(&args, stop),
+        Command::Model(args) => model(&args, stop),
+        Command::Devices => {
+            for p in crate::device::profile::shipped() {
+                println!("{}", p.summary_line());
+            }
+            Ok(0)
+        }
         Command::Prepare(args) => {
             let workload = Tpcb::shipped(args.scale)?;
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
@@ -260,7 +300,7 @@ pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> 
 
 /// Check the run's shape and build the core's configuration.
 fn core_config(
-    args: &RunArgs,
+    args: &WorkloadArgs,
     s: &Settings,
     scale_round_trip: u64,
     seed: u64,
@@ -270,16 +310,18 @@ fn core_config(
             "-c/--client: the number of clients must be at least 1",
         ));
     }
-    let duration = match (args.time, args.transactions) {
-        (Some(t), _) if !(t.is_finite() && t > 0.0) => {
-            return Err(usage(format!(
-                "-T/--time: the duration must be more than 0 seconds, got {t}"
-            )));
-        }
-        (Some(t), _) => Some((t * SEC as f64) as u64),
+    let duration = match (&args.time, args.transactions) {
+        (Some(t), _) => match settings::parse_duration_ns(t) {
+            Some(ns) if ns > 0 => Some(ns),
+            _ => {
+                return Err(usage(format!(
+                    "-T/--time: the duration must be more than 0, in seconds or with a unit (30s, 5min), got {t}"
+                )));
+            }
+        },
         (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
         (None, Some(_)) => None,
-        (None, None) => Some((DEFAULT_SECONDS * SEC as f64) as u64),
+        (None, None) => Some(DEFAULT_DURATION),
     };
     let cpus = match args.cpus {
         Some(0) => return Err(usage("--cpus: must be at least 1")),
@@ -353,7 +395,7 @@ fn open_device(
         EngineChoice::Auto => match UringDevice::new(files, max_in_flight) {
             Ok(d) => Ok(Box::new(d)),
             Err(e) => {
-                if !args.quiet {
+                if !args.w.quiet {
                     eprintln!("notice: io_uring is not available ({e:#}); using the psync engine");
                 }
                 let files = datafiles::open(dd, layout, !args.buffered)?;
@@ -363,40 +405,21 @@ fn open_device(
     }
 }
 
-fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
-    let workload = Tpcb::shipped(args.scale)?;
-    let seed = args.seed.unwrap_or_else(rand::random);
-    let cfg = core_config(args, &settings, workload.round_trip_ns(), seed)?;
-    let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
-    let layout = layout_for(&workload, args.scale);
-    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
-    if !args.quiet {
-        eprintln!(
-            "{}: {} (scale {}, {:.0} MB); seed {seed}",
-            dd.dir.display(),
-            prepared_word(prepared),
-            args.scale,
-            (layout.data_blocks * PAGE_BYTES) as f64 / 1e6
-        );
-    }
-    let max_in_flight = args.clients + 4;
-    let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
-    let info = RunInfo {
-        mode: "run".into(),
-        clients: cfg.clients,
-        cpus: cfg.cpus,
-        duration_s: cfg.duration.map(|d| d as f64 / 1e9),
-        transactions_per_client: cfg.transactions_per_client,
-        scale: args.scale,
-        io_engine: dev.name().into(),
-        data_io: if args.buffered { "buffered" } else { "direct" }.into(),
-        os_cache_bytes: cfg.os_cache_pages * PAGE_BYTES,
-        dir: dd.dir.display().to_string(),
-        wal_dir: dd.wal_dir.display().to_string(),
-        seed,
-    };
-    let progress = match args.progress {
+/// What `run` and `model` share: the settings, the workload and the core's
+/// configuration, checked.
+struct Plan {
+    settings: Settings,
+    workload: Tpcb,
+    cfg: CoreConfig,
+    progress: Option<Nanos>,
+}
+
+fn plan(w: &WorkloadArgs) -> Result<Plan> {
+    let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
+    let workload = Tpcb::shipped(w.scale)?;
+    let seed = w.seed.unwrap_or_else(rand::random);
+    let cfg = core_config(w, &settings, workload.round_trip_ns(), seed)?;
+    let progress = match w.progress {
         None => None,
         Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
         Some(p) => {
@@ -405,19 +428,112 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
             )));
         }
     };
-    let mut db = Database::new(cfg, Box::new(workload));
-    let ending = driver::drive(&mut db, dev.as_mut(), &stop, progress, &mut |p| {
-        eprintln!("{}", text::progress_line(&p));
+    Ok(Plan {
+        settings,
+        workload,
+        cfg,
+        progress,
     })
-    .with_context(|| format!("run in {}", dd.dir.display()))?;
-    drop(dev);
+}
+
+fn run_info(mode: &str, w: &WorkloadArgs, cfg: &CoreConfig) -> RunInfo {
+    RunInfo {
+        mode: mode.into(),
+        clients: cfg.clients,
+        cpus: cfg.cpus,
+        duration_s: cfg.duration.map(|d| d as f64 / 1e9),
+        transactions_per_client: cfg.transactions_per_client,
+        scale: w.scale,
+        io_engine: String::new(),
+        data_io: String::new(),
+        os_cache_bytes: cfg.os_cache_pages * PAGE_BYTES,
+        dir: String::new(),
+        wal_dir: String::new(),
+        seed: cfg.seed,
+        device: None,
+    }
+}
+
+/// Drive the database on `dev`, then print the report and write the JSON.
+fn execute_plan(
+    plan: Plan,
+    info: RunInfo,
+    dev: &mut dyn Device,
+    w: &WorkloadArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<i32> {
+    let mut db = Database::new(plan.cfg, Box::new(plan.workload));
+    let ending = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
+        eprintln!("{}", text::progress_line(&p));
+    })?;
     let partial = ending == Ending::Interrupted;
-    let result = RunResult::from_database(&db, info, settings.to_json(), partial);
+    let result = RunResult::from_database(&db, info, plan.settings.to_json(), partial);
     print!("{}", text::render(&result));
-    if let Some(path) = &args.json {
+    if let Some(path) = &w.json {
         write_json(path, &result)?;
     }
     Ok(if partial { 130 } else { 0 })
+}
+
+fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let w = &args.w;
+    let plan = plan(w)?;
+    let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
+    let layout = layout_for(&plan.workload, w.scale);
+    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(w.quiet))?;
+    if !w.quiet {
+        eprintln!(
+            "{}: {} (scale {}, {:.0} MB); seed {}",
+            dd.dir.display(),
+            prepared_word(prepared),
+            w.scale,
+            (layout.data_blocks * PAGE_BYTES) as f64 / 1e6,
+            plan.cfg.seed
+        );
+    }
+    let max_in_flight = w.clients + 4;
+    let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
+    let mut info = run_info("run", w, &plan.cfg);
+    info.io_engine = dev.name().into();
+    info.data_io = if args.buffered { "buffered" } else { "direct" }.into();
+    info.dir = dd.dir.display().to_string();
+    info.wal_dir = dd.wal_dir.display().to_string();
+    execute_plan(plan, info, dev.as_mut(), w, &stop)
+        .with_context(|| format!("run in {}", dd.dir.display()))
+}
+
+fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let w = &args.w;
+    let plan = plan(w)?;
+    let profile = load_profile(&args.device)?;
+    if !w.quiet {
+        eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
+    }
+    let mut dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    let mut info = run_info("model", w, &plan.cfg);
+    info.io_engine = format!("device model {}", profile.name);
+    info.data_io = "modelled".into();
+    info.device = Some(profile.to_json());
+    execute_plan(plan, info, &mut dev, w, &stop)
+}
+
+/// A shipped profile by name, or a profile JSON by path.
+fn load_profile(name_or_path: &str) -> Result<Profile> {
+    if let Some(p) = Profile::shipped(name_or_path) {
+        return Ok(p);
+    }
+    let path = Path::new(name_or_path);
+    if path.exists() {
+        return Profile::load(path);
+    }
+    let names: Vec<String> = crate::device::profile::shipped()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    Err(usage(format!(
+        "--device {name_or_path}: no such shipped profile or file; shipped: {}",
+        names.join(", ")
+    )))
 }
 
 fn write_json(path: &Path, result: &RunResult) -> Result<()> {

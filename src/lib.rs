@@ -4,6 +4,7 @@
 pub mod cli;
 pub mod core;
 pub mod datafiles;
+pub mod device;
 pub mod engine;
 pub mod report;
 pub mod settings;

@@ -1819,6 +1819,20 @@ pub fn parse_memory_bytes(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0).then(|| bytes.round() as u64)
 }
 
+/// Parse a duration as postgresql.conf writes one ("5min", "30s", "250ms");
+/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds.
+pub fn parse_duration_ns(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (value, rest) = scan_c_number(text)?;
+    let rest = rest.trim();
+    let micros = if rest.is_empty() {
+        value * US_PER_S as f64
+    } else {
+        convert_to_base_unit(value, rest, Unit::Micros(1))?
+    };
+    (micros.is_finite() && micros >= 0.0).then(|| (micros * 1000.0).round() as u64)
+}
+
 /// A byte count the way PostgreSQL shows memory ("128MB", "16GB").
 pub fn format_memory(bytes: u64) -> String {
     format_bytes(bytes)

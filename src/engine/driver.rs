@@ -11,7 +11,7 @@ use super::Device;
 use crate::core::database::Database;
 use crate::core::io::IoCompletion;
 use crate::core::stats::stddev_ns;
-use crate::core::time::{MS, Nanos, SEC, US};
+use crate::core::time::{MS, Nanos, SEC};
 
 /// One pgbench-style progress report.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -33,9 +33,6 @@ pub enum Ending {
     /// Stopped by the stop flag (Ctrl-C, SIGTERM).
     Interrupted,
 }
-
-/// How close to a timer the loop stops sleeping and polls instead.
-const SPIN: Nanos = 40 * US;
 
 /// Longest a single wait blocks, so the stop flag is seen promptly.
 const MAX_BLOCK: Nanos = 50 * MS;
@@ -81,12 +78,13 @@ pub fn drive(
         };
         completions.clear();
         let now = dev.now();
+        let spin = dev.timer_spin();
         match deadline {
             // Close to a timer: poll without sleeping, because a sleeping
             // thread wakes tens of µs late on a VM and modelled CPU bursts
             // and round trips are only tens of µs long.
-            Some(d) if d <= now + SPIN => dev.wait(Some(now), MAX_BLOCK, &mut completions)?,
-            Some(d) => dev.wait(Some(d - SPIN), MAX_BLOCK, &mut completions)?,
+            Some(d) if d <= now + spin => dev.wait(Some(now), MAX_BLOCK, &mut completions)?,
+            Some(d) => dev.wait(Some(d - spin), MAX_BLOCK, &mut completions)?,
             None => dev.wait(None, MAX_BLOCK, &mut completions)?,
         }
         for c in completions.drain(..) {

@@ -1,6 +1,7 @@
 //! Engines: what carries the core's requests to a device and brings back
 //! completions. The real engines (io_uring, psync) touch real files with a
-//! real clock; the driver loop is shared.
+//! real clock; the simulated device runs in virtual time against a device
+//! model. The driver loop is shared by all of them.
 
 use crate::core::io::{IoCompletion, IoRequest};
 use crate::core::time::Nanos;
@@ -8,6 +9,7 @@ use crate::core::time::Nanos;
 pub mod bench;
 pub mod driver;
 pub mod psync;
+pub mod sim;
 pub mod uring;
 
 /// A device that executes the core's I/O requests.
@@ -32,4 +34,11 @@ pub trait Device {
     fn now(&self) -> Nanos;
     /// Short name for reports ("io_uring", "psync").
     fn name(&self) -> &'static str;
+    /// How close to a timer the driver stops sleeping and polls instead: a
+    /// thread that sleeps on a VM wakes tens of µs late, and modelled CPU
+    /// bursts and round trips are only tens of µs long. Zero for devices in
+    /// virtual time.
+    fn timer_spin(&self) -> Nanos {
+        40 * crate::core::time::US
+    }
 }

@@ -43,8 +43,11 @@ pub struct RunInfo {
     /// Data directory and WAL directory.
     pub dir: String,
     pub wal_dir: String,
-    /// Seed of the workload's random generator.
+    /// Seed of the workload's random generator (and the device model's).
     pub seed: u64,
+    /// The device profile, for modelled runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<serde_json::Value>,
 }
 
 /// Latency figures in milliseconds.

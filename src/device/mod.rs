@@ -1,0 +1,14 @@
+//! Devices in virtual time: profiles that describe a disk, the model that
+//! turns a profile into completion times, and the model's own fio-like
+//! microbenchmarks.
+//!
+//! All of it is sans-I/O (no clock, no thread, no file except
+//! [`Profile::load`]) and deterministic for a seed, so `model` runs repeat to
+//! the bit.
+
+pub mod microbench;
+pub mod model;
+pub mod profile;
+
+pub use model::{DeviceModel, Op};
+pub use profile::{Profile, shipped};

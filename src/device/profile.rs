@@ -1,0 +1,919 @@
+//! Device profiles: what a disk looks like to the device model, as JSON.
+//!
+//! A profile says how long one operation takes at queue depth 1, how many
+//! operations the device works on at once, how fast its medium moves bytes,
+//! what a provider caps it at, how far away it is on the network, and what a
+//! flush costs. [`super::model::DeviceModel`] turns it into completion times.
+//!
+//! # Schema
+//!
+//! Every latency is what fio reports at queue depth 1 for one I/O of
+//! `latency_io_kib` KiB (`clat` for reads and writes, the `sync` figure for
+//! the fdatasync after one such write): the whole latency the program sees,
+//! network round trip and transfer included. So a profile can be written
+//! straight from a fio run or from `calibrate`, and the model's own QD1
+//! microbenchmark reproduces the figures (see `microbench`).
+//!
+//! | field | unit | meaning |
+//! |---|---|---|
+//! | `name` | | short name for `--device` (lowercase letters, digits, `-`) |
+//! | `description` | | one line: what the disk is |
+//! | `source` | | where the figures come from |
+//! | `latency_io_kib` | KiB | size of the I/O the latencies below were measured with; default 8 |
+//! | `read.median_us`, `read.p99_us` | µs | QD1 random read latency, median and 99th percentile |
+//! | `write.median_us`, `write.p99_us` | µs | QD1 random write latency (direct, no sync) |
+//! | `flush.median_us`, `flush.p99_us` | µs | QD1 fdatasync latency right after one such write |
+//! | `channels` | count | operations the device services at once (internal parallelism) |
+//! | `bandwidth_mib_s` | MiB/s | the medium's own bandwidth, shared by all channels: an I/O of b bytes holds it for b / bandwidth |
+//! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
+//! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
+//! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
+//! | `caps.read_iops`, `caps.write_iops` | I/O per s | per-direction IOPS caps (cgroup blk-throttle style) |
+//! | `caps.mib_s` | MiB/s | provisioned throughput, both directions together |
+//! | `caps.read_mib_s`, `caps.write_mib_s` | MiB/s | per-direction throughput caps |
+//! | `caps.op_size_kib` | KiB | an I/O up to this size counts as one operation against the IOPS caps, a larger one as ceil(size / this); null: every I/O counts as one |
+//! | `caps.bucket_ms` | ms | depth of every cap's token bucket, in milliseconds of its rate: after a quiet spell this much work passes at device speed; default 10 |
+//! | `caps.burst.size_ios` | I/Os | burst credit bucket (gp2 style): credits held when full; I/O runs at `caps.iops` while credits last |
+//! | `caps.burst.baseline_iops` | I/O per s | rate the burst credits refill at, and so the IOPS once they are spent |
+//! | `caps.flush_counts_as_io` | bool | a flush takes one write I/O from the IOPS caps (cgroup blk-throttle charges the empty pre-flush of each fdatasync, so write + fdatasync costs 2); default false |
+//!
+//! Loading checks every field: an error names the file, the field and the
+//! problem ("gp3.json: read.p99_us: 0.2 is below read.median_us 0.5").
+//! Unknown fields are errors, so a typo never silently falls back to a
+//! default.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, anyhow};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::Op;
+
+/// Most service channels a profile may declare.
+pub const CHANNELS_MAX: u32 = 65_536;
+/// Largest latency a profile may state, µs (one minute).
+pub const LATENCY_US_MAX: f64 = 60_000_000.0;
+/// Largest `latency_io_kib` and `caps.op_size_kib`, KiB (1 GiB).
+pub const IO_KIB_MAX: u32 = 1 << 20;
+/// Largest `caps.bucket_ms`.
+pub const BUCKET_MS_MAX: f64 = 60_000.0;
+
+const MIB: f64 = 1_048_576.0;
+
+/// A disk, as the device model sees it. See the module docs for the schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name used with `--device`: lowercase letters, digits and `-`.
+    pub name: String,
+    /// One line: what the disk is.
+    pub description: String,
+    /// Where the figures come from.
+    pub source: String,
+    /// Size in KiB of the I/O the `read`, `write` and `flush` latencies were
+    /// measured with. Default 8 (a PostgreSQL page).
+    #[serde(default = "default_latency_io_kib")]
+    pub latency_io_kib: u32,
+    /// QD1 random read of `latency_io_kib`, as fio sees it.
+    pub read: Latency,
+    /// QD1 random write of `latency_io_kib` (direct, no sync), as fio sees it.
+    pub write: Latency,
+    /// QD1 fdatasync right after one write of `latency_io_kib`, as fio sees it.
+    pub flush: Latency,
+    /// Service channels: how many operations the device works on at once.
+    pub channels: u32,
+    /// The medium's bandwidth in MiB/s, shared by all channels: an I/O of
+    /// b bytes holds the medium for b / bandwidth.
+    pub bandwidth_mib_s: f64,
+    /// Fixed network round trip in µs, added to every operation outside the
+    /// device (0 for a local disk).
+    #[serde(default)]
+    pub network_rtt_us: f64,
+    /// `false`: the write cache is power-loss protected (or there is none),
+    /// a flush costs only its own service time, on a channel, in parallel
+    /// with other flushes. `true`: a volatile write cache; a flush first
+    /// waits until every earlier write has been destaged to the medium (at
+    /// `bandwidth_mib_s`), and flushes run one at a time.
+    pub flush_to_media: bool,
+    /// Provisioned caps; absent or null: none.
+    #[serde(default, deserialize_with = "caps_or_null")]
+    pub caps: Caps,
+}
+
+/// A latency distribution at queue depth 1, as fio reports it. Fitted as a
+/// log-normal (after taking off the profile's fixed part: round trip and
+/// transfer time).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Latency {
+    /// Median latency, µs.
+    pub median_us: f64,
+    /// 99th percentile latency, µs.
+    pub p99_us: f64,
+}
+
+/// Provisioned limits, enforced as token buckets. Every cap is optional:
+/// null or absent means no cap.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Caps {
+    /// IOPS, reads and writes together (I/O per second).
+    #[serde(default)]
+    pub iops: Option<f64>,
+    /// Read IOPS (I/O per second).
+    #[serde(default)]
+    pub read_iops: Option<f64>,
+    /// Write IOPS (I/O per second); flushes count here when
+    /// `flush_counts_as_io`.
+    #[serde(default)]
+    pub write_iops: Option<f64>,
+    /// Throughput, both directions together (MiB/s).
+    #[serde(default)]
+    pub mib_s: Option<f64>,
+    /// Read throughput (MiB/s).
+    #[serde(default)]
+    pub read_mib_s: Option<f64>,
+    /// Write throughput (MiB/s).
+    #[serde(default)]
+    pub write_mib_s: Option<f64>,
+    /// KiB: an I/O up to this size counts as one operation against the IOPS
+    /// caps, a larger one as ceil(size / op_size). EBS SSD volumes: 256.
+    /// Null: every I/O counts as one.
+    #[serde(default)]
+    pub op_size_kib: Option<u32>,
+    /// Depth of each cap's token bucket in ms of its rate: after a quiet
+    /// spell this much work passes at device speed. Default 10.
+    #[serde(default = "default_bucket_ms")]
+    pub bucket_ms: f64,
+    /// A burst credit bucket (gp2 style). Needs `iops`, the burst rate.
+    #[serde(default)]
+    pub burst: Option<Burst>,
+    /// Whether a flush takes one write I/O from the IOPS caps. cgroup
+    /// blk-throttle charges the empty pre-flush of every fdatasync, so a
+    /// write + fdatasync costs 2 write I/Os there. Unknown for EBS.
+    #[serde(default)]
+    pub flush_counts_as_io: bool,
+}
+
+/// A burst credit bucket: the volume runs at `caps.iops` while it has
+/// credits, and at `baseline_iops` once they are spent.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Burst {
+    /// Credits (I/Os) the bucket holds when full. It starts full.
+    pub size_ios: f64,
+    /// Credits earned per second: the IOPS once the credits are spent.
+    pub baseline_iops: f64,
+}
+
+fn default_latency_io_kib() -> u32 {
+    8
+}
+
+/// `"caps": null` means no caps, like leaving the field out.
+fn caps_or_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Caps, D::Error> {
+    Ok(Option::<Caps>::deserialize(d)?.unwrap_or_default())
+}
+
+fn default_bucket_ms() -> f64 {
+    10.0
+}
+
+impl Default for Caps {
+    fn default() -> Caps {
+        Caps {
+            iops: None,
+            read_iops: None,
+            write_iops: None,
+            mib_s: None,
+            read_mib_s: None,
+            write_mib_s: None,
+            op_size_kib: None,
+            bucket_ms: default_bucket_ms(),
+            burst: None,
+            flush_counts_as_io: false,
+        }
+    }
+}
+
+/// The profiles that ship with pgiosim, by name.
+const SHIPPED: &[(&str, &str)] = &[
+    ("nvme", include_str!("profiles/nvme.json")),
+    ("gp3", include_str!("profiles/gp3.json")),
+    ("gp3-16k", include_str!("profiles/gp3-16k.json")),
+    ("io2", include_str!("profiles/io2.json")),
+    ("network-plp", include_str!("profiles/network-plp.json")),
+    ("budget-ssd", include_str!("profiles/budget-ssd.json")),
+    ("this-vm", include_str!("profiles/this-vm.json")),
+    (
+        "this-vm-gp3cap",
+        include_str!("profiles/this-vm-gp3cap.json"),
+    ),
+];
+
+/// Every shipped profile, in a fixed order (fastest local disk first).
+pub fn shipped() -> Vec<Profile> {
+    SHIPPED
+        .iter()
+        .map(|(name, text)| parse_shipped(name, text))
+        .collect()
+}
+
+/// Names of the shipped profiles, in the order of [`shipped`].
+pub fn shipped_names() -> Vec<&'static str> {
+    SHIPPED.iter().map(|(name, _)| *name).collect()
+}
+
+fn parse_shipped(name: &str, text: &str) -> Profile {
+    // A shipped profile that does not load is a build bug; the tests load
+    // every one of them.
+    Profile::from_json(text, &format!("{name}.json"))
+        .unwrap_or_else(|e| panic!("shipped device profile: {e:#}"))
+}
+
+impl Profile {
+    /// Parse and validate a profile. `origin` names it in errors (a file
+    /// name, or "--device").
+    pub fn from_json(text: &str, origin: &str) -> Result<Profile> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| anyhow!("{origin}: not valid JSON: {e}"))?;
+        let profile: Profile = match Profile::deserialize(&value) {
+            Ok(p) => p,
+            Err(e) => {
+                // serde names a missing or unknown field but not where it
+                // sits, and a wrongly typed value not at all: find the field.
+                let (path, msg) = locate_profile(&value).unwrap_or((String::new(), e.to_string()));
+                return Err(if path.is_empty() {
+                    anyhow!("{origin}: {msg}")
+                } else {
+                    anyhow!("{origin}: {path}: {msg}")
+                });
+            }
+        };
+        profile
+            .validate()
+            .map_err(|problem| anyhow!("{origin}: {problem}"))?;
+        Ok(profile)
+    }
+
+    /// Read a profile from a JSON file. The only function of the device
+    /// model that touches the file system.
+    pub fn load(path: &Path) -> Result<Profile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("{}: cannot read device profile", path.display()))?;
+        Profile::from_json(&text, &path.display().to_string())
+    }
+
+    /// A shipped profile by name.
+    pub fn shipped(name: &str) -> Option<Profile> {
+        SHIPPED
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(n, text)| parse_shipped(n, text))
+    }
+
+    /// What `--device` takes: a shipped profile's name, or a path to a
+    /// profile JSON file.
+    pub fn from_name_or_path(arg: &str) -> Result<Profile> {
+        if let Some(p) = Profile::shipped(arg) {
+            return Ok(p);
+        }
+        let path = Path::new(arg);
+        if path.exists() || arg.ends_with(".json") || arg.contains('/') {
+            return Profile::load(path);
+        }
+        Err(anyhow!(
+            "--device {arg}: not a shipped device profile ({}) nor a profile file",
+            shipped_names().join(", ")
+        ))
+    }
+
+    /// The profile as JSON, every field present (caps that are not set are
+    /// null), for embedding in a result.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).expect("a profile always serialises")
+    }
+
+    /// One line for `pgiosim devices`: name, what the disk is, its caps, its
+    /// QD1 read latency and its flush latency.
+    pub fn summary_line(&self) -> String {
+        let flush_kind = if self.flush_to_media {
+            "to media, serial"
+        } else {
+            "cheap, parallel"
+        };
+        format!(
+            "{:<15} {} | caps: {} | QD1 {} KiB read {} | flush {} ({})",
+            self.name,
+            self.description,
+            self.caps_text(),
+            self.latency_io_kib,
+            fmt_us(self.read.median_us),
+            fmt_us(self.flush.median_us),
+            flush_kind
+        )
+    }
+
+    /// The caps in words ("3000 IOPS, 125 MiB/s"), or "none".
+    pub fn caps_text(&self) -> String {
+        let c = &self.caps;
+        let mut parts = Vec::new();
+        if let Some(v) = c.iops {
+            parts.push(format!("{} IOPS", fmt_num(v)));
+        }
+        if let Some(v) = c.read_iops {
+            parts.push(format!("{} read IOPS", fmt_num(v)));
+        }
+        if let Some(v) = c.write_iops {
+            parts.push(format!("{} write IOPS", fmt_num(v)));
+        }
+        if let Some(v) = c.mib_s {
+            parts.push(format!("{} MiB/s", fmt_num(v)));
+        }
+        if let Some(v) = c.read_mib_s {
+            parts.push(format!("{} MiB/s read", fmt_num(v)));
+        }
+        if let Some(v) = c.write_mib_s {
+            parts.push(format!("{} MiB/s write", fmt_num(v)));
+        }
+        if let Some(b) = c.burst {
+            parts.push(format!(
+                "burst credits {} I/Os, baseline {} IOPS",
+                fmt_num(b.size_ios),
+                fmt_num(b.baseline_iops)
+            ));
+        }
+        if parts.is_empty() {
+            return "none".to_string();
+        }
+        if c.flush_counts_as_io {
+            parts.push("flush counts as a write I/O".to_string());
+        }
+        parts.join(", ")
+    }
+
+    /// The QD1 latency a profile states for `op`.
+    pub fn latency(&self, op: Op) -> Latency {
+        match op {
+            Op::Read => self.read,
+            Op::Write => self.write,
+            Op::Flush => self.flush,
+        }
+    }
+
+    /// Bytes of the I/O the latencies were measured with.
+    pub fn latency_io_bytes(&self) -> u64 {
+        u64::from(self.latency_io_kib) * 1024
+    }
+
+    /// Time the medium takes to move `bytes`, µs.
+    pub fn transfer_us(&self, bytes: u64) -> f64 {
+        bytes as f64 / (self.bandwidth_mib_s * MIB) * 1e6
+    }
+
+    /// The part of a QD1 `op`'s latency (at `latency_io_kib`) that is not
+    /// service time: the network round trip, plus the medium transfer of the
+    /// I/O for reads and writes, plus for a media flush whatever part of
+    /// destaging the write before it the round trip did not hide. Service
+    /// time = stated latency − this.
+    pub fn fixed_us(&self, op: Op) -> f64 {
+        let rtt = self.network_rtt_us;
+        let transfer = self.transfer_us(self.latency_io_bytes());
+        match op {
+            Op::Read | Op::Write => rtt + transfer,
+            Op::Flush if self.flush_to_media => rtt + (transfer - rtt).max(0.0),
+            Op::Flush => rtt,
+        }
+    }
+
+    /// Median and p99 of `op`'s service time, µs: the log-normal the model
+    /// samples from.
+    pub fn service_us(&self, op: Op) -> (f64, f64) {
+        let l = self.latency(op);
+        let fixed = self.fixed_us(op);
+        (l.median_us - fixed, l.p99_us - fixed)
+    }
+
+    /// Mean QD1 latency of `op` at `latency_io_kib`, µs, as the model
+    /// produces it: the fixed part plus the mean of the fitted log-normal.
+    pub fn qd1_mean_us(&self, op: Op) -> f64 {
+        let (median, p99) = self.service_us(op);
+        let sigma = lognormal_sigma(median, p99);
+        self.fixed_us(op) + median * (sigma * sigma / 2.0).exp()
+    }
+
+    /// The first problem with the profile, as "field: problem".
+    fn validate(&self) -> std::result::Result<(), String> {
+        if self.name.is_empty() {
+            return Err("name: is empty".into());
+        }
+        if !self
+            .name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        {
+            return Err(format!(
+                "name: {:?} may hold only lowercase letters, digits and '-'",
+                self.name
+            ));
+        }
+        if self.description.trim().is_empty() || self.description.contains('\n') {
+            return Err("description: must be one line of text".into());
+        }
+        if self.source.trim().is_empty() {
+            return Err("source: is empty; say where the figures come from".into());
+        }
+        if self.latency_io_kib == 0 || self.latency_io_kib > IO_KIB_MAX {
+            return Err(format!(
+                "latency_io_kib: {} must be between 1 and {IO_KIB_MAX}",
+                self.latency_io_kib
+            ));
+        }
+        if self.channels == 0 || self.channels > CHANNELS_MAX {
+            return Err(format!(
+                "channels: {} must be between 1 and {CHANNELS_MAX}",
+                self.channels
+            ));
+        }
+        positive("bandwidth_mib_s", self.bandwidth_mib_s)?;
+        if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {
+            return Err(format!(
+                "network_rtt_us: {} must be between 0 and {LATENCY_US_MAX}",
+                self.network_rtt_us
+            ));
+        }
+        for (field, op) in [
+            ("read", Op::Read),
+            ("write", Op::Write),
+            ("flush", Op::Flush),
+        ] {
+            self.validate_latency(field, op)?;
+        }
+        self.validate_caps()
+    }
+
+    fn validate_latency(&self, field: &str, op: Op) -> std::result::Result<(), String> {
+        let l = self.latency(op);
+        for (name, v) in [("median_us", l.median_us), ("p99_us", l.p99_us)] {
+            positive(&format!("{field}.{name}"), v)?;
+            if v > LATENCY_US_MAX {
+                return Err(format!(
+                    "{field}.{name}: {v} is above the limit of {LATENCY_US_MAX} µs"
+                ));
+            }
+        }
+        if l.p99_us < l.median_us {
+            return Err(format!(
+                "{field}.p99_us: {} is below {field}.median_us {}",
+                l.p99_us, l.median_us
+            ));
+        }
+        let fixed = self.fixed_us(op);
+        if l.median_us <= fixed {
+            let what = match op {
+                Op::Read | Op::Write => format!(
+                    "network_rtt_us {} + {} KiB at bandwidth_mib_s {}",
+                    self.network_rtt_us, self.latency_io_kib, self.bandwidth_mib_s
+                ),
+                Op::Flush if self.flush_to_media => format!(
+                    "network_rtt_us {} + destaging {} KiB at bandwidth_mib_s {}",
+                    self.network_rtt_us, self.latency_io_kib, self.bandwidth_mib_s
+                ),
+                Op::Flush => format!("network_rtt_us {}", self.network_rtt_us),
+            };
+            return Err(format!(
+                "{field}.median_us: {} is not above the fixed part of a QD1 {field}, \
+                 {fixed:.2} µs ({what}); median_us is the whole latency fio sees at QD1",
+                l.median_us
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_caps(&self) -> std::result::Result<(), String> {
+        let c = &self.caps;
+        for (name, v) in [
+            ("iops", c.iops),
+            ("read_iops", c.read_iops),
+            ("write_iops", c.write_iops),
+            ("mib_s", c.mib_s),
+            ("read_mib_s", c.read_mib_s),
+            ("write_mib_s", c.write_mib_s),
+        ] {
+            if let Some(v) = v
+                && !(v > 0.0 && v.is_finite())
+            {
+                return Err(format!(
+                    "caps.{name}: {v} must be above 0 (null or absent means no cap)"
+                ));
+            }
+        }
+        if let Some(kib) = c.op_size_kib
+            && (kib == 0 || kib > IO_KIB_MAX)
+        {
+            return Err(format!(
+                "caps.op_size_kib: {kib} must be between 1 and {IO_KIB_MAX} \
+                 (null means every I/O counts as one)"
+            ));
+        }
+        if !(c.bucket_ms >= 0.0 && c.bucket_ms <= BUCKET_MS_MAX) {
+            return Err(format!(
+                "caps.bucket_ms: {} must be between 0 and {BUCKET_MS_MAX}",
+                c.bucket_ms
+            ));
+        }
+        if let Some(b) = c.burst {
+            let Some(iops) = c.iops else {
+                return Err("caps.burst: needs caps.iops, the rate a burst runs at".into());
+            };
+            positive("caps.burst.size_ios", b.size_ios)?;
+            positive("caps.burst.baseline_iops", b.baseline_iops)?;
+            if b.baseline_iops >= iops {
+                return Err(format!(
+                    "caps.burst.baseline_iops: {} must be below caps.iops {iops}, \
+                     the burst rate",
+                    b.baseline_iops
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// σ of a log-normal whose median and p99 are given.
+pub(crate) fn lognormal_sigma(median: f64, p99: f64) -> f64 {
+    (p99 / median).ln() / Z99
+}
+
+/// z with P(Z ≤ z) = 0.99 for a standard normal variable.
+pub(crate) const Z99: f64 = 2.326_347_874_040_841;
+
+fn positive(field: &str, v: f64) -> std::result::Result<(), String> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(format!("{field}: {v} must be above 0"))
+    }
+}
+
+fn fmt_us(us: f64) -> String {
+    if us < 1000.0 {
+        format!("{us:.0} µs")
+    } else {
+        format!("{:.2} ms", us / 1000.0)
+    }
+}
+
+/// 3000 → "3,000"; fractions kept as written ("62.5").
+fn fmt_num(v: f64) -> String {
+    let whole = v.trunc();
+    let digits = format!("{:.0}", whole.abs());
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if v < 0.0 {
+        out.insert(0, '-');
+    }
+    if v.fract() != 0.0 {
+        let frac = format!("{}", v.fract().abs());
+        out.push_str(frac.trim_start_matches('0'));
+    }
+    out
+}
+
+// ---- finding the field behind a serde error --------------------------------
+
+/// (path to the field, problem) of the first field that does not parse.
+type Located = Option<(String, String)>;
+type Check = fn(&Value) -> Located;
+
+fn leaf<T: DeserializeOwned>(v: &Value) -> Located {
+    T::deserialize(v)
+        .err()
+        .map(|e| (String::new(), e.to_string()))
+}
+
+/// Check each present field of an object, then the object as a whole
+/// (missing and unknown fields).
+fn object<T: DeserializeOwned>(v: &Value, fields: &[(&str, Check)]) -> Located {
+    for (name, check) in fields {
+        if let Some(x) = v.get(name)
+            && let Some((path, msg)) = check(x)
+        {
+            let path = if path.is_empty() {
+                (*name).to_string()
+            } else {
+                format!("{name}.{path}")
+            };
+            return Some((path, msg));
+        }
+    }
+    T::deserialize(v)
+        .err()
+        .map(|e| (String::new(), e.to_string()))
+}
+
+fn locate_latency(v: &Value) -> Located {
+    object::<Latency>(v, &[("median_us", leaf::<f64>), ("p99_us", leaf::<f64>)])
+}
+
+fn locate_burst(v: &Value) -> Located {
+    if v.is_null() {
+        return None;
+    }
+    object::<Burst>(
+        v,
+        &[("size_ios", leaf::<f64>), ("baseline_iops", leaf::<f64>)],
+    )
+}
+
+fn locate_caps(v: &Value) -> Located {
+    if v.is_null() {
+        return None;
+    }
+    object::<Caps>(
+        v,
+        &[
+            ("iops", leaf::<Option<f64>>),
+            ("read_iops", leaf::<Option<f64>>),
+            ("write_iops", leaf::<Option<f64>>),
+            ("mib_s", leaf::<Option<f64>>),
+            ("read_mib_s", leaf::<Option<f64>>),
+            ("write_mib_s", leaf::<Option<f64>>),
+            ("op_size_kib", leaf::<Option<u32>>),
+            ("bucket_ms", leaf::<f64>),
+            ("burst", locate_burst),
+            ("flush_counts_as_io", leaf::<bool>),
+        ],
+    )
+}
+
+fn locate_profile(v: &Value) -> Located {
+    object::<Profile>(
+        v,
+        &[
+            ("name", leaf::<String>),
+            ("description", leaf::<String>),
+            ("source", leaf::<String>),
+            ("latency_io_kib", leaf::<u32>),
+            ("read", locate_latency),
+            ("write", locate_latency),
+            ("flush", locate_latency),
+            ("channels", leaf::<u32>),
+            ("bandwidth_mib_s", leaf::<f64>),
+            ("network_rtt_us", leaf::<f64>),
+            ("flush_to_media", leaf::<bool>),
+            ("caps", locate_caps),
+        ],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A valid profile as JSON, to break one field at a time.
+    fn base() -> Value {
+        serde_json::json!({
+            "name": "test",
+            "description": "a test disk",
+            "source": "made up for a test",
+            "read": { "median_us": 100.0, "p99_us": 300.0 },
+            "write": { "median_us": 50.0, "p99_us": 150.0 },
+            "flush": { "median_us": 80.0, "p99_us": 200.0 },
+            "channels": 8,
+            "bandwidth_mib_s": 1000.0,
+            "network_rtt_us": 20.0,
+            "flush_to_media": false,
+            "caps": { "iops": 3000, "mib_s": 125 }
+        })
+    }
+
+    fn with(edit: impl FnOnce(&mut Value)) -> String {
+        let mut v = base();
+        edit(&mut v);
+        match Profile::from_json(&v.to_string(), "test.json") {
+            Ok(_) => panic!("expected an error for {v}"),
+            Err(e) => format!("{e:#}"),
+        }
+    }
+
+    fn expect(err: &str, parts: &[&str]) {
+        for p in parts {
+            assert!(err.contains(p), "error {err:?} lacks {p:?}");
+        }
+    }
+
+    #[test]
+    fn base_profile_is_valid() {
+        let p = Profile::from_json(&base().to_string(), "test.json").unwrap();
+        assert_eq!(p.latency_io_kib, 8);
+        assert_eq!(p.caps.bucket_ms, 10.0);
+        assert!(!p.caps.flush_counts_as_io);
+        assert_eq!(p.caps.read_iops, None);
+    }
+
+    #[test]
+    fn missing_fields_are_named_with_their_path() {
+        let e = with(|v| {
+            v.as_object_mut().unwrap().remove("channels");
+        });
+        expect(&e, &["test.json: ", "missing field `channels`"]);
+        let e = with(|v| {
+            v["read"].as_object_mut().unwrap().remove("p99_us");
+        });
+        expect(&e, &["test.json: read: ", "missing field `p99_us`"]);
+        let e = with(|v| {
+            v.as_object_mut().unwrap().remove("flush_to_media");
+        });
+        expect(&e, &["test.json: ", "`flush_to_media`"]);
+    }
+
+    #[test]
+    fn unknown_fields_are_errors() {
+        let e = with(|v| v["caps"]["iop"] = 5.into());
+        expect(&e, &["test.json: caps: ", "unknown field `iop`"]);
+        let e = with(|v| v["colour"] = "blue".into());
+        expect(&e, &["test.json: ", "unknown field `colour`"]);
+    }
+
+    #[test]
+    fn wrong_types_name_the_field() {
+        let e = with(|v| v["channels"] = (-1).into());
+        expect(&e, &["test.json: channels: ", "-1"]);
+        let e = with(|v| v["write"]["median_us"] = "fast".into());
+        expect(&e, &["test.json: write.median_us: ", "invalid type"]);
+        let e = with(|v| v["caps"]["burst"] = serde_json::json!({"size_ios": "x"}));
+        expect(&e, &["test.json: caps.burst.size_ios: "]);
+    }
+
+    #[test]
+    fn latencies_must_be_positive_and_ordered() {
+        let e = with(|v| v["read"]["median_us"] = (-3.0).into());
+        expect(&e, &["test.json: read.median_us: -3 must be above 0"]);
+        let e = with(|v| v["flush"]["p99_us"] = 0.into());
+        expect(&e, &["test.json: flush.p99_us: 0 must be above 0"]);
+        let e = with(|v| {
+            v["network_rtt_us"] = 0.into();
+            v["read"] = serde_json::json!({"median_us": 0.5, "p99_us": 0.2});
+        });
+        expect(
+            &e,
+            &["test.json: read.p99_us: 0.2 is below read.median_us 0.5"],
+        );
+    }
+
+    #[test]
+    fn latency_must_exceed_round_trip_and_transfer() {
+        let e = with(|v| v["write"] = serde_json::json!({"median_us": 25.0, "p99_us": 30.0}));
+        expect(
+            &e,
+            &[
+                "test.json: write.median_us: 25 is not above the fixed part",
+                "network_rtt_us 20",
+            ],
+        );
+        let e = with(|v| v["flush"] = serde_json::json!({"median_us": 20.0, "p99_us": 30.0}));
+        expect(&e, &["test.json: flush.median_us: 20 is not above"]);
+    }
+
+    #[test]
+    fn zero_caps_channels_and_bandwidth_are_errors() {
+        let e = with(|v| v["caps"]["iops"] = 0.into());
+        expect(&e, &["test.json: caps.iops: 0 must be above 0", "null"]);
+        let e = with(|v| v["caps"]["write_mib_s"] = (-5.0).into());
+        expect(&e, &["test.json: caps.write_mib_s: -5 must be above 0"]);
+        let e = with(|v| v["channels"] = 0.into());
+        expect(&e, &["test.json: channels: 0 must be between 1"]);
+        let e = with(|v| v["bandwidth_mib_s"] = 0.into());
+        expect(&e, &["test.json: bandwidth_mib_s: 0 must be above 0"]);
+        let e = with(|v| v["network_rtt_us"] = (-1.0).into());
+        expect(&e, &["test.json: network_rtt_us: -1"]);
+        let e = with(|v| v["caps"]["op_size_kib"] = 0.into());
+        expect(&e, &["test.json: caps.op_size_kib: 0"]);
+        let e = with(|v| v["latency_io_kib"] = 0.into());
+        expect(&e, &["test.json: latency_io_kib: 0"]);
+        let e = with(|v| v["caps"]["bucket_ms"] = (-1.0).into());
+        expect(&e, &["test.json: caps.bucket_ms: -1"]);
+    }
+
+    #[test]
+    fn null_cap_means_no_cap() {
+        let mut v = base();
+        v["caps"]["iops"] = Value::Null;
+        let p = Profile::from_json(&v.to_string(), "t.json").unwrap();
+        assert_eq!(p.caps.iops, None);
+        assert_eq!(p.caps.mib_s, Some(125.0));
+        v.as_object_mut().unwrap().remove("caps");
+        let p = Profile::from_json(&v.to_string(), "t.json").unwrap();
+        assert_eq!(p.caps, Caps::default());
+        assert_eq!(p.caps_text(), "none");
+    }
+
+    #[test]
+    fn burst_needs_a_rate_above_its_baseline() {
+        let e = with(|v| {
+            v["caps"] = serde_json::json!({"burst": {"size_ios": 1000, "baseline_iops": 100}})
+        });
+        expect(&e, &["test.json: caps.burst: needs caps.iops"]);
+        let e = with(|v| {
+            v["caps"]["burst"] = serde_json::json!({"size_ios": 1000, "baseline_iops": 3000})
+        });
+        expect(
+            &e,
+            &["test.json: caps.burst.baseline_iops: 3000 must be below caps.iops 3000"],
+        );
+        let e =
+            with(|v| v["caps"]["burst"] = serde_json::json!({"size_ios": 0, "baseline_iops": 300}));
+        expect(&e, &["test.json: caps.burst.size_ios: 0 must be above 0"]);
+    }
+
+    #[test]
+    fn names_descriptions_and_sources_are_checked() {
+        let e = with(|v| v["name"] = "My Disk".into());
+        expect(&e, &["test.json: name: ", "lowercase"]);
+        let e = with(|v| v["description"] = "two\nlines".into());
+        expect(&e, &["test.json: description: "]);
+        let e = with(|v| v["source"] = "".into());
+        expect(&e, &["test.json: source: is empty"]);
+    }
+
+    #[test]
+    fn bad_json_names_the_origin() {
+        let e = format!("{:#}", Profile::from_json("{ nope", "x.json").unwrap_err());
+        expect(&e, &["x.json: not valid JSON"]);
+    }
+
+    #[test]
+    fn load_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.json");
+        let mut v = base();
+        v["read"]["p99_us"] = 1.into();
+        std::fs::write(&path, v.to_string()).unwrap();
+        let e = format!("{:#}", Profile::load(&path).unwrap_err());
+        expect(
+            &e,
+            &["mine.json: read.p99_us: 1 is below read.median_us 100"],
+        );
+        let e = format!(
+            "{:#}",
+            Profile::load(&dir.path().join("absent.json")).unwrap_err()
+        );
+        expect(&e, &["absent.json: cannot read device profile"]);
+        v["read"]["p99_us"] = 300.into();
+        std::fs::write(&path, v.to_string()).unwrap();
+        let p = Profile::from_name_or_path(path.to_str().unwrap()).unwrap();
+        assert_eq!(p.name, "test");
+    }
+
+    #[test]
+    fn every_shipped_profile_loads_and_round_trips() {
+        let all = shipped();
+        assert_eq!(all.len(), SHIPPED.len());
+        for p in &all {
+            assert_eq!(Profile::shipped(&p.name).as_ref(), Some(p));
+            assert!(!p.source.is_empty());
+            let again = Profile::from_json(&p.to_json().to_string(), "again").unwrap();
+            assert_eq!(&again, p);
+            let line = p.summary_line();
+            assert!(line.starts_with(&p.name) && !line.contains('\n'), "{line}");
+        }
+        assert!(Profile::shipped("floppy").is_none());
+        let e = format!("{:#}", Profile::from_name_or_path("floppy").unwrap_err());
+        expect(&e, &["floppy", "gp3", "nvme"]);
+    }
+
+    #[test]
+    fn summary_line_says_caps_and_latencies() {
+        let p = Profile::shipped("gp3").unwrap();
+        let line = p.summary_line();
+        for part in [
+            "gp3",
+            "3,000 IOPS",
+            "125 MiB/s",
+            "QD1 8 KiB read 550 µs",
+            "flush 190 µs",
+        ] {
+            assert!(line.contains(part), "{line:?} lacks {part:?}");
+        }
+        assert_eq!(fmt_num(200_000.0), "200,000");
+        assert_eq!(fmt_num(62.5), "62.5");
+        assert_eq!(fmt_num(999.0), "999");
+        assert_eq!(fmt_num(1e6), "1,000,000");
+    }
+
+    #[test]
+    fn to_json_shows_absent_caps_as_null() {
+        let p = Profile::shipped("nvme").unwrap();
+        let v = p.to_json();
+        assert!(v["caps"]["iops"].is_null());
+        assert_eq!(v["name"], "nvme");
+    }
+}
