@@ -1,0 +1,222 @@
+//! `pgiosim model`: the core in virtual time against device models, driven
+//! through the binary.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn pgiosim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+        .args(args)
+        .output()
+        .expect("start pgiosim")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Run `model` with `--json -` and parse the result.
+fn model(args: &[&str]) -> Value {
+    let mut all = vec!["model", "-q", "--json", "-"];
+    all.extend_from_slice(args);
+    let o = pgiosim(&all);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let start = out.find("\n{").expect("JSON after the report") + 1;
+    serde_json::from_str(&out[start..]).unwrap()
+}
+
+fn num(v: &Value, path: &[&str]) -> f64 {
+    let mut x = v;
+    for p in path {
+        x = &x[p];
+    }
+    x.as_f64().unwrap_or_else(|| panic!("{path:?}: {x}"))
+}
+
+/// A profile JSON with these read/flush latencies and IOPS cap.
+fn profile(dir: &Path, name: &str, read_us: f64, flush_us: f64, iops: Option<u32>) -> String {
+    let caps = match iops {
+        Some(n) => format!(r#"{{ "iops": {n}, "op_size_kib": 256 }}"#),
+        None => "null".into(),
+    };
+    let text = format!(
+        r#"{{
+  "name": "{name}",
+  "description": "test device",
+  "source": "tests/model.rs",
+  "read": {{ "median_us": {read_us}, "p99_us": {p99r} }},
+  "write": {{ "median_us": 20, "p99_us": 40 }},
+  "flush": {{ "median_us": {flush_us}, "p99_us": {p99f} }},
+  "channels": 8,
+  "bandwidth_mib_s": 2000,
+  "flush_to_media": false,
+  "caps": {caps}
+}}"#,
+        p99r = read_us * 2.0,
+        p99f = flush_us * 1.2,
+    );
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn same_seed_gives_identical_json() {
+    let args = [
+        "-s", "20", "-c", "8", "-T", "3", "--device", "gp3", "--seed", "11",
+    ];
+    let a = model(&args);
+    let b = model(&args);
+    assert_eq!(a, b);
+    let mut other = args.to_vec();
+    other[9] = "12";
+    assert_ne!(a["summary"], model(&other)["summary"]);
+}
+
+#[test]
+fn result_is_marked_modelled_with_the_profile() {
+    let r = model(&["-s", "1", "-T", "1", "--device", "nvme", "--seed", "1"]);
+    assert_eq!(r["run"]["mode"], "model");
+    assert_eq!(r["run"]["device"]["name"], "nvme");
+    assert_eq!(r["schema"], "pgiosim.result");
+}
+
+#[test]
+fn littles_law_holds_in_a_closed_loop() {
+    for (clients, device) in [("1", "gp3"), ("16", "nvme"), ("32", "this-vm-gp3cap")] {
+        let r = model(&[
+            "-s", "50", "-c", clients, "-T", "20", "--device", device, "--seed", "3",
+        ]);
+        let tps = num(&r, &["summary", "tps"]);
+        let lat = num(&r, &["summary", "latency_ms", "average"]) / 1e3;
+        let n: f64 = clients.parse().unwrap();
+        assert!(
+            (tps * lat - n).abs() / n < 0.02,
+            "{device} c{clients}: tps×lat = {}",
+            tps * lat
+        );
+    }
+}
+
+#[test]
+fn more_iops_never_lowers_tps_when_io_bound() {
+    let d = tempfile::tempdir().unwrap();
+    let mut last = 0.0;
+    for iops in [500, 1000, 2000, 4000, 8000, 16000] {
+        let p = profile(d.path(), &format!("cap{iops}"), 500.0, 500.0, Some(iops));
+        // Scale 200 (3 GB) against 128 MB of shared_buffers: every
+        // transaction misses, so the IOPS cap binds.
+        let r = model(&[
+            "-s", "200", "-c", "32", "-T", "20", "--device", &p, "--seed", "5",
+        ]);
+        let tps = num(&r, &["summary", "tps"]);
+        assert!(tps >= last * 0.99, "{iops} IOPS: {tps} tps after {last}");
+        last = tps;
+    }
+    // And the cap really bound at the low end.
+    let p = profile(d.path(), "cap500b", 500.0, 500.0, Some(500));
+    let r = model(&[
+        "-s", "200", "-c", "32", "-T", "20", "--device", &p, "--seed", "5",
+    ]);
+    assert!(num(&r, &["summary", "tps"]) < 400.0);
+}
+
+#[test]
+fn one_ms_flush_bounds_one_client_and_group_commit_lifts_many() {
+    let d = tempfile::tempdir().unwrap();
+    let p = profile(d.path(), "slowflush", 50.0, 1000.0, None);
+    let one = model(&[
+        "-s", "100", "-c", "1", "-T", "10", "--device", &p, "--seed", "9",
+    ]);
+    let tps1 = num(&one, &["summary", "tps"]);
+    assert!(tps1 <= 1000.0, "{tps1}");
+    assert!((num(&one, &["io", "commits_per_flush"]) - 1.0).abs() < 0.05);
+    let many = model(&[
+        "-s", "100", "-c", "32", "--cpus", "32", "-T", "10", "--device", &p, "--seed", "9",
+    ]);
+    let per_flush = num(&many, &["io", "commits_per_flush"]);
+    assert!(per_flush > 4.0, "commits per flush {per_flush}");
+    assert!(num(&many, &["summary", "tps"]) > 3.0 * tps1);
+}
+
+#[test]
+fn unknown_device_lists_the_shipped_ones() {
+    let o = pgiosim(&["model", "--device", "floppy", "-t", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("gp3") && text(&o).contains("nvme"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn bad_profile_names_file_and_field() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("broken.json");
+    let good = profile(d.path(), "broken", 50.0, 100.0, None);
+    let text_in = std::fs::read_to_string(&good)
+        .unwrap()
+        .replace(r#""median_us": 50"#, r#""median_us": -5"#);
+    std::fs::write(&path, text_in).unwrap();
+    let o = pgiosim(&["model", "--device", path.to_str().unwrap(), "-t", "1"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("broken.json") && t.contains("read.median_us"),
+        "{t}"
+    );
+}
+
+#[test]
+fn devices_lists_every_shipped_profile() {
+    let o = pgiosim(&["devices"]);
+    assert!(o.status.success());
+    let out = String::from_utf8_lossy(&o.stdout);
+    for name in [
+        "nvme",
+        "gp3",
+        "gp3-16k",
+        "io2",
+        "network-plp",
+        "budget-ssd",
+        "this-vm",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(name)),
+            "{name} missing in\n{out}"
+        );
+    }
+}
+
+#[test]
+fn large_data_set_models_without_the_disk() {
+    // 500 GB of accounts and 16 GB of shared_buffers, a few virtual seconds.
+    let r = model(&[
+        "-s",
+        "30000",
+        "-c",
+        "64",
+        "--cpus",
+        "16",
+        "--set",
+        "shared_buffers=16GB",
+        "-T",
+        "5",
+        "--device",
+        "gp3",
+        "--seed",
+        "2",
+    ]);
+    let data = num(&r, &["workload", "data_bytes"]);
+    assert!(data > 450e9, "{data}");
+    assert!(num(&r, &["summary", "tps"]) > 100.0);
+    assert!(num(&r, &["io", "data_reads_per_tx"]) > 0.5);
+}
