@@ -4,7 +4,7 @@
 //! Memory is per buffer, never per data page: a 16 GB pool over a 500 GB
 //! table costs two million descriptors and a page table of the same size.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use super::wal::Lsn;
 
@@ -82,7 +82,7 @@ impl BufferPool {
         assert!(nbuffers > 0);
         BufferPool {
             bufs: vec![BufDesc::EMPTY; nbuffers as usize],
-            table: HashMap::with_capacity(nbuffers as usize),
+            table: HashMap::with_capacity_and_hasher(nbuffers as usize, Default::default()),
             free: (0..nbuffers).rev().collect(),
             hand: 0,
             passes: 0,

@@ -5,7 +5,9 @@
 //! rows, so with more clients than branches transactions serialise here and
 //! the wait grows with the WAL flush latency.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 /// A row, identified by relation and key (the workload builds the id).
 pub type RowId = u64;

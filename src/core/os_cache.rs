@@ -5,7 +5,7 @@
 //! it: a modelled hit costs no I/O. Memory is per cached page, bounded by the
 //! cache size, never per data page.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// CLOCK cache of data blocks.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ impl OsCache {
         OsCache {
             capacity: pages,
             slots: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             hand: 0,
         }
     }

@@ -136,6 +136,9 @@ struct Params {
     checkpoint_record: u32,
     cpu_per_statement: u64,
     history_rows_per_page: u64,
+    accounts_rows_per_page: u64,
+    tellers_rows_per_page: u64,
+    branches_rows_per_page: u64,
 }
 
 const TELLER_ROW: RowId = 1 << 60;
@@ -207,6 +210,9 @@ impl Tpcb {
             checkpoint_record: get("checkpoint_record_bytes")? as u32,
             cpu_per_statement: (get("cpu_us_per_tx")? * US as f64 / statements as f64) as u64,
             history_rows_per_page: positive("history_rows_per_page")?,
+            accounts_rows_per_page: positive("accounts_rows_per_page")?,
+            tellers_rows_per_page: positive("tellers_rows_per_page")?,
+            branches_rows_per_page: positive("branches_rows_per_page")?,
         };
         // Read once so a file without it fails now, not mid-run.
         get("round_trip_us_per_statement")?;
@@ -248,10 +254,6 @@ impl Tpcb {
         extent.first + (row / rows_per_page).min(extent.blocks - 1)
     }
 
-    fn rows_per_page(&self, k: &str) -> u64 {
-        self.constants[k].value as u64
-    }
-
     fn statement(&self, out: &mut Vec<Step>) {
         out.push(Step::RoundTrip);
         out.push(Step::Cpu(self.c.cpu_per_statement));
@@ -282,18 +284,9 @@ impl Workload for Tpcb {
         let tid = rng.random_range(0..self.tellers);
         let bid = rng.random_range(0..self.branches);
         let non_hot = rng.random_bool(self.c.non_hot);
-        let accounts_block = Self::heap_block(
-            l.accounts,
-            aid,
-            self.rows_per_page("accounts_rows_per_page"),
-        );
-        let tellers_block =
-            Self::heap_block(l.tellers, tid, self.rows_per_page("tellers_rows_per_page"));
-        let branches_block = Self::heap_block(
-            l.branches,
-            bid,
-            self.rows_per_page("branches_rows_per_page"),
-        );
+        let accounts_block = Self::heap_block(l.accounts, aid, self.c.accounts_rows_per_page);
+        let tellers_block = Self::heap_block(l.tellers, tid, self.c.tellers_rows_per_page);
+        let branches_block = Self::heap_block(l.branches, bid, self.c.branches_rows_per_page);
         let accounts_leaf = l.accounts_pkey.leaf(aid);
         let (c, mut path) = (self.c, std::mem::take(&mut self.path));
 
