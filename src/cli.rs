@@ -81,7 +81,7 @@ pub enum Command {
     /// without the disk and without allocating the data set.
     Model(ModelArgs),
     /// List the shipped device profiles.
-    Devices,
+    Devices(DevicesArgs),
     /// Create (or check) the data and WAL files for a scale, without running.
     Prepare(PrepareArgs),
     /// Remove the files pgiosim created in --dir (and --wal-dir), nothing else.
@@ -113,6 +113,48 @@ pub struct PrepareArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Flags of `devices`.
+#[derive(Debug, Clone, Args)]
+pub struct DevicesArgs {
+    /// Also run each profile's fio-like microbenchmarks in the model (QD1
+    /// 8 KiB read latency, QD32 read IOPS, QD1 and 4×QD64 write+fdatasync
+    /// rates) and print them as a table.
+    #[arg(long)]
+    pub figures: bool,
+}
+
+fn devices(args: &DevicesArgs) {
+    let profiles = crate::device::profile::shipped();
+    for p in &profiles {
+        println!("{}", p.summary_line());
+    }
+    if !args.figures {
+        return;
+    }
+    println!(
+        "\n{:<16} {:>28} {:>14} {:>16} {:>18}",
+        "profile",
+        "QD1 8K read mean/p50/p99 µs",
+        "QD32 read IOPS",
+        "QD1 write+sync/s",
+        "4×QD64 write+sync/s"
+    );
+    for p in &profiles {
+        let f = crate::device::microbench::figures(p, 1);
+        println!(
+            "{:<16} {:>28} {:>14.0} {:>16.0} {:>18.0}",
+            p.name,
+            format!(
+                "{:.0} / {:.0} / {:.0}",
+                f.qd1_read_mean_us, f.qd1_read_p50_us, f.qd1_read_p99_us
+            ),
+            f.qd32_read_iops,
+            f.qd1_flush_per_s,
+            f.parallel_flush_per_s
+        );
+    }
 }
 
 /// Which I/O engine carries the requests.
@@ -221,10 +263,8 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
-        Command::Devices => {
-            for p in crate::device::profile::shipped() {
-                println!("{}", p.summary_line());
-            }
+        Command::Devices(args) => {
+            devices(&args);
             Ok(0)
         }
         Command::Prepare(args) => {

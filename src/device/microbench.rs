@@ -444,27 +444,4 @@ mod tests {
             assert_eq!(figures(&p, 3), figures(&p, 3), "{}", p.name);
         }
     }
-
-    /// The table for the docs: `cargo test --release device::microbench -- --ignored --nocapture`.
-    #[test]
-    #[ignore]
-    fn print_table() {
-        println!(
-            "| profile | QD1 8K read mean / p50 / p99 µs | QD32 8K read IOPS | QD1 write+flush/s | 4×QD64 write+flush/s |"
-        );
-        println!("|---|---|---|---|---|");
-        for p in shipped() {
-            let f = figures(&p, SEED);
-            println!(
-                "| {} | {:.0} / {:.0} / {:.0} | {:.0} | {:.0} | {:.0} |",
-                p.name,
-                f.qd1_read_mean_us,
-                f.qd1_read_p50_us,
-                f.qd1_read_p99_us,
-                f.qd32_read_iops,
-                f.qd1_flush_per_s,
-                f.parallel_flush_per_s
-            );
-        }
-    }
 }
