@@ -24,7 +24,7 @@ use crate::engine::{Device, bench};
 use crate::report::{RunInfo, RunResult, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
-use crate::workload::pgbench::Tpcb;
+use crate::workload::{self, Script};
 
 /// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
 /// same way, so the disk sees overwrites of preallocated files.
@@ -110,9 +110,50 @@ pub struct PrepareArgs {
     /// pgbench scale factor: 100,000 accounts rows (about 15 MB) per unit.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
+    #[command(flatten)]
+    pub workload: WorkloadChoice,
     /// Print nothing but errors.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// Which workload runs, the way pgbench chooses its scripts.
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadChoice {
+    /// A built-in workload, optionally weighted, as pgbench's -b: tpcb-like,
+    /// simple-update, select-only, large-updates; repeat for a mix
+    /// (-b tpcb-like@1 -b select-only@9).
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtin: Vec<String>,
+    /// Shorthand for -b simple-update (pgbench -N).
+    #[arg(short = 'N', long = "skip-some-updates")]
+    pub simple_update: bool,
+    /// Shorthand for -b select-only (pgbench -S).
+    #[arg(short = 'S', long = "select-only")]
+    pub select_only: bool,
+    /// A workload file (workloads/*.json schema) or built-in name.
+    #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["builtin", "simple_update", "select_only"])]
+    pub workload: Option<String>,
+}
+
+impl WorkloadChoice {
+    /// The chosen workload(s) with their weights [default: tpcb-like].
+    pub fn parts(&self) -> Result<Vec<(workload::WorkloadSpec, f64)>> {
+        let mut items = self.builtin.clone();
+        if self.simple_update {
+            items.push("simple-update".into());
+        }
+        if self.select_only {
+            items.push("select-only".into());
+        }
+        if let Some(w) = &self.workload {
+            items.push(w.clone());
+        }
+        if items.is_empty() {
+            items.push("tpcb-like".into());
+        }
+        workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))
+    }
 }
 
 /// Flags of `devices`.
@@ -171,6 +212,8 @@ pub enum EngineChoice {
 /// The workload, its settings and the report: shared by `run` and `model`.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadArgs {
+    #[command(flatten)]
+    pub choice: WorkloadChoice,
     /// Number of concurrent clients (pgbench -c).
     #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
     pub clients: u32,
@@ -268,7 +311,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
             Ok(0)
         }
         Command::Prepare(args) => {
-            let workload = Tpcb::shipped(args.scale)?;
+            let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
             let outcome = datafiles::prepare(
                 &dd,
@@ -313,7 +356,9 @@ fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
     Layout {
         data_blocks: workload.data_blocks(),
         wal_segments: WAL_SEGMENTS,
-        description: format!("{} scale {scale}", workload.name()),
+        // The layout, not the workload's name: pgbench's built-ins and their
+        // mixes share one data set.
+        description: format!("scale {scale}, {} blocks", workload.data_blocks()),
     }
 }
 
@@ -449,16 +494,16 @@ fn open_device(
 /// configuration, checked.
 struct Plan {
     settings: Settings,
-    workload: Tpcb,
+    workload: Script,
     cfg: CoreConfig,
     progress: Option<Nanos>,
 }
 
 fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
-    let workload = Tpcb::shipped(w.scale)?;
+    let workload = Script::mix(&w.choice.parts()?, w.scale)?;
     let seed = w.seed.unwrap_or_else(rand::random);
-    let cfg = core_config(w, &settings, workload.round_trip_ns(), seed)?;
+    let cfg = core_config(w, &settings, workload.round_trip(), seed)?;
     let progress = match w.progress {
         None => None,
         Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
@@ -476,9 +521,16 @@ fn plan(w: &WorkloadArgs) -> Result<Plan> {
     })
 }
 
-fn run_info(mode: &str, w: &WorkloadArgs, cfg: &CoreConfig) -> RunInfo {
+fn run_info(
+    mode: &str,
+    w: &WorkloadArgs,
+    cfg: &CoreConfig,
+    plan_workload_name: (&str, &str),
+) -> RunInfo {
     RunInfo {
         mode: mode.into(),
+        workload: plan_workload_name.0.into(),
+        transaction_type: plan_workload_name.1.into(),
         clients: cfg.clients,
         cpus: cfg.cpus,
         duration_s: cfg.duration.map(|d| d as f64 / 1e9),
@@ -533,7 +585,11 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     }
     let max_in_flight = w.clients + 4;
     let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
-    let mut info = run_info("run", w, &plan.cfg);
+    let names = (
+        plan.workload.name().to_string(),
+        plan.workload.transaction_type().to_string(),
+    );
+    let mut info = run_info("run", w, &plan.cfg, (&names.0, &names.1));
     info.io_engine = dev.name().into();
     info.data_io = if args.buffered { "buffered" } else { "direct" }.into();
     info.dir = dd.dir.display().to_string();
@@ -550,7 +606,11 @@ fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
     let mut dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
-    let mut info = run_info("model", w, &plan.cfg);
+    let names = (
+        plan.workload.name().to_string(),
+        plan.workload.transaction_type().to_string(),
+    );
+    let mut info = run_info("model", w, &plan.cfg, (&names.0, &names.1));
     info.io_engine = format!("device model {}", profile.name);
     info.data_io = "modelled".into();
     info.device = Some(profile.to_json());

@@ -24,6 +24,10 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub struct RunInfo {
     /// "run" (real disk) or "model".
     pub mode: String,
+    /// Workload name ("tpcb-like", or a mix "tpcb-like@1,select-only@9").
+    pub workload: String,
+    /// What pgbench prints as "transaction type".
+    pub transaction_type: String,
     /// Client backends (pgbench -c).
     pub clients: u32,
     /// Cores modelled (--cpus).

@@ -24,7 +24,7 @@ pub fn render(r: &RunResult) -> String {
         run.mode,
         describe_io(r)
     );
-    let _ = writeln!(o, "transaction type: <builtin: TPC-B (sort of)>");
+    let _ = writeln!(o, "transaction type: {}", run.transaction_type);
     let _ = writeln!(o, "scaling factor: {}", run.scale);
     let _ = writeln!(o, "query mode: simple");
     let _ = writeln!(o, "number of clients: {}", run.clients);

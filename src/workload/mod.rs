@@ -1,12 +1,21 @@
 //! Workloads: what a transaction does, as page accesses, row locks, WAL
 //! records and CPU. The core executes the steps; the workload only decides
 //! them, so the same workload runs against a real disk and a model.
+//!
+//! Every workload, the built-in ones included, is a file in `workloads/`
+//! in one schema (`spec.rs`); the built-ins are embedded in the binary.
 
-pub mod pgbench;
+pub mod distribution;
+pub mod load;
+pub mod script;
+pub mod spec;
 
 use crate::core::SimRng;
 use crate::core::locks::RowId;
 use crate::core::time::Nanos;
+pub use load::{load_spec, parse_mix};
+pub use script::Script;
+pub use spec::WorkloadSpec;
 
 /// One thing a transaction does, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,16 +40,206 @@ pub enum Step {
 
 /// A workload: the data layout and a generator of transactions.
 pub trait Workload {
-    /// Short name ("tpcb-like").
+    /// Short name ("tpcb-like", or a mix "tpcb-like@1,select-only@9").
     fn name(&self) -> &str;
+    /// What pgbench prints as "transaction type".
+    fn transaction_type(&self) -> &str;
     /// Data blocks the data file must hold.
     fn data_blocks(&self) -> u64;
     /// Bytes of one full-page image.
     fn full_page_image_bytes(&self) -> u32;
     /// Bytes of a checkpoint record.
     fn checkpoint_record_bytes(&self) -> u32;
+    /// Client round trip per statement.
+    fn round_trip(&self) -> Nanos;
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
-    /// The constants in use, with their sources, for reports.
+    /// The workload and where its numbers come from, for reports.
     fn describe(&self) -> serde_json::Value;
+}
+
+/// The built-in workloads, by pgbench's names.
+pub const BUILTIN: &[(&str, &str)] = &[
+    ("tpcb-like", include_str!("../../workloads/tpcb-like.json")),
+    (
+        "simple-update",
+        include_str!("../../workloads/simple-update.json"),
+    ),
+    (
+        "select-only",
+        include_str!("../../workloads/select-only.json"),
+    ),
+    (
+        "large-updates",
+        include_str!("../../workloads/large-updates.json"),
+    ),
+];
+
+/// A built-in workload's spec by name.
+pub fn builtin(name: &str) -> Option<WorkloadSpec> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(n, text)| {
+        WorkloadSpec::from_json(text, &format!("workloads/{n}.json (built in)"))
+            .expect("built-in workloads are valid")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    fn tpcb(scale: u64) -> Script {
+        Script::new(&builtin("tpcb-like").unwrap(), scale).unwrap()
+    }
+
+    #[test]
+    fn every_builtin_loads_and_compiles() {
+        for (name, _) in BUILTIN {
+            let s = builtin(name).unwrap();
+            let mut w = Script::new(&s, 2).unwrap();
+            let mut rng = SimRng::seed_from_u64(1);
+            let mut steps = Vec::new();
+            w.next_transaction(&mut rng, &mut steps);
+            assert!(matches!(steps.last(), Some(Step::Commit { .. })), "{name}");
+        }
+    }
+
+    #[test]
+    fn pgbench_layout_matches_measured_sizes() {
+        let t = tpcb(100);
+        let a = t.table("pgbench_accounts").unwrap();
+        // 163,935 heap pages measured at scale 100.
+        assert!(
+            (a.heap.blocks as i64 - 163_935).abs() < 100,
+            "{}",
+            a.heap.blocks
+        );
+        assert_eq!(t.table("pgbench_tellers").unwrap().heap.blocks, 6);
+        assert_eq!(t.table("pgbench_branches").unwrap().heap.blocks, 1);
+        // Three index levels at scale 10 and 100, two at scale 1.
+        let ix = a.index.as_ref().unwrap();
+        assert_eq!(ix.levels.len(), 3);
+        assert!(
+            (ix.levels[1].blocks as i64 - 97).abs() <= 1,
+            "root has ~97 children"
+        );
+        let levels = |s| {
+            tpcb(s)
+                .table("pgbench_accounts")
+                .unwrap()
+                .index
+                .as_ref()
+                .unwrap()
+                .levels
+                .len()
+        };
+        assert_eq!(levels(10), 3);
+        assert_eq!(levels(1), 2);
+    }
+
+    #[test]
+    fn tpcb_transaction_shape_and_wal_bytes() {
+        let mut t = tpcb(10);
+        let mut rng = SimRng::seed_from_u64(1);
+        let mut steps = Vec::new();
+        let mut non_hot = 0;
+        let n = 4000;
+        for _ in 0..n {
+            t.next_transaction(&mut rng, &mut steps);
+            assert_eq!(steps.iter().filter(|s| **s == Step::RoundTrip).count(), 7);
+            assert_eq!(
+                steps.iter().filter(|s| matches!(s, Step::Lock(_))).count(),
+                3
+            );
+            let modifies = steps
+                .iter()
+                .filter(|s| matches!(s, Step::Modify { .. } | Step::Extend { .. }))
+                .count();
+            let wal: u32 = steps
+                .iter()
+                .map(|s| match s {
+                    Step::Modify { wal_bytes, .. }
+                    | Step::Extend { wal_bytes, .. }
+                    | Step::Commit { wal_bytes } => *wal_bytes,
+                    _ => 0,
+                })
+                .sum();
+            if modifies == 5 {
+                non_hot += 1;
+                assert_eq!(wal, 3 * 72 + 79 + 106 + 64);
+            } else {
+                assert_eq!(modifies, 4);
+                // 403.5 B/tx measured without full-page images.
+                assert_eq!(wal, 3 * 72 + 79 + 106);
+            }
+            for s in &steps {
+                if let Step::Read(b)
+                | Step::Modify { block: b, .. }
+                | Step::Extend { block: b, .. } = s
+                {
+                    assert!(*b < t.data_blocks());
+                }
+            }
+        }
+        let frac = non_hot as f64 / n as f64;
+        assert!((frac - 0.16).abs() < 0.03, "non-HOT fraction {frac}");
+    }
+
+    #[test]
+    fn select_only_is_read_only_and_simple_update_skips_hot_rows() {
+        let mut rng = SimRng::seed_from_u64(3);
+        let mut steps = Vec::new();
+        let mut s = Script::new(&builtin("select-only").unwrap(), 5).unwrap();
+        s.next_transaction(&mut rng, &mut steps);
+        assert!(
+            steps
+                .iter()
+                .all(|s| !matches!(s, Step::Modify { .. } | Step::Lock(_)))
+        );
+        assert_eq!(steps.iter().filter(|s| **s == Step::RoundTrip).count(), 1);
+        let mut s = Script::new(&builtin("simple-update").unwrap(), 5).unwrap();
+        s.next_transaction(&mut rng, &mut steps);
+        assert_eq!(
+            steps.iter().filter(|s| matches!(s, Step::Lock(_))).count(),
+            1
+        );
+        assert_eq!(steps.iter().filter(|s| **s == Step::RoundTrip).count(), 5);
+    }
+
+    #[test]
+    fn history_appends_extend_every_156_rows() {
+        let mut t = tpcb(1);
+        let mut rng = SimRng::seed_from_u64(1);
+        let mut steps = Vec::new();
+        let mut extends = 0;
+        for _ in 0..156 * 3 {
+            t.next_transaction(&mut rng, &mut steps);
+            extends += steps
+                .iter()
+                .filter(|s| matches!(s, Step::Extend { .. }))
+                .count();
+        }
+        assert_eq!(extends, 3);
+    }
+
+    #[test]
+    fn mixes_follow_their_weights_and_need_shared_tables() {
+        let parts = parse_mix(&["tpcb-like@1".into(), "select-only@3".into()]).unwrap();
+        let mut m = Script::mix(&parts, 2).unwrap();
+        assert_eq!(m.name(), "tpcb-like@1,select-only@3");
+        let mut rng = SimRng::seed_from_u64(4);
+        let mut steps = Vec::new();
+        let n = 20_000;
+        let mut reads_only = 0;
+        for _ in 0..n {
+            m.next_transaction(&mut rng, &mut steps);
+            if !steps.iter().any(|s| matches!(s, Step::Lock(_))) {
+                reads_only += 1;
+            }
+        }
+        let share = reads_only as f64 / n as f64;
+        assert!((share - 0.75).abs() < 0.02, "{share}");
+        assert!(parse_mix(&["tpcb-like@0".into()]).is_err());
+        assert!(parse_mix(&["nosuch".into()]).is_err());
+    }
 }

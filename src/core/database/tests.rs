@@ -6,7 +6,7 @@ use std::collections::BinaryHeap;
 use super::*;
 use crate::core::io::{IoKind, PAGE_BYTES};
 use crate::core::time::{SEC, US};
-use crate::workload::pgbench::Tpcb;
+use crate::workload::{Script, builtin};
 
 /// Device latencies for the fake disk.
 #[derive(Clone, Copy)]
@@ -56,7 +56,7 @@ struct Outcome {
 
 /// Drive `db` to the end against a fake device with fixed latencies.
 fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
-    let w = Tpcb::shipped(scale).unwrap();
+    let w = Script::new(&builtin("tpcb-like").unwrap(), scale).unwrap();
     let mut db = Database::new(cfg, Box::new(w));
     let mut inflight: BinaryHeap<Reverse<(Nanos, Token, bool)>> = BinaryHeap::new();
     let mut now = 0;
@@ -197,9 +197,9 @@ fn full_page_images_on_first_touch_only_until_next_checkpoint() {
     let fpi_no_ckpt = o.db.stats().counters.full_page_images;
     // Scale 1: every page touched gets one image, and no more: at most the
     // number of distinct modified pages.
-    let w = Tpcb::shipped(1).unwrap();
-    let l = w.layout();
-    assert!(fpi_no_ckpt <= l.accounts.blocks + l.accounts_pkey.blocks() + 4);
+    let w = Script::new(&builtin("tpcb-like").unwrap(), 1).unwrap();
+    let a = w.table("pgbench_accounts").unwrap();
+    assert!(fpi_no_ckpt <= a.heap.blocks + a.index.as_ref().unwrap().blocks() + 4);
     assert_eq!(o.db.stats().counters.checkpoints_started, 0);
 
     cfg.checkpoint_timeout = SEC;

@@ -1,0 +1,50 @@
+//! Reading workload files: the one place under `workload/` that touches the
+//! file system, once at start-up (the generator itself stays pure).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use super::{BUILTIN, WorkloadSpec, builtin};
+
+/// A workload by built-in name or path to a workload file.
+pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
+    if let Some(s) = builtin(name_or_path) {
+        return Ok(s);
+    }
+    let path = Path::new(name_or_path);
+    if !path.exists() {
+        let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        bail!(
+            "no built-in workload or file named {name_or_path:?}; built-in: {}",
+            names.join(", ")
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    WorkloadSpec::from_json(&text, &path.display().to_string())
+}
+
+/// Parse pgbench's `-b name[@weight]` arguments into (spec, weight) parts.
+pub fn parse_mix(items: &[String]) -> Result<Vec<(WorkloadSpec, f64)>> {
+    items
+        .iter()
+        .map(|item| {
+            let (name, weight) = match item.rsplit_once('@') {
+                Some((n, w)) => {
+                    let w: f64 = w
+                        .parse()
+                        .ok()
+                        .filter(|w: &f64| w.is_finite() && *w > 0.0)
+                        .with_context(|| {
+                            format!("-b {item}: the weight after @ must be a number greater than 0")
+                        })?;
+                    (n, w)
+                }
+                None => (item.as_str(), 1.0),
+            };
+            let spec = load_spec(name).with_context(|| format!("-b {item}"))?;
+            Ok((spec, weight))
+        })
+        .collect()
+}

@@ -1,0 +1,491 @@
+//! A workload file compiled at one scale: the tables laid out in the data
+//! file, and a generator of transactions as the core's steps.
+
+use anyhow::{Result, bail};
+use rand::RngExt;
+
+use super::distribution::Sampler;
+use super::spec::{Access, WorkloadSpec};
+use super::{Step, Workload};
+use crate::core::SimRng;
+use crate::core::io::PAGE_BYTES;
+use crate::core::locks::RowId;
+use crate::core::time::{Nanos, US};
+
+/// A relation's place in the data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Extent {
+    /// First data block.
+    pub first: u64,
+    /// Number of blocks.
+    pub blocks: u64,
+}
+
+/// A btree laid out level by level: root first, leaves last.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Btree {
+    /// (first block, pages) per level, root level first.
+    pub levels: Vec<Extent>,
+    items_per_leaf: u64,
+    fanout: u64,
+}
+
+impl Btree {
+    fn new(first: u64, keys: u64, items_per_leaf: u64, fanout: u64) -> Btree {
+        let mut counts = vec![keys.div_ceil(items_per_leaf).max(1)];
+        while *counts.last().unwrap() > 1 {
+            let above = counts.last().unwrap().div_ceil(fanout);
+            counts.push(above);
+        }
+        counts.reverse();
+        let mut levels = Vec::new();
+        let mut next = first;
+        for c in counts {
+            levels.push(Extent {
+                first: next,
+                blocks: c,
+            });
+            next += c;
+        }
+        Btree {
+            levels,
+            items_per_leaf,
+            fanout,
+        }
+    }
+
+    /// Blocks in the index.
+    pub fn blocks(&self) -> u64 {
+        self.levels.iter().map(|l| l.blocks).sum()
+    }
+
+    /// Pages read to find `key` (0-based), root to leaf.
+    pub fn path(&self, key: u64, out: &mut Vec<u64>) {
+        let leaf = key / self.items_per_leaf;
+        let depth = self.levels.len();
+        for (i, level) in self.levels.iter().enumerate() {
+            let below = (depth - 1 - i) as u32;
+            let idx = (leaf / self.fanout.pow(below)).min(level.blocks - 1);
+            out.push(level.first + idx);
+        }
+    }
+
+    /// The leaf holding `key`.
+    pub fn leaf(&self, key: u64) -> u64 {
+        let l = self.levels.last().unwrap();
+        l.first + (key / self.items_per_leaf).min(l.blocks - 1)
+    }
+}
+
+/// A table at one scale.
+#[derive(Debug, Clone)]
+pub struct Table {
+    pub name: String,
+    /// Rows it starts with.
+    pub rows: u64,
+    pub rows_per_page: u64,
+    /// Heap pages holding the starting rows.
+    pub heap: Extent,
+    /// Region appends go to (may be empty).
+    pub append: Extent,
+    pub index: Option<Btree>,
+    appended: u64,
+}
+
+impl Table {
+    fn heap_block(&self, key: u64) -> u64 {
+        self.heap.first + (key / self.rows_per_page).min(self.heap.blocks.max(1) - 1)
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Stmt {
+    Read {
+        table: usize,
+        key: usize,
+    },
+    Range {
+        table: usize,
+        key: usize,
+        rows: u64,
+    },
+    Update {
+        table: usize,
+        key: usize,
+        wal: u32,
+        non_hot: f64,
+    },
+    Insert {
+        table: usize,
+        wal: u32,
+    },
+    Delete {
+        table: usize,
+        key: usize,
+        wal: u32,
+    },
+}
+
+#[derive(Debug, Clone)]
+struct Tx {
+    keys: Vec<(usize, Sampler)>,
+    statements: Vec<(Nanos, Option<Stmt>)>,
+    commit_wal: u32,
+}
+
+/// A compiled workload.
+#[derive(Debug)]
+pub struct Script {
+    name: String,
+    transaction_type: String,
+    scale: u64,
+    tables: Vec<Table>,
+    txs: Vec<Tx>,
+    cumulative_weights: Vec<f64>,
+    total_blocks: u64,
+    fpi_bytes: u32,
+    checkpoint_record_bytes: u32,
+    index_insert_wal: u32,
+    round_trip: Nanos,
+    described: serde_json::Value,
+    keys: Vec<u64>,
+    path: Vec<u64>,
+}
+
+impl Script {
+    /// Compile one workload at `scale`.
+    pub fn new(spec: &WorkloadSpec, scale: u64) -> Result<Script> {
+        Script::mix(&[(spec.clone(), 1.0)], scale)
+    }
+
+    /// Compile a weighted mix of workloads (pgbench's `-b name@weight`) at
+    /// `scale`. They must share their tables.
+    pub fn mix(parts: &[(WorkloadSpec, f64)], scale: u64) -> Result<Script> {
+        if scale == 0 {
+            bail!("scale must be at least 1");
+        }
+        let (first, _) = parts.first().expect("at least one workload");
+        for (other, w) in &parts[1..] {
+            if other.tables != first.tables {
+                bail!(
+                    "cannot mix {} and {}: their tables differ (a mix runs on one data set)",
+                    first.name,
+                    other.name
+                );
+            }
+            if !(w.is_finite() && *w > 0.0) {
+                bail!("{}@{w}: a weight must be greater than 0", other.name);
+            }
+        }
+        // Lay the tables out: every heap first (in name order), then indexes.
+        let mut next = 0u64;
+        let mut tables: Vec<Table> = Vec::new();
+        for (name, t) in &first.tables {
+            let rows = t.rows_per_scale * scale;
+            let heap = Extent {
+                first: next,
+                blocks: rows.div_ceil(t.rows_per_page),
+            };
+            next += heap.blocks;
+            let append = Extent {
+                first: next,
+                blocks: t.append_pages,
+            };
+            next += append.blocks;
+            tables.push(Table {
+                name: name.clone(),
+                rows,
+                rows_per_page: t.rows_per_page,
+                heap,
+                append,
+                index: None,
+                appended: 0,
+            });
+        }
+        for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
+            if let Some(i) = &spec.index {
+                let b = Btree::new(next, t.rows.max(1), i.items_per_leaf, i.fanout);
+                next += b.blocks();
+                t.index = Some(b);
+            }
+        }
+        let table_index = |name: &str| {
+            tables
+                .iter()
+                .position(|t| t.name == name)
+                .expect("validated")
+        };
+        let mut txs = Vec::new();
+        let mut cumulative_weights = Vec::new();
+        let mut total_weight = 0.0;
+        for (spec, mix_weight) in parts {
+            for tx in &spec.transactions {
+                let key_names: Vec<&String> = tx.keys.keys().collect();
+                let keys = tx
+                    .keys
+                    .values()
+                    .map(|k| {
+                        let ti = table_index(&k.table);
+                        (ti, Sampler::new(k.distribution, tables[ti].rows))
+                    })
+                    .collect();
+                let key_index =
+                    |k: &str| key_names.iter().position(|n| *n == k).expect("validated");
+                let mut statements = Vec::new();
+                for st in &tx.statements {
+                    let cpu = (st.cpu_us.unwrap_or(spec.cpu_us_per_statement) * US as f64) as Nanos;
+                    let access = st.access().map_err(anyhow::Error::msg)?.map(|a| match a {
+                        Access::Read { table, key } => Stmt::Read {
+                            table: table_index(&table),
+                            key: key_index(&key),
+                        },
+                        Access::Range { table, key, rows } => Stmt::Range {
+                            table: table_index(&table),
+                            key: key_index(&key),
+                            rows,
+                        },
+                        Access::Update {
+                            table,
+                            key,
+                            wal_bytes,
+                            non_hot_fraction,
+                        } => Stmt::Update {
+                            table: table_index(&table),
+                            key: key_index(&key),
+                            wal: wal_bytes,
+                            non_hot: non_hot_fraction,
+                        },
+                        Access::Insert { table, wal_bytes } => Stmt::Insert {
+                            table: table_index(&table),
+                            wal: wal_bytes,
+                        },
+                        Access::Delete {
+                            table,
+                            key,
+                            wal_bytes,
+                        } => Stmt::Delete {
+                            table: table_index(&table),
+                            key: key_index(&key),
+                            wal: wal_bytes,
+                        },
+                    });
+                    statements.push((cpu, access));
+                }
+                total_weight += tx.weight * mix_weight;
+                cumulative_weights.push(total_weight);
+                txs.push(Tx {
+                    keys,
+                    statements,
+                    commit_wal: tx.commit_wal_bytes,
+                });
+            }
+        }
+        let name = parts
+            .iter()
+            .map(|(s, w)| {
+                if parts.len() > 1 {
+                    format!("{}@{w}", s.name)
+                } else {
+                    s.name.clone()
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        let transaction_type = if parts.len() > 1 {
+            "multiple scripts".to_string()
+        } else {
+            first.description.clone()
+        };
+        let described = serde_json::json!({
+            "name": name,
+            "scale": scale,
+            "data_blocks": next,
+            "data_bytes": next * PAGE_BYTES,
+            "parts": parts.iter().map(|(s, w)| serde_json::json!({
+                "name": s.name, "weight": w, "description": s.description,
+                "source": s.source, "sources": s.sources,
+            })).collect::<Vec<_>>(),
+            "tables": tables.iter().map(|t| serde_json::json!({
+                "name": t.name, "rows": t.rows, "heap_pages": t.heap.blocks,
+                "append_pages": t.append.blocks,
+                "index_pages": t.index.as_ref().map(|i| i.blocks()),
+                "index_levels": t.index.as_ref().map(|i| i.levels.len()),
+            })).collect::<Vec<_>>(),
+        });
+        Ok(Script {
+            name,
+            transaction_type,
+            scale,
+            tables,
+            txs,
+            cumulative_weights,
+            total_blocks: next,
+            fpi_bytes: first.full_page_image_bytes,
+            checkpoint_record_bytes: first.checkpoint_record_bytes,
+            index_insert_wal: first.index_insert_wal_bytes,
+            round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
+            described,
+            keys: Vec::new(),
+            path: Vec::new(),
+        })
+    }
+
+    /// A table by name.
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.tables.iter().find(|t| t.name == name)
+    }
+
+    /// The pgbench scale factor.
+    pub fn scale(&self) -> u64 {
+        self.scale
+    }
+
+    fn row_id(table: usize, key: u64) -> RowId {
+        ((table as u64 + 1) << 56) | key
+    }
+}
+
+impl Workload for Script {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn transaction_type(&self) -> &str {
+        &self.transaction_type
+    }
+
+    fn data_blocks(&self) -> u64 {
+        self.total_blocks
+    }
+
+    fn full_page_image_bytes(&self) -> u32 {
+        self.fpi_bytes
+    }
+
+    fn checkpoint_record_bytes(&self) -> u32 {
+        self.checkpoint_record_bytes
+    }
+
+    fn round_trip(&self) -> Nanos {
+        self.round_trip
+    }
+
+    fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>) {
+        out.clear();
+        let ti = if self.txs.len() == 1 {
+            0
+        } else {
+            let total = *self.cumulative_weights.last().unwrap();
+            let x = rng.random::<f64>() * total;
+            self.cumulative_weights
+                .iter()
+                .position(|&c| x < c)
+                .unwrap_or(self.txs.len() - 1)
+        };
+        let tx = &self.txs[ti];
+        self.keys.clear();
+        for (_, sampler) in &tx.keys {
+            self.keys.push(sampler.sample(rng));
+        }
+        let mut path = std::mem::take(&mut self.path);
+        for (cpu, stmt) in &tx.statements {
+            out.push(Step::RoundTrip);
+            out.push(Step::Cpu(*cpu));
+            let Some(stmt) = stmt else { continue };
+            match *stmt {
+                Stmt::Read { table, key } => {
+                    let (t, k) = (&self.tables[table], self.keys[key]);
+                    if let Some(ix) = &t.index {
+                        path.clear();
+                        ix.path(k, &mut path);
+                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                    }
+                    out.push(Step::Read(t.heap_block(k)));
+                }
+                Stmt::Range { table, key, rows } => {
+                    let (t, k) = (&self.tables[table], self.keys[key]);
+                    let last = (k + rows - 1).min(t.rows.saturating_sub(1));
+                    if let Some(ix) = &t.index {
+                        path.clear();
+                        ix.path(k, &mut path);
+                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                        out.extend((ix.leaf(k) + 1..=ix.leaf(last)).map(Step::Read));
+                    }
+                    out.extend((t.heap_block(k)..=t.heap_block(last)).map(Step::Read));
+                }
+                Stmt::Update {
+                    table,
+                    key,
+                    wal,
+                    non_hot,
+                } => {
+                    let (t, k) = (&self.tables[table], self.keys[key]);
+                    if let Some(ix) = &t.index {
+                        path.clear();
+                        ix.path(k, &mut path);
+                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                    }
+                    out.push(Step::Lock(Self::row_id(table, k)));
+                    out.push(Step::Modify {
+                        block: t.heap_block(k),
+                        wal_bytes: wal,
+                    });
+                    if let Some(ix) = &t.index
+                        && non_hot > 0.0
+                        && rng.random_bool(non_hot)
+                    {
+                        // A non-HOT update puts a new index entry in the leaf.
+                        out.push(Step::Modify {
+                            block: ix.leaf(k),
+                            wal_bytes: self.index_insert_wal,
+                        });
+                    }
+                }
+                Stmt::Delete { table, key, wal } => {
+                    let (t, k) = (&self.tables[table], self.keys[key]);
+                    if let Some(ix) = &t.index {
+                        path.clear();
+                        ix.path(k, &mut path);
+                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                    }
+                    out.push(Step::Lock(Self::row_id(table, k)));
+                    out.push(Step::Modify {
+                        block: t.heap_block(k),
+                        wal_bytes: wal,
+                    });
+                }
+                Stmt::Insert { table, wal } => {
+                    let t = &mut self.tables[table];
+                    let n = t.appended;
+                    t.appended += 1;
+                    let block = t.append.first + (n / t.rows_per_page) % t.append.blocks;
+                    if n.is_multiple_of(t.rows_per_page) {
+                        out.push(Step::Extend {
+                            block,
+                            wal_bytes: wal,
+                        });
+                    } else {
+                        out.push(Step::Modify {
+                            block,
+                            wal_bytes: wal,
+                        });
+                    }
+                    if let Some(ix) = &t.index {
+                        out.push(Step::Modify {
+                            block: ix.leaf(t.rows + n),
+                            wal_bytes: self.index_insert_wal,
+                        });
+                    }
+                }
+            }
+        }
+        out.push(Step::Commit {
+            wal_bytes: tx.commit_wal,
+        });
+        self.path = path;
+    }
+
+    fn describe(&self) -> serde_json::Value {
+        self.described.clone()
+    }
+}

@@ -1,0 +1,488 @@
+//! The workload file format (`workloads/*.json`), parsed and validated.
+//!
+//! A workload names its tables (rows per scale unit, rows per heap page, an
+//! optional btree index, or an append-only region), then its transaction
+//! types: each a list of statements (point read, range scan, update, insert,
+//! delete, or a statement with no page access such as BEGIN), with keys drawn
+//! from pgbench's distributions, WAL bytes per record and CPU per statement.
+//! Any object may carry a `source` saying where its numbers come from.
+//!
+//! Errors name the file, the path inside it and the problem.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+use super::distribution::Distribution;
+
+/// A btree index on a table's key.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexSpec {
+    /// Index entries per leaf page.
+    pub items_per_leaf: u64,
+    /// Children per internal page.
+    pub fanout: u64,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// A table.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    /// Rows per scale unit (0 for tables that start empty and grow).
+    #[serde(default)]
+    pub rows_per_scale: u64,
+    /// Rows that fit in one 8 KiB heap page at the table's fillfactor.
+    pub rows_per_page: u64,
+    /// Pages reserved for appends (inserts go to the last page and extend
+    /// the table; pgiosim wraps around within this region).
+    #[serde(default)]
+    pub append_pages: u64,
+    /// A btree on the key, if any.
+    #[serde(default)]
+    pub index: Option<IndexSpec>,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+/// A key variable, drawn once per transaction.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeySpec {
+    /// Table whose rows the key ranges over.
+    pub table: String,
+    /// How it is drawn [default: uniform].
+    #[serde(default = "uniform")]
+    pub distribution: Distribution,
+}
+
+fn uniform() -> Distribution {
+    Distribution::Uniform
+}
+
+/// What a statement touches, once resolved from its one access field.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Access {
+    /// Look a row up by key: index path, then its heap page.
+    Read { table: String, key: String },
+    /// Scan `rows` rows from the key on: index path, leaf pages, heap pages.
+    Range {
+        table: String,
+        key: String,
+        rows: u64,
+    },
+    /// Update a row by key: lock it until commit, change its heap page; a
+    /// non-HOT share also inserts an index entry.
+    Update {
+        table: String,
+        key: String,
+        wal_bytes: u32,
+        non_hot_fraction: f64,
+    },
+    /// Append a row: the table's last page (a new page when it is full).
+    Insert { table: String, wal_bytes: u32 },
+    /// Delete a row by key: lock it, change its heap page.
+    Delete {
+        table: String,
+        key: String,
+        wal_bytes: u32,
+    },
+}
+
+/// `read`: a row by key.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReadSpec {
+    pub table: String,
+    pub key: String,
+}
+
+/// `range`: `rows` rows from the key on.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RangeSpec {
+    pub table: String,
+    pub key: String,
+    pub rows: u64,
+}
+
+/// `update` or `delete`: a row by key, with the WAL record it logs.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChangeSpec {
+    pub table: String,
+    pub key: String,
+    pub wal_bytes: u32,
+    /// Share of updates that are not HOT (they also insert an index entry).
+    #[serde(default)]
+    pub non_hot_fraction: f64,
+}
+
+/// `insert`: an appended row and its WAL record.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InsertSpec {
+    pub table: String,
+    pub wal_bytes: u32,
+}
+
+/// One statement: a client round trip, CPU, and at most one access.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatementSpec {
+    /// The SQL it stands for, for readers.
+    #[serde(default)]
+    pub sql: Option<String>,
+    /// CPU for this statement in µs [default: the workload's cpu_us_per_statement].
+    #[serde(default)]
+    pub cpu_us: Option<f64>,
+    #[serde(default)]
+    pub read: Option<ReadSpec>,
+    #[serde(default)]
+    pub range: Option<RangeSpec>,
+    #[serde(default)]
+    pub update: Option<ChangeSpec>,
+    #[serde(default)]
+    pub insert: Option<InsertSpec>,
+    #[serde(default)]
+    pub delete: Option<ChangeSpec>,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+impl StatementSpec {
+    /// The statement's access, if any; an error if it names more than one.
+    pub fn access(&self) -> std::result::Result<Option<Access>, String> {
+        let mut found = Vec::new();
+        if let Some(r) = &self.read {
+            found.push(Access::Read {
+                table: r.table.clone(),
+                key: r.key.clone(),
+            });
+        }
+        if let Some(r) = &self.range {
+            found.push(Access::Range {
+                table: r.table.clone(),
+                key: r.key.clone(),
+                rows: r.rows,
+            });
+        }
+        if let Some(u) = &self.update {
+            found.push(Access::Update {
+                table: u.table.clone(),
+                key: u.key.clone(),
+                wal_bytes: u.wal_bytes,
+                non_hot_fraction: u.non_hot_fraction,
+            });
+        }
+        if let Some(i) = &self.insert {
+            found.push(Access::Insert {
+                table: i.table.clone(),
+                wal_bytes: i.wal_bytes,
+            });
+        }
+        if let Some(d) = &self.delete {
+            found.push(Access::Delete {
+                table: d.table.clone(),
+                key: d.key.clone(),
+                wal_bytes: d.wal_bytes,
+            });
+        }
+        if found.len() > 1 {
+            return Err(
+                "a statement has at most one of read, range, update, insert, delete".into(),
+            );
+        }
+        Ok(found.pop())
+    }
+}
+
+/// A transaction type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransactionSpec {
+    pub name: String,
+    /// Relative weight in the mix [default 1].
+    #[serde(default = "one")]
+    pub weight: f64,
+    /// Keys drawn at the start, by name.
+    #[serde(default)]
+    pub keys: BTreeMap<String, KeySpec>,
+    pub statements: Vec<StatementSpec>,
+    /// WAL bytes logged at commit: the commit record plus records not tied to
+    /// a statement (pruning, locks).
+    #[serde(default)]
+    pub commit_wal_bytes: u32,
+    #[serde(default)]
+    pub source: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// A whole workload file.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub description: String,
+    #[serde(default)]
+    pub source: Option<String>,
+    pub tables: BTreeMap<String, TableSpec>,
+    pub transactions: Vec<TransactionSpec>,
+    /// Default CPU per statement, µs.
+    pub cpu_us_per_statement: f64,
+    /// Client round trip per statement, µs.
+    pub round_trip_us_per_statement: f64,
+    /// Bytes of a full-page image.
+    pub full_page_image_bytes: u32,
+    /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
+    #[serde(default = "index_insert_default")]
+    pub index_insert_wal_bytes: u32,
+    /// Bytes of a checkpoint record.
+    #[serde(default = "checkpoint_record_default")]
+    pub checkpoint_record_bytes: u32,
+    /// Where each number above comes from.
+    #[serde(default)]
+    pub sources: BTreeMap<String, String>,
+}
+
+fn index_insert_default() -> u32 {
+    64
+}
+
+fn checkpoint_record_default() -> u32 {
+    114
+}
+
+impl WorkloadSpec {
+    /// Parse and validate a workload file's text; `origin` names it in errors.
+    pub fn from_json(text: &str, origin: &str) -> Result<WorkloadSpec> {
+        let spec: WorkloadSpec = serde_json::from_str(text)
+            .with_context(|| format!("{origin}: not a valid workload file"))?;
+        spec.validate().with_context(|| origin.to_string())?;
+        Ok(spec)
+    }
+
+    /// Every reference resolves and every number makes sense.
+    fn validate(&self) -> Result<()> {
+        if self.tables.is_empty() {
+            bail!("tables: at least one table is needed");
+        }
+        for (name, t) in &self.tables {
+            let at = format!("tables.{name}");
+            if t.rows_per_page == 0 {
+                bail!("{at}.rows_per_page: must be at least 1");
+            }
+            if t.rows_per_scale == 0 && t.append_pages == 0 {
+                bail!(
+                    "{at}: a table needs rows_per_scale (rows it starts with) or append_pages (room to grow)"
+                );
+            }
+            if let Some(i) = &t.index {
+                if i.items_per_leaf == 0 {
+                    bail!("{at}.index.items_per_leaf: must be at least 1");
+                }
+                if i.fanout < 2 {
+                    bail!("{at}.index.fanout: must be at least 2, got {}", i.fanout);
+                }
+            }
+        }
+        if self.transactions.is_empty() {
+            bail!("transactions: at least one transaction type is needed");
+        }
+        for (what, v) in [
+            ("cpu_us_per_statement", self.cpu_us_per_statement),
+            (
+                "round_trip_us_per_statement",
+                self.round_trip_us_per_statement,
+            ),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                bail!("{what}: must be a non-negative number of microseconds, got {v}");
+            }
+        }
+        for (ti, tx) in self.transactions.iter().enumerate() {
+            let at = format!("transactions[{ti}] ({})", tx.name);
+            if !(tx.weight.is_finite() && tx.weight > 0.0) {
+                bail!("{at}.weight: must be greater than 0, got {}", tx.weight);
+            }
+            if tx.statements.is_empty() {
+                bail!("{at}.statements: at least one statement is needed");
+            }
+            for (k, key) in &tx.keys {
+                let t = self.tables.get(&key.table).with_context(|| {
+                    format!("{at}.keys.{k}.table: no table named {:?}", key.table)
+                })?;
+                if t.rows_per_scale == 0 {
+                    bail!(
+                        "{at}.keys.{k}.table: {:?} has no rows to draw keys from (rows_per_scale is 0)",
+                        key.table
+                    );
+                }
+                key.distribution
+                    .check()
+                    .map_err(|e| anyhow::anyhow!("{at}.keys.{k}.distribution: {e}"))?;
+            }
+            for (si, st) in tx.statements.iter().enumerate() {
+                let at = format!("{at}.statements[{si}]");
+                if let Some(c) = st.cpu_us
+                    && !(c.is_finite() && c >= 0.0)
+                {
+                    bail!("{at}.cpu_us: must be a non-negative number, got {c}");
+                }
+                let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+                let Some(a) = &access else { continue };
+                let (kind, table, key) = match a {
+                    Access::Read { table, key } => ("read", table, Some(key)),
+                    Access::Range {
+                        table, key, rows, ..
+                    } => {
+                        if *rows == 0 {
+                            bail!("{at}.range.rows: must be at least 1");
+                        }
+                        ("range", table, Some(key))
+                    }
+                    Access::Update {
+                        table,
+                        key,
+                        non_hot_fraction,
+                        ..
+                    } => {
+                        if !(0.0..=1.0).contains(non_hot_fraction) {
+                            bail!(
+                                "{at}.update.non_hot_fraction: must be between 0 and 1, got {non_hot_fraction}"
+                            );
+                        }
+                        ("update", table, Some(key))
+                    }
+                    Access::Insert { table, .. } => ("insert", table, None),
+                    Access::Delete { table, key, .. } => ("delete", table, Some(key)),
+                };
+                let t = self
+                    .tables
+                    .get(table)
+                    .with_context(|| format!("{at}.{kind}.table: no table named {table:?}"))?;
+                if let Some(key) = key {
+                    let k = tx.keys.get(key).with_context(|| {
+                        format!("{at}.{kind}.key: no key named {key:?} in {}.keys", tx.name)
+                    })?;
+                    if &k.table != table {
+                        bail!(
+                            "{at}.{kind}.key: {key:?} ranges over {:?}, not {table:?}",
+                            k.table
+                        );
+                    }
+                }
+                if kind == "insert" && t.append_pages == 0 {
+                    bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"{
+      "name": "t", "description": "d",
+      "tables": {
+        "a": {"rows_per_scale": 1000, "rows_per_page": 50, "index": {"items_per_leaf": 300, "fanout": 200}},
+        "h": {"rows_per_page": 100, "append_pages": 64}
+      },
+      "transactions": [{"name": "x", "keys": {"k": {"table": "a", "distribution": {"type": "zipfian", "parameter": 1.1}}},
+        "statements": [{"sql": "BEGIN"},
+                       {"update": {"table": "a", "key": "k", "wal_bytes": 72, "non_hot_fraction": 0.1}},
+                       {"insert": {"table": "h", "wal_bytes": 79}}],
+        "commit_wal_bytes": 34}],
+      "cpu_us_per_statement": 40, "round_trip_us_per_statement": 20, "full_page_image_bytes": 8000
+    }"#;
+
+    fn err(text: &str) -> String {
+        format!("{:#}", WorkloadSpec::from_json(text, "w.json").unwrap_err())
+    }
+
+    #[test]
+    fn good_file_parses() {
+        let s = WorkloadSpec::from_json(GOOD, "w.json").unwrap();
+        assert_eq!(s.transactions[0].statements.len(), 3);
+        assert_eq!(s.index_insert_wal_bytes, 64);
+    }
+
+    #[test]
+    fn each_error_names_file_path_and_problem() {
+        let cases = [
+            (
+                GOOD.replace("\"rows_per_page\": 50", "\"rows_per_page\": 0"),
+                "tables.a.rows_per_page",
+            ),
+            (
+                GOOD.replace("\"fanout\": 200", "\"fanout\": 1"),
+                "tables.a.index.fanout",
+            ),
+            (
+                GOOD.replace("\"table\": \"a\", \"key\"", "\"table\": \"zz\", \"key\""),
+                "statements[1].update.table",
+            ),
+            (
+                GOOD.replace("\"key\": \"k\"", "\"key\": \"nope\""),
+                "statements[1].update.key",
+            ),
+            (
+                GOOD.replace("\"parameter\": 1.1", "\"parameter\": 1.0"),
+                "keys.k.distribution",
+            ),
+            (
+                GOOD.replace("\"non_hot_fraction\": 0.1", "\"non_hot_fraction\": 2"),
+                "non_hot_fraction",
+            ),
+            (
+                GOOD.replace("\"append_pages\": 64", "\"rows_per_scale\": 5"),
+                "insert.table",
+            ),
+            (
+                GOOD.replace(
+                    "\"cpu_us_per_statement\": 40",
+                    "\"cpu_us_per_statement\": -1",
+                ),
+                "cpu_us_per_statement",
+            ),
+            (
+                GOOD.replace(
+                    "\"statements\": [{\"sql\": \"BEGIN\"},",
+                    "\"weight\": 0, \"statements\": [{\"sql\": \"BEGIN\"},",
+                ),
+                "weight",
+            ),
+            (
+                GOOD.replace(
+                    "\"table\": \"a\", \"distribution\"",
+                    "\"table\": \"h\", \"distribution\"",
+                ),
+                "keys.k.table",
+            ),
+        ];
+        for (text, needle) in cases {
+            let e = err(&text);
+            assert!(e.starts_with("w.json"), "{e}");
+            assert!(e.contains(needle), "expected {needle:?} in {e}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_and_bad_json_are_refused() {
+        let e = err(&GOOD.replace("\"description\"", "\"descriptoin\""));
+        assert!(e.contains("w.json") && e.contains("descriptoin"), "{e}");
+        let e = err("{ not json");
+        assert!(e.contains("w.json"), "{e}");
+        let e = err(&GOOD.replace("\"type\": \"zipfian\"", "\"type\": \"pareto\""));
+        assert!(e.contains("pareto"), "{e}");
+    }
+}
