@@ -233,6 +233,21 @@ pub struct WorkloadArgs {
     /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
+    /// Rate-limited run (pgbench -R): start TPS transactions per second in
+    /// all, on a Poisson schedule; latency counts from the scheduled start and
+    /// the schedule lag is reported. Shows the latency an application sees at
+    /// its real arrival rate, not at saturation.
+    #[arg(short = 'R', long = "rate", value_name = "TPS")]
+    pub rate: Option<f64>,
+    /// With -R (pgbench -L): skip transactions that would start more than MS
+    /// late, and count those that finish over MS.
+    #[arg(
+        short = 'L',
+        long = "latency-limit",
+        value_name = "MS",
+        requires = "rate"
+    )]
+    pub latency_limit: Option<f64>,
     /// Print a progress line every SECONDS (pgbench -P).
     #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
     pub progress: Option<f64>,
@@ -436,7 +451,25 @@ fn core_config(
             bytes / PAGE_BYTES
         }
     };
+    if let Some(r) = args.rate
+        && !(r.is_finite() && r > 0.0)
+    {
+        return Err(usage(format!(
+            "-R/--rate: must be more than 0 transactions per second, got {r}"
+        )));
+    }
+    let latency_limit = match args.latency_limit {
+        None => None,
+        Some(ms) if ms.is_finite() && ms > 0.0 => Some((ms * MS as f64) as u64),
+        Some(ms) => {
+            return Err(usage(format!(
+                "-L/--latency-limit: must be more than 0 ms, got {ms}"
+            )));
+        }
+    };
     Ok(CoreConfig {
+        rate: args.rate,
+        latency_limit,
         clients: args.clients,
         cpus,
         duration,

@@ -220,3 +220,71 @@ fn large_data_set_models_without_the_disk() {
     assert!(num(&r, &["summary", "tps"]) > 100.0);
     assert!(num(&r, &["io", "data_reads_per_tx"]) > 0.5);
 }
+
+#[test]
+fn rate_below_capacity_is_met_with_little_lag() {
+    let r = model(&[
+        "-s", "10", "-c", "8", "-T", "30", "-R", "500", "--device", "nvme", "--seed", "4",
+    ]);
+    let tps = num(&r, &["summary", "tps"]);
+    assert!((tps - 500.0).abs() / 500.0 < 0.02, "{tps}");
+    let lag = num(&r, &["summary", "rate_limit", "lag_avg_ms"]);
+    let lat = num(&r, &["summary", "latency_ms", "average"]);
+    assert!(lag < 0.1 * lat, "lag {lag} ms against latency {lat} ms");
+}
+
+#[test]
+fn rate_above_capacity_grows_lag_and_counts_late_and_skipped() {
+    // About 5,300 tps is this config's capacity (2 cores).
+    let short = model(&[
+        "-s", "10", "-c", "8", "--cpus", "2", "-T", "2", "-R", "20000", "--device", "nvme",
+        "--seed", "4",
+    ]);
+    let long = model(&[
+        "-s", "10", "-c", "8", "--cpus", "2", "-T", "6", "-R", "20000", "--device", "nvme",
+        "--seed", "4",
+    ]);
+    let lag = |r: &Value| num(r, &["summary", "rate_limit", "lag_avg_ms"]);
+    assert!(
+        lag(&long) > 2.0 * lag(&short),
+        "lag {} then {}",
+        lag(&short),
+        lag(&long)
+    );
+    assert!(num(&long, &["summary", "tps"]) < 7000.0);
+    let limited = model(&[
+        "-s", "10", "-c", "8", "--cpus", "2", "-T", "5", "-R", "20000", "-L", "5", "--device",
+        "nvme", "--seed", "4",
+    ]);
+    assert!(num(&limited, &["summary", "rate_limit", "skipped"]) > 1000.0);
+    assert!(num(&limited, &["summary", "rate_limit", "late"]) > 0.0);
+}
+
+#[test]
+fn every_builtin_workload_runs_in_the_model() {
+    for w in ["tpcb-like", "simple-update", "select-only", "large-updates"] {
+        let r = model(&[
+            "-s", "5", "-c", "4", "-T", "2", "-b", w, "--device", "this-vm", "--seed", "1",
+        ]);
+        assert!(num(&r, &["summary", "tps"]) > 100.0, "{w}");
+        assert_eq!(r["run"]["workload"], w);
+    }
+    let r = model(&[
+        "-s", "5", "-c", "4", "-T", "2", "-S", "--device", "this-vm", "--seed", "1",
+    ]);
+    assert_eq!(
+        num(&r, &["io", "wal_fdatasyncs"]),
+        num(&r, &["io", "wal_fdatasyncs"])
+    );
+    assert_eq!(r["run"]["transaction_type"], "<builtin: select only>");
+    // Read-only: no commit waits for a flush.
+    let wal_share = r["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bucket"] == "wal_fsync")
+        .unwrap()["share"]
+        .as_f64()
+        .unwrap();
+    assert_eq!(wal_share, 0.0);
+}

@@ -48,4 +48,10 @@ pub struct CoreConfig {
     pub wal_segments: u32,
     /// Client round trip per statement.
     pub round_trip: Nanos,
+    /// Rate-limited (open-loop) run: transactions per second over all
+    /// clients, started on a Poisson schedule (pgbench -R).
+    pub rate: Option<f64>,
+    /// pgbench -L: transactions already this late at their scheduled start
+    /// are skipped, and finished ones slower than this are counted late.
+    pub latency_limit: Option<Nanos>,
 }

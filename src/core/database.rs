@@ -52,6 +52,8 @@ enum Wait {
     CommitFlush,
     /// WAL buffer space (its records would overrun wal_buffers).
     WalSpace,
+    /// Rate-limited run: idle until its next transaction's scheduled start.
+    Schedule,
     /// Finished its transactions.
     Stopped,
 }
@@ -69,6 +71,8 @@ struct Client {
     /// A buffer this client read, valid and pinned, for the step it re-runs.
     held: Option<BufId>,
     done: u64,
+    /// Rate-limited runs: scheduled start of its next transaction.
+    sched: Nanos,
 }
 
 /// Why an I/O was issued.
@@ -85,6 +89,8 @@ enum Purpose {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
     Resume(u32),
+    /// A rate-limited client's next transaction is due.
+    Start(u32),
     CpuDone(u32),
     /// A round trip ending at `cpu_start`, then a CPU burst (uncontended).
     RoundTripThenCpu {
@@ -184,6 +190,7 @@ impl Database {
                     victim: None,
                     held: None,
                     done: 0,
+                    sched: 0,
                 }
             })
             .collect();
@@ -238,6 +245,15 @@ impl Database {
         };
         if let Some(d) = db.cfg.duration {
             db.set_timer(d, Timer::End);
+        }
+        if db.cfg.rate.is_some() {
+            db.ready.clear();
+            for c in 0..db.cfg.clients {
+                db.schedule_next(0, c);
+                if db.clients[c as usize].wait == Wait::Running {
+                    db.ready.push_back(c);
+                }
+            }
         }
         let next = db.ckpt.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
@@ -465,6 +481,13 @@ impl Database {
     fn fire(&mut self, now: Nanos, timer: Timer) {
         match timer {
             Timer::Resume(c) => self.make_ready(c),
+            Timer::Start(c) => {
+                let cl = &mut self.clients[c as usize];
+                // The clock starts at the scheduled time: a late wake-up is lag.
+                cl.clock = TxClock::start(cl.sched, Bucket::Other);
+                self.stats.record_lag(now - cl.sched);
+                self.make_ready(c);
+            }
             Timer::CpuDone(c) => {
                 if let Some((next, finish)) = self.cpu.release(now) {
                     self.clients[next as usize].clock.switch(now, Bucket::Cpu);
@@ -878,6 +901,9 @@ impl Database {
             let (latency, spent) = cl.clock.finish(now);
             cl.done += 1;
             self.stats.record_transaction(now, latency, &spent);
+            if self.cfg.latency_limit.is_some_and(|l| latency > l) {
+                self.stats.counters.late += 1;
+            }
         }
         for g in granted.drain(..) {
             self.make_ready(g);
@@ -900,8 +926,42 @@ impl Database {
         let cl = &mut self.clients[ci];
         cl.steps = steps;
         cl.pc = 0;
-        cl.clock = TxClock::start(now, Bucket::Other);
-        cl.wait = Wait::Running;
+        if self.cfg.rate.is_some() {
+            self.schedule_next(now, c);
+        } else {
+            cl.clock = TxClock::start(now, Bucket::Other);
+            cl.wait = Wait::Running;
+        }
+    }
+
+    /// Rate-limited runs (pgbench -R): each client starts transactions on its
+    /// own Poisson schedule of rate/clients per second. Latency counts from
+    /// the scheduled start, so a saturated server shows its queueing instead
+    /// of hiding it (no coordinated omission). With a latency limit, a
+    /// transaction already later than the limit when its client is free is
+    /// skipped, as pgbench does.
+    fn schedule_next(&mut self, now: Nanos, c: u32) {
+        let rate = self.cfg.rate.expect("rate-limited run");
+        let mean_gap = self.cfg.clients as f64 / rate * 1e9;
+        let cl = &mut self.clients[c as usize];
+        loop {
+            let u: f64 = rand::RngExt::random(&mut self.rng);
+            cl.sched += (-(1.0 - u).ln() * mean_gap) as Nanos;
+            match self.cfg.latency_limit {
+                Some(limit) if now > cl.sched + limit => self.stats.counters.skipped += 1,
+                _ => break,
+            }
+        }
+        if cl.sched > now {
+            cl.wait = Wait::Schedule;
+            let at = cl.sched;
+            self.set_timer(at, Timer::Start(c));
+        } else {
+            cl.clock = TxClock::start(cl.sched, Bucket::Other);
+            cl.wait = Wait::Running;
+            let lag = now - cl.sched;
+            self.stats.record_lag(lag);
+        }
     }
 
     /// The checkpointer is free to act at `now`.

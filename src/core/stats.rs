@@ -50,6 +50,10 @@ pub struct Counters {
     pub wal_written_bytes: u64,
     /// WAL fdatasync calls handed to the device (`wal_sync`).
     pub wal_syncs: u64,
+    /// Rate-limited runs: transactions skipped for starting later than the
+    /// latency limit, and those that finished over it.
+    pub skipped: u64,
+    pub late: u64,
 }
 
 /// One second of the run.
@@ -89,6 +93,10 @@ pub struct Stats {
     pub counters: Counters,
     /// Per-second series.
     pub seconds: Vec<Second>,
+    /// Rate-limited runs: schedule lag (actual minus scheduled start), total
+    /// and largest, in ns.
+    pub lag_sum_ns: u128,
+    pub lag_max_ns: u64,
 }
 
 impl Default for Stats {
@@ -109,6 +117,8 @@ impl Stats {
             transactions: 0,
             counters: Counters::default(),
             seconds: Vec::new(),
+            lag_sum_ns: 0,
+            lag_max_ns: 0,
         }
     }
 
@@ -137,6 +147,12 @@ impl Stats {
         s.transactions += 1;
         s.latency_sum_ns += latency as u128;
         s.latency_sq_sum_us2 += us * us;
+    }
+
+    /// A rate-limited transaction started `lag` after its scheduled time.
+    pub fn record_lag(&mut self, lag: Nanos) {
+        self.lag_sum_ns += lag as u128;
+        self.lag_max_ns = self.lag_max_ns.max(lag);
     }
 
     /// Mean latency in ns (0 with no transactions).

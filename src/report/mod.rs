@@ -77,6 +77,25 @@ pub struct Summary {
     pub tps: f64,
     /// Latency (ms).
     pub latency_ms: Latency,
+    /// Rate-limited runs only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_limit: Option<RateFigures>,
+}
+
+/// What a rate-limited run (pgbench -R) adds.
+#[derive(Debug, Clone, Serialize)]
+pub struct RateFigures {
+    /// Requested transactions per second.
+    pub requested_tps: f64,
+    /// Schedule lag: actual minus scheduled start (ms).
+    pub lag_avg_ms: f64,
+    pub lag_max_ms: f64,
+    /// pgbench -L, if given.
+    pub latency_limit_ms: Option<f64>,
+    /// Transactions skipped for starting later than the limit.
+    pub skipped: u64,
+    /// Transactions that finished over the limit.
+    pub late: u64,
 }
 
 /// One bucket of the per-transaction breakdown.
@@ -315,6 +334,14 @@ impl RunResult {
                     p99_9: pct(0.999),
                     max: s.latency.max() as f64 / 1e6,
                 },
+                rate_limit: db.config().rate.map(|r| RateFigures {
+                    requested_tps: r,
+                    lag_avg_ms: ratio(s.lag_sum_ns as f64, tx) / 1e6,
+                    lag_max_ms: s.lag_max_ns as f64 / 1e6,
+                    latency_limit_ms: db.config().latency_limit.map(|l| l as f64 / 1e6),
+                    skipped: c.skipped,
+                    late: c.late,
+                }),
             },
             breakdown,
             io,

@@ -45,6 +45,36 @@ pub fn render(r: &RunResult) -> String {
     );
     let _ = writeln!(o, "latency average = {:.3} ms", s.latency_ms.average);
     let _ = writeln!(o, "latency stddev = {:.3} ms", s.latency_ms.stddev);
+    if let Some(rl) = &s.rate_limit {
+        let _ = writeln!(
+            o,
+            "rate limit schedule lag: avg {:.3} (max {:.3}) ms",
+            rl.lag_avg_ms, rl.lag_max_ms
+        );
+        if let Some(limit) = rl.latency_limit_ms {
+            let all = s.transactions + rl.skipped;
+            let pct = |n: u64| {
+                if all == 0 {
+                    0.0
+                } else {
+                    n as f64 * 100.0 / all as f64
+                }
+            };
+            let _ = writeln!(
+                o,
+                "number of transactions skipped: {} ({:.3}%)",
+                rl.skipped,
+                pct(rl.skipped)
+            );
+            let _ = writeln!(
+                o,
+                "number of transactions above the {limit:.1} ms latency limit: {}/{} ({:.3}%)",
+                rl.late,
+                all,
+                pct(rl.late)
+            );
+        }
+    }
     let _ = writeln!(o, "tps = {:.6} (without initial connection time)", s.tps);
     let l = &s.latency_ms;
     let _ = writeln!(

@@ -45,6 +45,8 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         os_cache_pages: 0,
         wal_segments: 4,
         round_trip: 20 * US,
+        rate: None,
+        latency_limit: None,
     }
 }
 
