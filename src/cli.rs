@@ -80,6 +80,14 @@ pub enum Command {
     /// answers in about a second what `run` would report on that device,
     /// without the disk and without allocating the data set.
     Model(ModelArgs),
+    /// Time a one-shot VACUUM of a bloated table, on this disk or a model.
+    ///
+    /// Every page of --bloat worth of heap has dead tuples: vacuum reads it
+    /// through its 256 KiB ring, prunes it (WAL, a full-page image on its
+    /// first change after the checkpoint), and writes its dirty ring buffers
+    /// itself. Reported in seconds and MB/s, with pages read, dirtied and
+    /// written, and the WAL it produced.
+    Vacuum(VacuumArgs),
     /// List the shipped device profiles.
     Devices(DevicesArgs),
     /// Create (or check) the data and WAL files for a scale, without running.
@@ -88,6 +96,22 @@ pub enum Command {
     Cleanup(DirArgs),
     /// Measure an I/O engine alone, like fio (used by scripts/bench-engine).
     Iobench(bench::IoBenchArgs),
+    /// Probe this disk (about a minute) and write a device profile for
+    /// `model --device`: QD1 latencies, IOPS by queue depth, flush cost,
+    /// bandwidth.
+    Calibrate(crate::calibrate::CalibrateArgs),
+    /// Device profiles from other tools' results (fio JSON).
+    #[command(subcommand)]
+    Profile(crate::calibrate::ProfileCommand),
+    /// Watch a live PostgreSQL's statistics and write a workload of its shape.
+    ///
+    /// Reads pg_stat_database, pg_stat_wal, pg_stat_bgwriter or
+    /// pg_stat_checkpointer, pg_stat_io (16+) and pg_settings, read-only, at the
+    /// start and end of -T, and writes a workload file (-o x.json) with the
+    /// observed transaction mix, WAL per transaction and block accesses, plus the
+    /// server's settings as x.conf; `run --workload x.json --config x.conf`
+    /// replays it. PostgreSQL 13 to 18.
+    Capture(crate::capture::CaptureArgs),
 }
 
 /// Where the files go.
@@ -154,6 +178,41 @@ impl WorkloadChoice {
         }
         workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))
     }
+}
+
+/// Flags of `vacuum`.
+#[derive(Debug, Clone, Args)]
+pub struct VacuumArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// Size of the bloated heap to vacuum (e.g. 10GB).
+    #[arg(long, value_name = "SIZE", default_value = "1GB")]
+    pub bloat: String,
+    /// Model it on this device profile instead of running it on the disk.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
+    /// PostgreSQL settings (vacuum_cost_limit, vacuum_cost_delay,
+    /// shared_buffers, ...), as for `run`.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Read settings from a postgresql.conf.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// I/O engine (on the disk).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// Use the kernel page cache instead of O_DIRECT (on the disk).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write the result as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the random choices.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print nothing but the result.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Flags of `devices`.
@@ -300,6 +359,12 @@ pub struct RunArgs {
     /// PostgreSQL up to 17 does); needed on filesystems without O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
+    /// Shape every I/O like a device profile's disk (a shipped name or a
+    /// profile JSON): completions are delivered no earlier than the device
+    /// model says, caps included; where this disk is slower than the
+    /// profile, the run says so.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub emulate: Option<String>,
 }
 
 /// Flags of `model`.
@@ -321,6 +386,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
+        Command::Vacuum(args) => vacuum(&args, stop),
         Command::Devices(args) => {
             devices(&args);
             Ok(0)
@@ -349,6 +415,9 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
             }
             Ok(0)
         }
+        Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
+        Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
+        Command::Capture(args) => crate::capture::execute(&args, &stop),
         Command::Iobench(args) => {
             bench::iobench(&args)?;
             Ok(0)
@@ -467,9 +536,24 @@ fn core_config(
             )));
         }
     };
+    let autovacuum_cost_limit = match s.autovacuum_vacuum_cost_limit {
+        -1 => s.vacuum_cost_limit,
+        n => n as u32,
+    };
+    let autovacuum_cost_delay_ms = match s.autovacuum_vacuum_cost_delay_ms {
+        -1 => s.vacuum_cost_delay_ms,
+        n => n as u64,
+    };
     Ok(CoreConfig {
         rate: args.rate,
         latency_limit,
+        autovacuum: s.autovacuum,
+        autovacuum_naptime: s.autovacuum_naptime_s * SEC,
+        autovacuum_cost_limit,
+        autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
+        vacuum_table: None,
+        vacuum_cost_limit: s.vacuum_cost_limit,
+        vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
         clients: args.clients,
         cpus,
         duration,
@@ -618,6 +702,12 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     }
     let max_in_flight = w.clients + 4;
     let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
+    let mut emulation = None;
+    if let Some(arg) = &args.emulate {
+        let (d, handle, profile) = crate::engine::emulate::wrap(dev, arg, plan.cfg.seed)?;
+        dev = d;
+        emulation = Some((handle, profile));
+    }
     let names = (
         plan.workload.name().to_string(),
         plan.workload.transaction_type().to_string(),
@@ -627,8 +717,13 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     info.data_io = if args.buffered { "buffered" } else { "direct" }.into();
     info.dir = dd.dir.display().to_string();
     info.wal_dir = dd.wal_dir.display().to_string();
-    execute_plan(plan, info, dev.as_mut(), w, &stop)
-        .with_context(|| format!("run in {}", dd.dir.display()))
+    info.device = emulation.as_ref().map(|(_, p)| p.to_json());
+    let code = execute_plan(plan, info, dev.as_mut(), w, &stop)
+        .with_context(|| format!("run in {}", dd.dir.display()))?;
+    if let Some((handle, _)) = emulation {
+        eprintln!("{}", handle.stats().summary());
+    }
+    Ok(code)
 }
 
 fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
@@ -678,4 +773,160 @@ fn write_json(path: &Path, result: &RunResult) -> Result<()> {
     std::fs::write(path, text)
         .with_context(|| format!("--json {}: cannot write", path.display()))?;
     Ok(())
+}
+
+/// What `pgiosim vacuum` measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct VacuumResult {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    /// "run" or "model".
+    pub mode: String,
+    pub device: String,
+    pub partial: bool,
+    pub bloat_bytes: u64,
+    pub pages: u64,
+    pub seconds: f64,
+    /// Heap scanned per second.
+    pub mb_per_s: f64,
+    pub pages_read: u64,
+    pub pages_hit: u64,
+    pub pages_dirtied: u64,
+    pub pages_written: u64,
+    pub wal_bytes: u64,
+    pub full_page_images: u64,
+    pub cost_sleep_s: f64,
+    pub settings: serde_json::Value,
+}
+
+fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
+    let bytes = settings::parse_memory_bytes(&args.bloat)
+        .filter(|b| *b >= PAGE_BYTES)
+        .ok_or_else(|| {
+            usage(format!(
+                "--bloat {}: not a size of at least 8kB, e.g. 10GB",
+                args.bloat
+            ))
+        })?;
+    let pages = bytes / PAGE_BYTES;
+    let spec_text = format!(
+        r#"{{"name": "bloated-table", "description": "a bloated heap for pgiosim vacuum",
+          "source": "pgiosim vacuum --bloat {bloat}: every page holds dead tuples",
+          "tables": {{"bloated": {{"rows_per_scale": {rows}, "rows_per_page": 61}}}},
+          "transactions": [{{"name": "none", "statements": [{{"sql": "VACUUM bloated"}}]}}],
+          "cpu_us_per_statement": 0, "round_trip_us_per_statement": 0, "full_page_image_bytes": 7977}}"#,
+        bloat = args.bloat,
+        rows = pages * 61
+    );
+    let spec = workload::WorkloadSpec::from_json(&spec_text, "pgiosim vacuum")?;
+    let workload = Script::new(&spec, 1)?;
+    let mut wargs = WorkloadArgs::parse_defaults();
+    wargs.seed = args.seed;
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let mut cfg = core_config(&wargs, &settings, 0, seed)?;
+    cfg.clients = 0;
+    cfg.duration = None;
+    cfg.vacuum_table = Some("bloated".into());
+    let (mode, mut dev): (&str, Box<dyn Device>) = match &args.device {
+        Some(d) => {
+            let profile = load_profile(d)?;
+            (
+                "model",
+                Box::new(SimDevice::new(DeviceModel::new(&profile, seed))),
+            )
+        }
+        None => {
+            let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
+            let layout = layout_for(&workload, 1);
+            datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
+            let files = datafiles::open(&dd, &layout, !args.buffered)?;
+            let dev: Box<dyn Device> = match (args.io_engine, UringDevice::new(files, 8)) {
+                (EngineChoice::Psync, _) | (EngineChoice::Auto, Err(_)) => Box::new(
+                    PsyncDevice::new(datafiles::open(&dd, &layout, !args.buffered)?, 8)?,
+                ),
+                (_, Ok(d)) => Box::new(d),
+                (EngineChoice::IoUring, Err(e)) => return Err(e.context("--io-engine io-uring")),
+            };
+            ("run", dev)
+        }
+    };
+    let device = args
+        .device
+        .clone()
+        .unwrap_or_else(|| dev.name().to_string());
+    let mut db = Database::new(cfg, Box::new(workload));
+    let ending = driver::drive(&mut db, dev.as_mut(), &stop, None, &mut |_| {})?;
+    let c = db.stats().counters;
+    let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
+    let r = VacuumResult {
+        schema: "pgiosim.vacuum",
+        schema_version: 1,
+        mode: mode.into(),
+        device,
+        partial: ending == Ending::Interrupted,
+        bloat_bytes: pages * PAGE_BYTES,
+        pages,
+        seconds,
+        mb_per_s: if seconds > 0.0 {
+            c.vacuum_pages as f64 * PAGE_BYTES as f64 / 1e6 / seconds
+        } else {
+            0.0
+        },
+        pages_read: c.vacuum_reads,
+        pages_hit: c.vacuum_hits,
+        pages_dirtied: c.vacuum_dirtied,
+        pages_written: c.vacuum_writes,
+        wal_bytes: db.wal_counters().bytes,
+        full_page_images: c.full_page_images,
+        cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
+        settings: settings.to_json(),
+    };
+    if r.partial {
+        println!(
+            "*** partial result: interrupted after {:.1} s ***",
+            r.seconds
+        );
+    }
+    println!(
+        "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
+        settings::format_memory(r.bloat_bytes),
+        r.pages,
+        r.device,
+        r.mode,
+        r.seconds,
+        r.mb_per_s
+    );
+    println!(
+        "  pages read {}, found in shared buffers {}, dirtied {}, written by vacuum {}",
+        r.pages_read, r.pages_hit, r.pages_dirtied, r.pages_written
+    );
+    println!(
+        "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s",
+        r.wal_bytes as f64 / 1e6,
+        r.full_page_images,
+        r.cost_sleep_s
+    );
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&r)? + "\n";
+        if path == Path::new("-") {
+            print!("{text}");
+        } else {
+            std::fs::write(path, text)
+                .with_context(|| format!("--json {}: cannot write", path.display()))?;
+        }
+    }
+    Ok(if r.partial { 130 } else { 0 })
+}
+
+impl WorkloadArgs {
+    /// The defaults, as if no flag were given.
+    fn parse_defaults() -> WorkloadArgs {
+        #[derive(Parser)]
+        struct Only {
+            #[command(flatten)]
+            w: WorkloadArgs,
+        }
+        Only::parse_from(["pgiosim"]).w
+    }
 }

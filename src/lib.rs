@@ -1,6 +1,8 @@
 //! pgiosim: PostgreSQL's I/O pattern against a real disk or a device model,
 //! reported in database terms.
 
+pub mod calibrate;
+pub mod capture;
 pub mod cli;
 pub mod core;
 pub mod datafiles;

@@ -86,8 +86,18 @@ pub struct Settings {
     pub wal_writer_delay_ms: u64,
     /// Default 1MB, base unit 8kB, 0 and up.
     pub wal_writer_flush_after_bytes: u64,
-    /// Default on (modelled later; accepted and stored).
+    /// Default on: an autovacuum worker vacuums tables past their dead-tuple threshold.
     pub autovacuum: bool,
+    /// 1..10000, default 200: cost credits between vacuum sleeps.
+    pub vacuum_cost_limit: u32,
+    /// 0..100 ms, default 0 (manual VACUUM does not sleep). Whole milliseconds here.
+    pub vacuum_cost_delay_ms: u64,
+    /// -1..100 ms, default 2ms; -1 uses vacuum_cost_delay.
+    pub autovacuum_vacuum_cost_delay_ms: i64,
+    /// -1..10000, default -1 (use vacuum_cost_limit).
+    pub autovacuum_vacuum_cost_limit: i64,
+    /// 1s..2147483s, default 1min: how often autovacuum looks for work.
+    pub autovacuum_naptime_s: u64,
 }
 
 impl Default for Settings {
@@ -110,6 +120,11 @@ impl Default for Settings {
             wal_writer_delay_ms: 200,
             wal_writer_flush_after_bytes: MB,
             autovacuum: true,
+            vacuum_cost_limit: 200,
+            vacuum_cost_delay_ms: 0,
+            autovacuum_vacuum_cost_delay_ms: 2,
+            autovacuum_vacuum_cost_limit: -1,
+            autovacuum_naptime_s: 60,
         }
     }
 }
@@ -217,6 +232,11 @@ impl Settings {
         "wal_writer_delay",
         "wal_writer_flush_after",
         "autovacuum",
+        "vacuum_cost_limit",
+        "vacuum_cost_delay",
+        "autovacuum_vacuum_cost_delay",
+        "autovacuum_vacuum_cost_limit",
+        "autovacuum_naptime",
     ];
 
     /// Set one setting from its postgresql.conf text, e.g.
@@ -405,6 +425,15 @@ impl Settings {
                     }
                     Id::WalWriterFlushAfter => format_bytes(self.wal_writer_flush_after_bytes),
                     Id::Autovacuum => on_off(self.autovacuum),
+                    Id::VacuumCostLimit => self.vacuum_cost_limit.to_string(),
+                    Id::VacuumCostDelay => format_with_ms(self.vacuum_cost_delay_ms as i64),
+                    Id::AutovacuumVacuumCostDelay => {
+                        format_with_ms(self.autovacuum_vacuum_cost_delay_ms)
+                    }
+                    Id::AutovacuumVacuumCostLimit => self.autovacuum_vacuum_cost_limit.to_string(),
+                    Id::AutovacuumNaptime => {
+                        format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
+                    }
                 };
                 (spec.name, shown)
             })
@@ -462,6 +491,15 @@ impl Settings {
                 self.wal_writer_flush_after_bytes = unsigned(v) * XLOG_BLCKSZ_BYTES;
             }
             (Id::Autovacuum, Parsed::Bool(b)) => self.autovacuum = b,
+            (Id::VacuumCostLimit, Parsed::Int(v)) => self.vacuum_cost_limit = small(v),
+            (Id::VacuumCostDelay, Parsed::Int(v)) => self.vacuum_cost_delay_ms = unsigned(v),
+            (Id::AutovacuumVacuumCostDelay, Parsed::Int(v)) => {
+                self.autovacuum_vacuum_cost_delay_ms = v;
+            }
+            (Id::AutovacuumVacuumCostLimit, Parsed::Int(v)) => {
+                self.autovacuum_vacuum_cost_limit = v;
+            }
+            (Id::AutovacuumNaptime, Parsed::Int(v)) => self.autovacuum_naptime_s = unsigned(v),
             (id, value) => unreachable!("{id:?} cannot hold {value:?}"),
         }
     }
@@ -488,6 +526,11 @@ enum Id {
     WalWriterDelay,
     WalWriterFlushAfter,
     Autovacuum,
+    VacuumCostLimit,
+    VacuumCostDelay,
+    AutovacuumVacuumCostDelay,
+    AutovacuumVacuumCostLimit,
+    AutovacuumNaptime,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -547,7 +590,7 @@ const MICROSECONDS: Unit = Unit::Micros(1);
 const MIN_WAL_SIZE_MB: i64 = (2 * WAL_SEGMENT_BYTES / MB) as i64;
 
 /// PostgreSQL 15's definitions (guc.c `ConfigureNames*`), in [`Settings::NAMES`] order.
-const SPECS: [Spec; 16] = [
+const SPECS: [Spec; 21] = [
     Spec {
         id: Id::SharedBuffers,
         name: "shared_buffers",
@@ -675,7 +718,62 @@ const SPECS: [Spec; 16] = [
         name: "autovacuum",
         kind: Kind::Bool,
     },
+    Spec {
+        id: Id::VacuumCostLimit,
+        name: "vacuum_cost_limit",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: 1,
+            max: 10_000,
+        },
+    },
+    // PostgreSQL's cost delays are reals in ms; pgiosim keeps whole ms.
+    Spec {
+        id: Id::VacuumCostDelay,
+        name: "vacuum_cost_delay",
+        kind: Kind::Int {
+            unit: MILLISECONDS,
+            min: 0,
+            max: 100,
+        },
+    },
+    Spec {
+        id: Id::AutovacuumVacuumCostDelay,
+        name: "autovacuum_vacuum_cost_delay",
+        kind: Kind::Int {
+            unit: MILLISECONDS,
+            min: -1,
+            max: 100,
+        },
+    },
+    Spec {
+        id: Id::AutovacuumVacuumCostLimit,
+        name: "autovacuum_vacuum_cost_limit",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: -1,
+            max: 10_000,
+        },
+    },
+    Spec {
+        id: Id::AutovacuumNaptime,
+        name: "autovacuum_naptime",
+        kind: Kind::Int {
+            unit: SECONDS,
+            min: 1,
+            max: INT_MAX / 1000,
+        },
+    },
 ];
+
+/// A millisecond setting that may be -1, as SHOW prints it ("2ms", "-1", "0").
+fn format_with_ms(v: i64) -> String {
+    if v <= 0 {
+        v.to_string()
+    } else {
+        format!("{v}ms")
+    }
+}
 
 fn spec_by_name(name: &str) -> Option<&'static Spec> {
     SPECS
@@ -1916,6 +2014,11 @@ mod tests {
             ("wal_writer_delay", "200ms"),
             ("wal_writer_flush_after", "1MB"),
             ("autovacuum", "on"),
+            ("vacuum_cost_limit", "200"),
+            ("vacuum_cost_delay", "0"),
+            ("autovacuum_vacuum_cost_delay", "2ms"),
+            ("autovacuum_vacuum_cost_limit", "-1"),
+            ("autovacuum_naptime", "1min"),
         ];
         let display = Settings::default().to_display();
         let display: Vec<(&str, &str)> = display.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -3044,9 +3147,9 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..9, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..12, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 9);
+            prop_assert_eq!(settings_with_units.len(), 12);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
             let set = with(name, &base.to_string());

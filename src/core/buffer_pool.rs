@@ -134,6 +134,17 @@ impl BufferPool {
         true
     }
 
+    /// Pin `b` for reuse by a buffer ring (`GetBufferFromRing`): only if
+    /// nobody has it pinned and it was not used since (usage ≤ 1).
+    pub fn pin_for_ring(&mut self, b: BufId) -> bool {
+        let d = &mut self.bufs[b as usize];
+        if d.pins != 0 || d.usage > 1 || d.writing || !d.valid {
+            return false;
+        }
+        d.pins += 1;
+        true
+    }
+
     /// Release one pin.
     pub fn unpin(&mut self, b: BufId) {
         let d = &mut self.bufs[b as usize];

@@ -54,4 +54,16 @@ pub struct CoreConfig {
     /// pgbench -L: transactions already this late at their scheduled start
     /// are skipped, and finished ones slower than this are counted late.
     pub latency_limit: Option<Nanos>,
+    /// autovacuum on/off, how often it looks for work, and its cost limit
+    /// and delay (autovacuum_vacuum_cost_*, resolved).
+    pub autovacuum: bool,
+    pub autovacuum_naptime: Nanos,
+    pub autovacuum_cost_limit: u32,
+    pub autovacuum_cost_delay: Nanos,
+    /// A one-shot VACUUM of this table's whole heap, every page bloated
+    /// (`pgiosim vacuum`), with vacuum_cost_limit / vacuum_cost_delay. The
+    /// run ends when it does.
+    pub vacuum_table: Option<String>,
+    pub vacuum_cost_limit: u32,
+    pub vacuum_cost_delay: Nanos,
 }

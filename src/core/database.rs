@@ -26,8 +26,9 @@ use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
 use super::stats::Stats;
 use super::time::{MS, Nanos};
+use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
-use crate::workload::{Step, Workload};
+use crate::workload::{Step, TableHeap, Workload};
 
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,6 +85,8 @@ enum Purpose {
     BgWrite { buf: BufId, block: u64 },
     Wal,
     DataSync,
+    VacuumRead { buf: BufId },
+    VacuumWrite { buf: BufId, block: u64 },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,6 +105,10 @@ enum Timer {
     Checkpointer(u64),
     BgWriter,
     WalWriter,
+    /// Autovacuum launcher's nap is over.
+    Autovacuum,
+    /// Vacuum's cost-delay sleep (or a retry) is over.
+    VacuumWake,
     End,
 }
 
@@ -116,6 +123,28 @@ enum CkptWait {
     Io,
     /// Waiting for the checkpoint record to be durable.
     Record,
+}
+
+/// What the vacuum worker is doing between events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VacWait {
+    /// Ready for its next page (or idle with no job).
+    Running,
+    /// Sleeping for the cost limit, or retrying.
+    Sleeping,
+    /// Waiting for WAL to be flushed before writing a ring buffer.
+    WalFlush,
+    /// A read or a ring write is in flight.
+    Io,
+}
+
+/// One vacuum run, for reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VacuumEvent {
+    pub table: String,
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+    pub pages: u64,
 }
 
 /// One checkpoint, for reports.
@@ -150,6 +179,14 @@ pub struct Database {
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
+    tables: Vec<TableHeap>,
+    /// Dead tuples per table since its last vacuum (n_dead_tup).
+    dead: Vec<u64>,
+    vac: Option<VacuumJob>,
+    vac_wait: VacWait,
+    /// A ring buffer being cleaned for vacuum's next read.
+    vac_victim: Option<BufId>,
+    vacuums: Vec<VacuumEvent>,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
     timers: BinaryHeap<Reverse<(Nanos, u64, Timer)>>,
@@ -173,7 +210,9 @@ pub struct Database {
 impl Database {
     /// A database at time 0, right after a checkpoint, with cold buffers.
     pub fn new(cfg: CoreConfig, workload: Box<dyn Workload>) -> Database {
-        assert!(cfg.clients > 0 && cfg.cpus > 0 && cfg.nbuffers > 0);
+        assert!(
+            (cfg.clients > 0 || cfg.vacuum_table.is_some()) && cfg.cpus > 0 && cfg.nbuffers > 0
+        );
         let mut rng = SimRng::seed_from_u64(cfg.seed);
         let mut workload = workload;
         let clients = (0..cfg.clients)
@@ -224,6 +263,12 @@ impl Database {
             bgw_flush_wait: None,
             stats: Stats::new(),
             checkpoints: Vec::new(),
+            tables: workload.tables(),
+            dead: vec![0; workload.tables().len()],
+            vac: None,
+            vac_wait: VacWait::Running,
+            vac_victim: None,
+            vacuums: Vec::new(),
             clients,
             ready: (0..cfg.clients).collect(),
             timers: BinaryHeap::new(),
@@ -259,6 +304,19 @@ impl Database {
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
         db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
+        if db.cfg.autovacuum && db.cfg.vacuum_table.is_none() {
+            db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
+        }
+        if let Some(name) = db.cfg.vacuum_table.clone() {
+            let t = db
+                .tables
+                .iter()
+                .find(|t| t.name == name)
+                .expect("one-shot vacuum of a known table")
+                .clone();
+            let cost = CostBalance::new(db.cfg.vacuum_cost_limit, db.cfg.vacuum_cost_delay);
+            db.start_vacuum(0, VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost));
+        }
         db.settle(0);
         db
     }
@@ -362,6 +420,25 @@ impl Database {
                     self.wal_flushed_for(now, w);
                 }
                 self.woken = woken;
+            }
+            Purpose::VacuumRead { buf } => {
+                self.pool.read_done(buf);
+                self.vac_wait = VacWait::Running;
+                if let Some(ws) = self.buf_waiters.remove(&buf) {
+                    for w in ws {
+                        self.make_ready(w);
+                    }
+                }
+                self.stats.counters.vacuum_reads += 1;
+                if !self.vacuum_page(now, buf, vac::COST_MISS) {
+                    self.vacuum_step(now);
+                }
+            }
+            Purpose::VacuumWrite { buf, block } => {
+                self.pool.write_done(buf);
+                self.os_cache.write(block);
+                self.vac_wait = VacWait::Running;
+                self.vacuum_step(now);
             }
             Purpose::DataSync => {
                 self.ckpt.synced();
@@ -524,6 +601,16 @@ impl Database {
                 self.wal.request_background_flush();
                 self.set_timer(now + self.cfg.wal_writer_delay, Timer::WalWriter);
             }
+            Timer::Autovacuum => {
+                self.autovacuum_launch(now);
+                self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
+            }
+            Timer::VacuumWake => {
+                if self.vac_wait == VacWait::Sleeping {
+                    self.vac_wait = VacWait::Running;
+                    self.vacuum_step(now);
+                }
+            }
             Timer::End => self.finish(now),
         }
     }
@@ -618,6 +705,7 @@ impl Database {
                 CkptWait::Record => self.checkpoint_done(now),
                 other => panic!("checkpointer woken by WAL flush while {other:?}"),
             },
+            Waiter::Vacuum => self.vacuum_write(now),
             Waiter::BgWriter => {
                 let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
                 self.issue(
@@ -708,6 +796,9 @@ impl Database {
                     };
                     // First change since the redo point: log the whole page
                     // (a new page is initialised by its record instead).
+                    if !extend {
+                        self.count_dead_tuple(block);
+                    }
                     let first_touch = self.touched.insert(block);
                     let mut bytes = wal_bytes as u64;
                     if first_touch && !extend && self.cfg.full_page_writes {
@@ -1025,6 +1116,220 @@ impl Database {
             e.end = Some(now);
         }
         self.checkpointer_step(now);
+    }
+
+    /// A row version in `block` died (an UPDATE or DELETE): count it
+    /// against its table (n_dead_tup) for autovacuum.
+    fn count_dead_tuple(&mut self, block: u64) {
+        if let Some(i) = self
+            .tables
+            .iter()
+            .position(|t| block >= t.first && block < t.first + t.pages)
+        {
+            self.dead[i] += 1;
+        }
+    }
+
+    /// The autovacuum launcher wakes: start a worker on the first table past
+    /// its dead-tuple threshold, if none is running (one worker modelled).
+    fn autovacuum_launch(&mut self, now: Nanos) {
+        if self.vac.is_some() {
+            return;
+        }
+        let Some(i) =
+            (0..self.tables.len()).find(|&i| vac::needs_vacuum(self.dead[i], self.tables[i].rows))
+        else {
+            return;
+        };
+        let t = self.tables[i].clone();
+        let share = vac::dirty_share(self.dead[i], t.pages);
+        self.dead[i] = 0;
+        let cost = CostBalance::new(
+            self.cfg.autovacuum_cost_limit,
+            self.cfg.autovacuum_cost_delay,
+        );
+        self.start_vacuum(now, VacuumJob::new(&t.name, t.first, t.pages, share, cost));
+    }
+
+    fn start_vacuum(&mut self, now: Nanos, job: VacuumJob) {
+        self.stats.counters.vacuum_runs += 1;
+        self.vacuums.push(VacuumEvent {
+            table: job.table.clone(),
+            start: now,
+            end: None,
+            pages: 0,
+        });
+        self.vac = Some(job);
+        self.vac_wait = VacWait::Running;
+        self.vacuum_step(now);
+    }
+
+    /// The vacuum worker is free to act: process pages until it has to wait.
+    fn vacuum_step(&mut self, now: Nanos) {
+        loop {
+            if self.vac_wait != VacWait::Running {
+                return;
+            }
+            let Some(job) = self.vac.as_mut() else { return };
+            let Some(block) = job.current() else {
+                self.vacuum_done(now);
+                return;
+            };
+            if self.vac_victim.is_none() {
+                match self.pool.lookup(block) {
+                    Lookup::Hit(b) => {
+                        self.stats.counters.vacuum_hits += 1;
+                        if self.vacuum_page(now, b, vac::COST_HIT) {
+                            return;
+                        }
+                        continue;
+                    }
+                    Lookup::ReadInProgress(_) => {
+                        // A backend is reading it: look again shortly.
+                        self.vac_wait = VacWait::Sleeping;
+                        self.set_timer(now + MS, Timer::VacuumWake);
+                        return;
+                    }
+                    Lookup::Miss => {}
+                }
+            }
+            let v = match self.vac_victim.take() {
+                Some(v) => v,
+                None => match self.ring_buffer() {
+                    Some(v) => v,
+                    None => {
+                        self.vac_wait = VacWait::Sleeping;
+                        self.set_timer(now + MS, Timer::VacuumWake);
+                        return;
+                    }
+                },
+            };
+            if self.pool.assign(v, block) {
+                if self.os_cache.read(block) {
+                    self.pool.read_done(v);
+                    self.stats.counters.vacuum_reads += 1;
+                    if self.vacuum_page(now, v, vac::COST_MISS) {
+                        return;
+                    }
+                    continue;
+                }
+                self.vac_wait = VacWait::Io;
+                self.issue(
+                    IoKind::ReadPage { block },
+                    Purpose::VacuumRead { buf: v },
+                    now,
+                );
+                return;
+            }
+            if self.pool.can_write(v) {
+                // A dirty ring buffer: WAL first, then vacuum writes it.
+                let lsn = self.pool.lsn(v);
+                self.vac_victim = Some(v);
+                if self.wal.wait_for_flush(lsn, Waiter::Vacuum) {
+                    self.vacuum_write(now);
+                } else {
+                    self.vac_wait = VacWait::WalFlush;
+                }
+                return;
+            }
+            // Taken by someone else meanwhile, or the block got loaded.
+            self.pool.unpin(v);
+        }
+    }
+
+    /// A buffer from the ring for vacuum's next read: the slot's own buffer
+    /// if nobody used it since, else one from the clock sweep that joins the
+    /// ring (`GetBufferFromRing` / `AddBufferToRing`). Pinned.
+    fn ring_buffer(&mut self) -> Option<BufId> {
+        let job = self.vac.as_mut()?;
+        let slot = job.next_slot();
+        if let Some(b) = job.ring[slot]
+            && self.pool.pin_for_ring(b)
+        {
+            return Some(b);
+        }
+        let v = self.pool.clock_sweep()?;
+        self.vac.as_mut()?.ring[slot] = Some(v);
+        Some(v)
+    }
+
+    /// Vacuum's write of its dirty ring buffer, WAL being flushed.
+    fn vacuum_write(&mut self, now: Nanos) {
+        let Some(v) = self.vac_victim else { return };
+        if !self.pool.can_write(v) {
+            self.vac_wait = VacWait::Running;
+            self.vacuum_step(now);
+            return;
+        }
+        let (block, lsn) = self.pool.start_write(v);
+        assert!(
+            self.wal.flushed_lsn() >= lsn,
+            "ring buffer written before its WAL"
+        );
+        self.stats.counters.vacuum_writes += 1;
+        self.vac_wait = VacWait::Io;
+        self.issue(
+            IoKind::WritePage { block },
+            Purpose::VacuumWrite { buf: v, block },
+            now,
+        );
+    }
+
+    /// Process the pinned page in `b` (prune it with the job's probability),
+    /// then move on. Returns true if vacuum now sleeps for its cost limit.
+    fn vacuum_page(&mut self, now: Nanos, b: BufId, cost: u32) -> bool {
+        let Some(job) = self.vac.as_mut() else {
+            self.pool.unpin(b);
+            return false;
+        };
+        let block = job.current().expect("a page in progress");
+        let mut cost = cost;
+        let prune = job.dirty_fraction >= 1.0
+            || (job.dirty_fraction > 0.0
+                && rand::RngExt::random_bool(&mut self.rng, job.dirty_fraction));
+        if prune {
+            let mut bytes = vac::PRUNE_WAL_BYTES;
+            if self.touched.insert(block) && self.cfg.full_page_writes {
+                bytes += self.fpi_bytes;
+                self.stats.counters.full_page_images += 1;
+            }
+            let lsn = self.wal.insert(bytes);
+            self.stats.second(now).wal_bytes += bytes;
+            self.pool.mark_dirty(b, lsn);
+            self.stats.counters.vacuum_dirtied += 1;
+            cost += vac::COST_DIRTY;
+        }
+        self.pool.unpin(b);
+        self.stats.counters.vacuum_pages += 1;
+        let job = self.vac.as_mut().expect("job");
+        job.advance();
+        if let Some(sleep) = job.cost.charge(cost) {
+            self.stats.counters.vacuum_sleep_ns += sleep;
+            self.vac_wait = VacWait::Sleeping;
+            self.set_timer(now + sleep, Timer::VacuumWake);
+            return true;
+        }
+        false
+    }
+
+    fn vacuum_done(&mut self, now: Nanos) {
+        let Some(job) = self.vac.take() else { return };
+        // The ring's buffers go back to the pool as they are: dirty ones are
+        // written later by the checkpointer, the bgwriter or a backend.
+        drop(job);
+        self.stats.counters.vacuum_runs_done += 1;
+        if let Some(e) = self.vacuums.last_mut() {
+            e.end = Some(now);
+            e.pages = self.stats.counters.vacuum_pages;
+        }
+        if self.cfg.vacuum_table.is_some() {
+            self.finish(now);
+        }
+    }
+
+    /// Vacuum runs so far.
+    pub fn vacuums(&self) -> &[VacuumEvent] {
+        &self.vacuums
     }
 
     /// Write the next buffer of the background writer's round, if any.

@@ -14,6 +14,7 @@ pub mod locks;
 pub mod os_cache;
 pub mod stats;
 pub mod time;
+pub mod vacuum;
 pub mod wal;
 
 /// The one random generator of the core: seeded, so a run repeats exactly.

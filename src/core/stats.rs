@@ -54,6 +54,17 @@ pub struct Counters {
     /// latency limit, and those that finished over it.
     pub skipped: u64,
     pub late: u64,
+    /// Vacuum: runs started and finished, heap pages scanned, found in
+    /// shared buffers, read, pruned (dirtied), and written by vacuum itself.
+    pub vacuum_runs: u64,
+    pub vacuum_runs_done: u64,
+    pub vacuum_pages: u64,
+    pub vacuum_hits: u64,
+    pub vacuum_reads: u64,
+    pub vacuum_dirtied: u64,
+    pub vacuum_writes: u64,
+    /// Time vacuum slept for its cost limit, ns.
+    pub vacuum_sleep_ns: u64,
 }
 
 /// One second of the run.

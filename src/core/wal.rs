@@ -28,6 +28,8 @@ pub enum Waiter {
     Checkpointer,
     /// The background writer.
     BgWriter,
+    /// A vacuum worker (a dirty ring buffer's write).
+    Vacuum,
 }
 
 /// One I/O the WAL wants done.

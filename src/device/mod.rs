@@ -6,6 +6,7 @@
 //! [`Profile::load`]) and deterministic for a seed, so `model` runs repeat to
 //! the bit.
 
+pub mod fio;
 pub mod microbench;
 pub mod model;
 pub mod profile;

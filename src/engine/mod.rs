@@ -8,6 +8,7 @@ use crate::core::time::Nanos;
 
 pub mod bench;
 pub mod driver;
+pub mod emulate;
 pub mod psync;
 pub mod sim;
 pub mod uring;

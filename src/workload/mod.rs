@@ -56,6 +56,17 @@ pub trait Workload {
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
     /// The workload and where its numbers come from, for reports.
     fn describe(&self) -> serde_json::Value;
+    /// Each table's heap: name, first block, pages, rows (for vacuum).
+    fn tables(&self) -> Vec<TableHeap>;
+}
+
+/// Where a table's heap lies, for vacuum and dead-tuple accounting.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableHeap {
+    pub name: String,
+    pub first: u64,
+    pub pages: u64,
+    pub rows: u64,
 }
 
 /// The built-in workloads, by pgbench's names.

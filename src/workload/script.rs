@@ -488,4 +488,16 @@ impl Workload for Script {
     fn describe(&self) -> serde_json::Value {
         self.described.clone()
     }
+
+    fn tables(&self) -> Vec<super::TableHeap> {
+        self.tables
+            .iter()
+            .map(|t| super::TableHeap {
+                name: t.name.clone(),
+                first: t.heap.first,
+                pages: t.heap.blocks,
+                rows: t.rows,
+            })
+            .collect()
+    }
 }

@@ -47,6 +47,13 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         round_trip: 20 * US,
         rate: None,
         latency_limit: None,
+        autovacuum: true,
+        autovacuum_naptime: 60 * SEC,
+        autovacuum_cost_limit: 200,
+        autovacuum_cost_delay: 2 * MS,
+        vacuum_table: None,
+        vacuum_cost_limit: 200,
+        vacuum_cost_delay: 0,
     }
 }
 
@@ -54,12 +61,20 @@ struct Outcome {
     db: Database,
     syncs: u64,
     max_wal_in_flight: usize,
+    reads: Vec<u64>,
+    writes: Vec<u64>,
 }
 
 /// Drive `db` to the end against a fake device with fixed latencies.
 fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
     let w = Script::new(&builtin("tpcb-like").unwrap(), scale).unwrap();
-    let mut db = Database::new(cfg, Box::new(w));
+    simulate_workload(cfg, Box::new(w), lat)
+}
+
+fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome {
+    let mut db = Database::new(cfg, w);
+    let mut reads = Vec::new();
+    let mut writes = Vec::new();
     let mut inflight: BinaryHeap<Reverse<(Nanos, Token, bool)>> = BinaryHeap::new();
     let mut now = 0;
     let mut syncs = 0;
@@ -68,8 +83,14 @@ fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
     loop {
         while let Some(r) = db.poll_request() {
             let (d, is_wal) = match r.kind {
-                IoKind::ReadPage { .. } => (lat.read, false),
-                IoKind::WritePage { .. } => (lat.write, false),
+                IoKind::ReadPage { block } => {
+                    reads.push(block);
+                    (lat.read, false)
+                }
+                IoKind::WritePage { block } => {
+                    writes.push(block);
+                    (lat.write, false)
+                }
                 IoKind::WalWrite { .. } => (lat.write, true),
                 IoKind::WalSync { .. } => {
                     syncs += 1;
@@ -110,6 +131,8 @@ fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
         db,
         syncs,
         max_wal_in_flight,
+        reads,
+        writes,
     }
 }
 
@@ -296,4 +319,88 @@ fn cpu_bound_when_cores_are_few() {
     let tps = s.transactions as f64 / 2.0;
     assert!(tps < 2_700.0 && tps > 2_000.0, "{tps}");
     assert!(s.bucket_sum_ns[Bucket::CpuQueue.index()] > 0);
+}
+
+fn bloated_table(pages: u64) -> Box<dyn Workload> {
+    let text = format!(
+        r#"{{"name": "bloat", "description": "a bloated table",
+          "tables": {{"bloated": {{"rows_per_scale": {rows}, "rows_per_page": 61}}}},
+          "transactions": [{{"name": "none", "statements": [{{"sql": "SELECT 1"}}]}}],
+          "cpu_us_per_statement": 0, "round_trip_us_per_statement": 0, "full_page_image_bytes": 7977}}"#,
+        rows = pages * 61
+    );
+    let spec = crate::workload::WorkloadSpec::from_json(&text, "test").unwrap();
+    Box::new(Script::new(&spec, 1).unwrap())
+}
+
+#[test]
+fn vacuum_reads_every_page_once_and_writes_each_dirtied_page_once() {
+    let pages = 3000;
+    let mut cfg = config(1, 1024);
+    cfg.clients = 0;
+    cfg.duration = None;
+    cfg.vacuum_table = Some("bloated".into());
+    let o = simulate_workload(cfg, bloated_table(pages), FAST);
+    let c = o.db.stats().counters;
+    assert!(o.db.is_finished());
+    assert_eq!(c.vacuum_pages, pages);
+    assert_eq!(c.vacuum_dirtied, pages, "every bloated page is pruned");
+    // Cold cache: every page read exactly once.
+    let mut reads = o.reads.clone();
+    reads.sort_unstable();
+    let before = reads.len();
+    reads.dedup();
+    assert_eq!(before, reads.len(), "a page was read twice");
+    assert_eq!(reads.len() as u64, pages);
+    // Each dirtied page written at most once; all but the ring's last few.
+    let mut writes = o.writes.clone();
+    writes.sort_unstable();
+    let before = writes.len();
+    writes.dedup();
+    assert_eq!(before, writes.len(), "a page was written twice");
+    assert!(c.vacuum_writes >= pages - crate::core::vacuum::RING_BUFFERS as u64);
+    // First touch after the (initial) checkpoint: one full-page image each.
+    assert_eq!(c.full_page_images, pages);
+    // The ring, not the whole pool: far fewer buffers than pages were used,
+    // and no client needed a backend write.
+    assert_eq!(c.backend_writes, 0);
+}
+
+#[test]
+fn vacuum_cost_delay_paces_it() {
+    let pages = 2000;
+    let mut cfg = config(1, 1024);
+    cfg.clients = 0;
+    cfg.duration = None;
+    cfg.vacuum_table = Some("bloated".into());
+    let fast = simulate_workload(cfg.clone(), bloated_table(pages), FAST);
+    cfg.vacuum_cost_delay = 2 * MS;
+    let slow = simulate_workload(cfg, bloated_table(pages), FAST);
+    // Each page costs 2 (miss) + 20 (dirty) = 22: 200 credits per 2 ms sleep.
+    let expected_sleep = pages as f64 * 22.0 / 200.0 * 2e-3;
+    let slept = slow.db.stats().counters.vacuum_sleep_ns as f64 / 1e9;
+    assert!(
+        (slept - expected_sleep).abs() / expected_sleep < 0.05,
+        "{slept} vs {expected_sleep}"
+    );
+    let t = |o: &Outcome| o.db.end_time().unwrap() as f64 / 1e9;
+    assert!(t(&slow) > t(&fast) + 0.9 * expected_sleep);
+}
+
+#[test]
+fn autovacuum_starts_when_dead_tuples_pass_the_threshold() {
+    // Scale 1: tellers have 10 rows, so 52 updates pass 50 + 0.2 × 10.
+    let mut cfg = config(4, 4096);
+    cfg.autovacuum_naptime = SEC / 2;
+    let o = simulate(cfg.clone(), 1, FAST);
+    let c = o.db.stats().counters;
+    assert!(c.vacuum_runs >= 1, "{c:?}");
+    assert!(
+        o.db.vacuums()
+            .iter()
+            .any(|v| v.table == "pgbench_tellers" || v.table == "pgbench_branches")
+    );
+    cfg.autovacuum = false;
+    let o = simulate(cfg, 1, FAST);
+    assert_eq!(o.db.stats().counters.vacuum_runs, 0);
 }

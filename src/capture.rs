@@ -1,0 +1,561 @@
+//! `pgiosim capture`: read a live PostgreSQL's statistics over an interval
+//! and write a workload file (and a postgresql.conf) of the same shape, for
+//! `run` and `model` to replay on another disk.
+//!
+//! Read-only: the session sets `default_transaction_read_only`, each sample
+//! is a `READ ONLY` transaction, and only statistics views, `pg_settings` and
+//! size functions are read. The queries depend on the server's version
+//! (`queries.rs`); turning the counters into a workload is pure (`build.rs`).
+
+pub mod build;
+pub mod queries;
+pub mod sample;
+
+use std::error::Error as _;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use postgres::config::Host;
+use postgres::{Config, NoTls};
+
+use crate::cli::UsageError;
+use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
+use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
+use sample::{Delta, Sample};
+
+/// Flags of `capture`.
+#[derive(Debug, Clone, Args)]
+pub struct CaptureArgs {
+    /// The server to read: a URL (postgres://user:password@host:port/dbname,
+    /// a socket directory as ?host=/var/run/postgresql) or libpq key=value
+    /// pairs (host=/var/run/postgresql port=5432 dbname=app). Parts left out
+    /// come from PGHOST, PGPORT, PGUSER, PGDATABASE and PGPASSWORD, then
+    /// libpq's defaults. Connects without TLS.
+    #[arg(long, value_name = "DSN", default_value = "")]
+    pub dsn: String,
+    /// How long to watch, in seconds or with a unit (30s, 5min).
+    #[arg(
+        short = 'T',
+        long = "time",
+        value_name = "DURATION",
+        default_value = "60s"
+    )]
+    pub time: String,
+    /// The workload file to write; the server's settings go beside it with
+    /// the extension .conf (x.json and x.conf).
+    #[arg(short = 'o', long = "output", value_name = "FILE.json")]
+    pub output: PathBuf,
+    /// The workload's name [default: the output file's name without extension].
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Print a progress line (tps, WAL per transaction) every SECONDS.
+    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
+    pub progress: Option<f64>,
+    /// Also write the observed figures as JSON to FILE ("-" for standard
+    /// output, instead of the summary).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print nothing but errors and the summary.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// An error and its causes on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let s = c.to_string();
+        if !text.contains(&s) {
+            text.push_str(": ");
+            text.push_str(&s);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+/// Parse the DSN and fill what it leaves out as libpq would. A DSN that does
+/// not parse is a usage error naming what is wrong (never echoing a password).
+pub fn parse_dsn(dsn: &str) -> Result<Config> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut config = if dsn.trim().is_empty() {
+        Config::new()
+    } else {
+        Config::from_str(dsn).map_err(|e| {
+            let what = e.source().map_or(e.to_string(), |c| c.to_string());
+            usage(format!(
+                "--dsn: not a connection string: {what}; write postgres://user@host:port/dbname or key=value pairs such as \"host=/var/run/postgresql dbname=app\""
+            ))
+        })?
+    };
+    if config.get_hosts().is_empty() {
+        match env("PGHOST") {
+            Some(h) => {
+                config.host(&h);
+            }
+            None if Path::new("/var/run/postgresql").is_dir() => {
+                config.host_path("/var/run/postgresql");
+            }
+            None => {
+                config.host("localhost");
+            }
+        }
+    }
+    if config.get_ports().is_empty()
+        && let Some(p) = env("PGPORT")
+    {
+        let port: u16 = p
+            .parse()
+            .map_err(|_| usage(format!("PGPORT={p}: not a port number")))?;
+        config.port(port);
+    }
+    if config.get_user().is_none()
+        && let Some(u) = env("PGUSER")
+    {
+        config.user(&u);
+    }
+    if config.get_dbname().is_none()
+        && let Some(d) = env("PGDATABASE")
+    {
+        config.dbname(&d);
+    }
+    if config.get_password().is_none()
+        && let Some(p) = env("PGPASSWORD")
+    {
+        config.password(p);
+    }
+    if config.get_application_name().is_none() {
+        config.application_name("pgiosim capture");
+    }
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(Duration::from_secs(10));
+    }
+    Ok(config)
+}
+
+/// Where a config points, for messages: "socket /dir/.s.PGSQL.5432" or
+/// "host db.example port 5432".
+pub fn describe_target(config: &Config) -> String {
+    let ports = config.get_ports();
+    let port = |i: usize| ports.get(i).or(ports.first()).copied().unwrap_or(5432);
+    let hosts: Vec<String> = config
+        .get_hosts()
+        .iter()
+        .enumerate()
+        .map(|(i, h)| match h {
+            Host::Tcp(name) => format!("host {name} port {}", port(i)),
+            Host::Unix(dir) => format!("socket {}/.s.PGSQL.{}", dir.display(), port(i)),
+        })
+        .collect();
+    hosts.join(" or ")
+}
+
+/// Connect, read-only, with errors that say where and why.
+pub fn connect(config: &Config) -> Result<postgres::Client> {
+    let target = describe_target(config);
+    let mut client = config.connect(NoTls).map_err(|e| match e.as_db_error() {
+        Some(db) => anyhow!(
+            "cannot connect to PostgreSQL at {target}: the server said: {}: {}",
+            db.severity(),
+            db.message()
+        ),
+        None => {
+            let text = chain(&e);
+            let hint = if text.contains("TLS") {
+                "; capture connects without TLS: use sslmode=prefer or sslmode=disable"
+            } else if text.contains("refused") || text.contains("No such file") {
+                "; is the server running and listening there?"
+            } else {
+                ""
+            };
+            anyhow!("cannot connect to PostgreSQL at {target}: {text}{hint}")
+        }
+    })?;
+    client
+        .batch_execute(
+            "SET default_transaction_read_only = on; SET statement_timeout = '30s'; \
+             SET lock_timeout = '2s'",
+        )
+        .map_err(|e| anyhow!("cannot set up the read-only session: {}", chain(&e)))?;
+    Ok(client)
+}
+
+/// The output's companion .conf path: x.json → x.conf.
+pub fn conf_path(output: &Path) -> PathBuf {
+    output.with_extension("conf")
+}
+
+/// Run `capture`; returns the exit code (130 when interrupted, after writing
+/// what was observed).
+pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+    let duration = match crate::settings::parse_duration_ns(&args.time) {
+        Some(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
+        _ => {
+            return Err(usage(format!(
+                "-T/--time: the capture needs at least 1 second, in seconds or with a unit (30s, 5min), got {}",
+                args.time
+            )));
+        }
+    };
+    let progress = match args.progress {
+        None => None,
+        Some(p) if p.is_finite() && p >= 0.5 => Some(Duration::from_secs_f64(p)),
+        Some(p) => {
+            return Err(usage(format!(
+                "-P/--progress: must be at least 0.5 seconds, got {p}"
+            )));
+        }
+    };
+    let conf_out = conf_path(&args.output);
+    if args.output.extension().is_some_and(|e| e == "conf") {
+        return Err(usage(format!(
+            "-o {}: the workload file would be overwritten by its .conf; name it x.json",
+            args.output.display()
+        )));
+    }
+    if let Some(parent) = args.output.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.is_dir()
+    {
+        anyhow::bail!(
+            "-o {}: no such directory {}",
+            args.output.display(),
+            parent.display()
+        );
+    }
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => args
+            .output
+            .file_stem()
+            .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
+    };
+
+    let config = parse_dsn(&args.dsn)?;
+    let target = describe_target(&config);
+    let mut client = connect(&config)?;
+
+    // Version and settings.
+    let (version_num, version, database, settings) = {
+        let mut tx = client
+            .build_transaction()
+            .read_only(true)
+            .start()
+            .map_err(|e| anyhow!("cannot start a read-only transaction: {}", chain(&e)))?;
+        let row = sample::query_one(&mut tx, &VERSION_QUERY, &[])?;
+        let version_num: i32 = row.try_get(0)?;
+        let version: String = row.try_get(1)?;
+        let database: String = row.try_get(2)?;
+        let names: Vec<&str> = crate::settings::Settings::NAMES
+            .iter()
+            .chain(INFO_SETTINGS)
+            .copied()
+            .collect();
+        let settings = sample::query(&mut tx, &SETTINGS_QUERY, &[&names])?
+            .iter()
+            .map(|r| {
+                Ok(ServerSetting {
+                    name: r.try_get(0)?,
+                    setting: r.try_get(1)?,
+                    unit: r.try_get(2)?,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        tx.commit()?;
+        (version_num as u32, version, database, settings)
+    };
+    let queries =
+        queries::queries_for(version_num).with_context(|| format!("the server at {target}"))?;
+    if !queries::checked(version_num) && !args.quiet {
+        eprintln!(
+            "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
+        );
+    }
+    if !args.quiet {
+        eprintln!(
+            "capture: database {database:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            duration.as_secs_f64()
+        );
+    }
+
+    let start = sample::take(&mut client, &queries)?;
+    let started = Instant::now();
+    let mut own_commits = 1i64;
+    let mut clients = start.clients_connected;
+    let mut active_sum = start.clients_active as f64;
+    let mut samples = 1u32;
+    let mut last = start.clone();
+    let mut next_progress = progress.map(|p| started + p);
+    let mut partial = false;
+    loop {
+        let now = Instant::now();
+        if now >= started + duration {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            partial = true;
+            break;
+        }
+        if let Some(at) = next_progress
+            && now >= at
+        {
+            let s = sample::take(&mut client, &queries)?;
+            own_commits += 1;
+            clients = clients.max(s.clients_connected);
+            active_sum += s.clients_active as f64;
+            samples += 1;
+            if !args.quiet {
+                eprintln!("{}", progress_line(&start, &last, &s));
+            }
+            last = s;
+            next_progress = Some(at + progress.unwrap());
+            continue;
+        }
+        let until = next_progress
+            .unwrap_or(started + duration)
+            .min(started + duration);
+        std::thread::sleep(
+            until
+                .saturating_duration_since(now)
+                .min(Duration::from_millis(100)),
+        );
+    }
+    let end = sample::take(&mut client, &queries)?;
+    clients = clients.max(end.clients_connected);
+    active_sum += end.clients_active as f64;
+    samples += 1;
+    let sizes = match read_sizes(&mut client, &queries) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if !args.quiet {
+                eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
+            }
+            None
+        }
+    };
+    drop(client);
+
+    let obs = Observation {
+        version_num,
+        version: version.clone(),
+        database,
+        server: target,
+        started_at: start.at_text.clone(),
+        delta: Delta::between(&start, &end)?,
+        own_commits,
+        db_size_bytes: end.db_size_bytes,
+        sizes,
+        settings,
+        clients,
+        active_mean: active_sum / samples as f64,
+        wal_io_source: queries.wal_io_source.into(),
+        checkpoint_source: queries.checkpoint_source.into(),
+        partial,
+    };
+    let json_name = args.output.display().to_string();
+    let conf_name = conf_out.display().to_string();
+    let captured = build::derive(&obs, &name, &json_name, &conf_name)?;
+    std::fs::write(&args.output, &captured.spec_json)
+        .with_context(|| format!("-o {}: cannot write", args.output.display()))?;
+    std::fs::write(&conf_out, &captured.conf)
+        .with_context(|| format!("cannot write {}", conf_out.display()))?;
+    let summary = summary(&captured, &obs, &json_name, &conf_name);
+    match &args.json {
+        Some(p) if p == Path::new("-") => {
+            println!("{}", serde_json::to_string_pretty(&captured.figures)?);
+            eprint!("{summary}");
+        }
+        Some(p) => {
+            std::fs::write(p, serde_json::to_string_pretty(&captured.figures)? + "\n")
+                .with_context(|| format!("--json {}: cannot write", p.display()))?;
+            print!("{summary}");
+        }
+        None => print!("{summary}"),
+    }
+    Ok(if partial { 130 } else { 0 })
+}
+
+fn read_sizes(client: &mut postgres::Client, q: &Queries) -> Result<TableSizes> {
+    let mut tx = client.build_transaction().read_only(true).start()?;
+    let r = sample::query_one(&mut tx, &q.sizes, &[])?;
+    let sizes = TableSizes {
+        live_rows: r.try_get("live_rows")?,
+        heap_bytes: r.try_get("heap_bytes")?,
+        index_bytes: r.try_get("index_bytes")?,
+    };
+    tx.commit()?;
+    Ok(sizes)
+}
+
+/// A pgbench-style progress line over the last interval.
+fn progress_line(start: &Sample, last: &Sample, now: &Sample) -> String {
+    let dt = (now.at_s - last.at_s).max(1e-3);
+    let tx = (now.xact_commit - last.xact_commit).max(0) as f64;
+    let wal = match (now.wal_bytes, last.wal_bytes) {
+        (Some(a), Some(b)) => a - b,
+        _ => now.wal_lsn_bytes - last.wal_lsn_bytes,
+    };
+    let reads = (now.blks_read - last.blks_read) as f64;
+    format!(
+        "progress: {:.1} s, {:.1} tps, {:.0} B WAL/tx, {:.2} blocks read/tx, {} clients",
+        now.at_s - start.at_s,
+        tx / dt,
+        if tx > 0.0 { wal as f64 / tx } else { 0.0 },
+        if tx > 0.0 { reads / tx } else { 0.0 },
+        now.clients_connected
+    )
+}
+
+/// What capture prints: the observed shape and how to replay it.
+fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str) -> String {
+    let f = &c.figures;
+    let mut s = format!(
+        "captured {:.1} s of database {:?} on PostgreSQL {} ({}){}\n",
+        f.seconds,
+        f.database,
+        obs.version,
+        obs.server,
+        if f.partial {
+            ", interrupted before the end"
+        } else {
+            ""
+        }
+    );
+    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<18}{v}\n"));
+    line(
+        &mut s,
+        "transactions",
+        format!(
+            "{:.1} tps ({} commits, {} rollbacks), {} clients connected, {:.1} active",
+            f.tps, f.commits, f.rollbacks, f.clients, f.active_clients_mean
+        ),
+    );
+    line(
+        &mut s,
+        "WAL",
+        format!(
+            "{:.0} B/tx ({}){}; {:.0} B/tx without images",
+            f.wal_bytes_per_tx,
+            f.wal_bytes_from,
+            match (f.wal_fpi_per_tx, f.wal_records_per_tx) {
+                (Some(fpi), Some(r)) =>
+                    format!(", {fpi:.3} full-page images and {r:.2} records per tx"),
+                _ => ", full-page images not counted before PostgreSQL 14".into(),
+            },
+            f.wal_bytes_without_fpi_per_tx
+        ),
+    );
+    if let (Some(w), Some(y)) = (f.wal_writes_per_tx, f.wal_syncs_per_tx) {
+        line(
+            &mut s,
+            "WAL writes/syncs",
+            format!("{w:.3} writes, {y:.3} syncs per transaction"),
+        );
+    }
+    line(
+        &mut s,
+        "blocks",
+        format!(
+            "{:.2} read, {:.2} hit per transaction{}",
+            f.blks_read_per_tx,
+            f.blks_hit_per_tx,
+            f.hit_ratio
+                .map_or(String::new(), |h| format!(" ({:.2}% hits)", h * 100.0))
+        ),
+    );
+    line(
+        &mut s,
+        "rows",
+        format!(
+            "{:.2} updated, {:.2} inserted, {:.2} deleted, {:.2} fetched per transaction{}",
+            f.tup_updated_per_tx,
+            f.tup_inserted_per_tx,
+            f.tup_deleted_per_tx,
+            f.tup_fetched_per_tx,
+            f.hot_update_share.map_or(String::new(), |h| format!(
+                " ({:.1}% HOT updates)",
+                h * 100.0
+            ))
+        ),
+    );
+    line(
+        &mut s,
+        "checkpoints",
+        format!(
+            "{} ({:.3} buffers written by checkpoints, {:.3} by the bgwriter per transaction)",
+            f.checkpoints, f.buffers_checkpoint_per_tx, f.buffers_clean_per_tx
+        ),
+    );
+    line(
+        &mut s,
+        "database",
+        format!(
+            "{} (the data table at -s 1)",
+            crate::settings::format_memory(f.db_size_bytes.max(0) as u64)
+        ),
+    );
+    s.push_str(&format!(
+        "wrote {json_name} ({} transaction type{}) and {conf_name}\n",
+        c.spec.transactions.len(),
+        if c.spec.transactions.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    ));
+    s.push_str(&format!(
+        "replay: pgiosim run --workload {json_name} --config {conf_name} -s {} -c {}   (add -R {:.0} for the observed rate; `model` takes the same flags)\n",
+        c.scale, c.clients, f.tps
+    ));
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn usage_message(dsn: &str) -> String {
+        let e = parse_dsn(dsn).unwrap_err();
+        assert!(e.downcast_ref::<UsageError>().is_some(), "{e:#}");
+        format!("{e:#}")
+    }
+
+    #[test]
+    fn bad_dsns_are_usage_errors_naming_the_problem() {
+        let e = usage_message("postgres://u:secret@host:notaport/db");
+        assert!(e.contains("port"), "{e}");
+        assert!(!e.contains("secret"), "{e}");
+        let e = usage_message("host=/tmp port=5432 nonsense_option=1");
+        assert!(e.contains("nonsense_option"), "{e}");
+        let e = usage_message("mysql://x");
+        assert!(e.contains("--dsn"), "{e}");
+    }
+
+    #[test]
+    fn targets_name_the_socket_or_the_host_and_port() {
+        let c = parse_dsn("host=/tmp/sockdir port=5439 dbname=x").unwrap();
+        assert_eq!(describe_target(&c), "socket /tmp/sockdir/.s.PGSQL.5439");
+        let c = parse_dsn("postgres://me@db.example:6543/app").unwrap();
+        assert_eq!(describe_target(&c), "host db.example port 6543");
+        assert_eq!(c.get_application_name(), Some("pgiosim capture"));
+        let c = parse_dsn("postgres://me@db.example/app?application_name=mine").unwrap();
+        assert_eq!(c.get_application_name(), Some("mine"));
+        assert_eq!(describe_target(&c), "host db.example port 5432");
+    }
+
+    #[test]
+    fn conf_goes_beside_the_workload() {
+        assert_eq!(conf_path(Path::new("a/x.json")), Path::new("a/x.conf"));
+        assert_eq!(conf_path(Path::new("x")), Path::new("x.conf"));
+    }
+}

@@ -1,0 +1,1380 @@
+//! From observed counter deltas to a workload spec and a postgresql.conf:
+//! pure, so every rule here is unit-tested without a server.
+//!
+//! The shape it writes:
+//! * One table, `data`, whose rows at `-s 1` fill the observed database size
+//!   (heap at the observed rows per page, plus a btree on the key), and an
+//!   append-only `inserted` table when rows were inserted.
+//! * Transactions whose statements are the observed rows updated, deleted,
+//!   inserted and fetched per transaction (`pg_stat_database`). Averages that
+//!   are not whole numbers become a weighted mix of transaction types (for
+//!   1.3 updates per transaction: 70% with 1 update, 30% with 2), so the
+//!   mean of every kind is the observed one.
+//! * WAL bytes per transaction without full-page images (`pg_stat_wal`:
+//!   wal_bytes minus wal_fpi full-page images): standard record sizes on the
+//!   statements, the rest on the commit. pgiosim adds full-page images
+//!   itself, after each of its checkpoints, so they are not in the records.
+//! * Keys drawn uniformly, or exponentially skewed when the observed buffer
+//!   hit ratio is higher than uniform access over the database could give with
+//!   the server's shared_buffers.
+//! * A range scan when the observed pages touched per transaction are well
+//!   above what the point accesses touch.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use super::sample::Delta;
+use crate::settings::Settings;
+use crate::workload::{Script, WorkloadSpec};
+
+/// pgiosim's data page size, and PostgreSQL's default `BLCKSZ`.
+const PAGE: f64 = 8192.0;
+/// Average bytes of a full-page image, from tpcb-like.json (8192 minus the
+/// page's hole). pg_stat_wal counts images, not their bytes.
+pub const FPI_BYTES: u32 = 7977;
+/// Index entries per btree leaf (pgbench's measured accounts_pkey: int keys,
+/// leaf fillfactor 90) and children per internal page.
+const ITEMS_PER_LEAF: u64 = 367;
+const FANOUT: u64 = 282;
+/// Rows per heap page when the user tables' sizes are not known (pgbench's
+/// accounts: 121-byte tuples).
+const DEFAULT_ROWS_PER_PAGE: u64 = 61;
+/// WAL record sizes measured with pg_walinspect on pgbench (tpcb-like.json):
+/// Heap/HOT_UPDATE 72 B, Heap/INSERT 79 B, Transaction/COMMIT 34 B; a
+/// Heap/DELETE record is 54 B (24 header + 20 block reference + 8 xl_heap_delete, MAXALIGNed).
+const UPDATE_WAL: f64 = 72.0;
+const INSERT_WAL: f64 = 79.0;
+const DELETE_WAL: f64 = 54.0;
+const COMMIT_WAL: f64 = 34.0;
+/// Btree/INSERT_LEAF of a non-HOT update.
+const INDEX_INSERT_WAL: f64 = 64.0;
+/// Fewest WAL bytes a record can average (a 24-byte header, a block reference
+/// and some data): the floor when subtracting estimated full-page image
+/// bytes leaves less.
+const MIN_RECORD_BYTES: f64 = 40.0;
+/// CPU and round trip per statement: pgbench's, measured on this project's
+/// machine kind (tpcb-like.json); statistics views do not show them.
+const CPU_US_PER_STATEMENT: f64 = 53.6;
+const ROUND_TRIP_US_PER_STATEMENT: f64 = 19.0;
+/// Most statements of one kind per transaction; more are capped (bulk loads).
+const MAX_PER_KIND: u64 = 200;
+/// Pages reserved for appends, as pgbench_history's (16 MiB, wrapping).
+const APPEND_PAGES: u64 = 2048;
+/// Largest exponential parameter chosen for skew.
+const MAX_SKEW: f64 = 200.0;
+
+/// Settings written to the .conf: pgiosim's modelled ones (as lines) and
+/// these others (as comments, for a reader).
+pub const INFO_SETTINGS: &[&str] = &[
+    "fsync",
+    "wal_level",
+    "wal_compression",
+    "wal_sync_method",
+    "wal_log_hints",
+    "data_checksums",
+    "checkpoint_flush_after",
+    "bgwriter_flush_after",
+    "backend_flush_after",
+    "effective_io_concurrency",
+    "io_method",
+    "max_connections",
+    "block_size",
+    "wal_segment_size",
+    "server_version",
+];
+
+/// A row of `pg_settings`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ServerSetting {
+    pub name: String,
+    pub setting: String,
+    pub unit: String,
+}
+
+/// Rows and sizes of the user tables (`pg_stat_user_tables`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TableSizes {
+    pub live_rows: i64,
+    pub heap_bytes: i64,
+    pub index_bytes: i64,
+}
+
+/// Everything one capture observed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Observation {
+    pub version_num: u32,
+    /// `server_version`, e.g. "15.18 (Debian 15.18-0+deb12u1)".
+    pub version: String,
+    pub database: String,
+    /// Where the server was reached ("socket /run/x/.s.PGSQL.5432").
+    pub server: String,
+    /// Server clock at the start of the interval.
+    pub started_at: String,
+    pub delta: Delta,
+    /// Transactions the capture itself committed inside the interval.
+    pub own_commits: i64,
+    pub db_size_bytes: i64,
+    pub sizes: Option<TableSizes>,
+    pub settings: Vec<ServerSetting>,
+    /// Most other client backends connected to the database at a sample.
+    pub clients: i64,
+    /// Mean of the non-idle ones over the samples.
+    pub active_mean: f64,
+    pub wal_io_source: String,
+    pub checkpoint_source: String,
+    /// Interrupted before the end of -T.
+    pub partial: bool,
+}
+
+/// The observed figures, per transaction where that makes sense.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figures {
+    pub server_version: String,
+    pub server_version_num: u32,
+    pub database: String,
+    pub started_at: String,
+    pub seconds: f64,
+    pub partial: bool,
+    pub commits: i64,
+    pub rollbacks: i64,
+    pub tps: f64,
+    pub wal_bytes_per_tx: f64,
+    /// "pg_stat_wal.wal_bytes" or "pg_current_wal_lsn()" (13).
+    pub wal_bytes_from: String,
+    pub wal_fpi_per_tx: Option<f64>,
+    pub wal_records_per_tx: Option<f64>,
+    pub wal_bytes_without_fpi_per_tx: f64,
+    pub wal_writes_per_tx: Option<f64>,
+    pub wal_syncs_per_tx: Option<f64>,
+    pub wal_buffers_full: Option<i64>,
+    pub blks_read_per_tx: f64,
+    pub blks_hit_per_tx: f64,
+    pub hit_ratio: Option<f64>,
+    pub tup_fetched_per_tx: f64,
+    pub tup_returned_per_tx: f64,
+    pub tup_inserted_per_tx: f64,
+    pub tup_updated_per_tx: f64,
+    pub tup_deleted_per_tx: f64,
+    /// HOT share of updates in user tables.
+    pub hot_update_share: Option<f64>,
+    pub checkpoints: i64,
+    pub buffers_checkpoint_per_tx: f64,
+    pub buffers_clean_per_tx: f64,
+    pub buffers_backend_per_tx: Option<f64>,
+    pub io_reads_per_tx: Option<f64>,
+    pub io_writes_per_tx: Option<f64>,
+    pub io_extends_per_tx: Option<f64>,
+    pub clients: i64,
+    pub active_clients_mean: f64,
+    pub db_size_bytes: i64,
+}
+
+/// What `capture` writes.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// The workload file's text (validated).
+    pub spec_json: String,
+    pub spec: WorkloadSpec,
+    /// The postgresql.conf text.
+    pub conf: String,
+    pub figures: Figures,
+    /// The `-s` and `-c` to replay with.
+    pub scale: u64,
+    pub clients: u64,
+}
+
+// The workload schema, written in the order a reader expects it (spec.rs
+// only reads it).
+#[derive(Serialize)]
+struct OutSpec {
+    name: String,
+    description: String,
+    source: String,
+    tables: BTreeMap<String, OutTable>,
+    transactions: Vec<OutTx>,
+    cpu_us_per_statement: f64,
+    round_trip_us_per_statement: f64,
+    full_page_image_bytes: u32,
+    index_insert_wal_bytes: u32,
+    checkpoint_record_bytes: u32,
+    sources: BTreeMap<String, String>,
+}
+
+#[derive(Serialize)]
+struct OutTable {
+    #[serde(skip_serializing_if = "is_zero")]
+    rows_per_scale: u64,
+    rows_per_page: u64,
+    #[serde(skip_serializing_if = "is_zero")]
+    append_pages: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<OutIndex>,
+    source: String,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+#[derive(Serialize)]
+struct OutIndex {
+    items_per_leaf: u64,
+    fanout: u64,
+    source: String,
+}
+
+#[derive(Serialize)]
+struct OutKey {
+    table: String,
+    distribution: serde_json::Value,
+}
+
+#[derive(Serialize)]
+struct OutTx {
+    name: String,
+    weight: f64,
+    keys: BTreeMap<String, OutKey>,
+    statements: Vec<serde_json::Value>,
+    commit_wal_bytes: u32,
+    source: String,
+}
+
+/// Per-transaction averages of the statement kinds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mix {
+    updates: f64,
+    reads: f64,
+    deletes: f64,
+    inserts: f64,
+}
+
+/// One transaction type of the mix: whole counts and a weight.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct TxType {
+    updates: u64,
+    reads: u64,
+    deletes: u64,
+    inserts: u64,
+    weight: f64,
+}
+
+impl TxType {
+    fn writes(&self) -> bool {
+        self.updates + self.deletes + self.inserts > 0
+    }
+
+    fn name(&self) -> String {
+        let mut parts = Vec::new();
+        for (n, one, many) in [
+            (self.updates, "update", "updates"),
+            (self.reads, "read", "reads"),
+            (self.deletes, "delete", "deletes"),
+            (self.inserts, "insert", "inserts"),
+        ] {
+            if n > 0 {
+                parts.push(format!("{n} {}", if n == 1 { one } else { many }));
+            }
+        }
+        if parts.is_empty() {
+            "no row access".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
+/// A count split into its whole part and the chance of one more; shares
+/// within 2% of a whole number are rounded to it.
+fn split(x: f64) -> (u64, f64) {
+    let x = x.max(0.0);
+    let lo = x.floor();
+    let f = x - lo;
+    if f < 0.02 {
+        (lo as u64, 0.0)
+    } else if f > 0.98 {
+        (lo as u64 + 1, 0.0)
+    } else {
+        (lo as u64, f)
+    }
+}
+
+/// The transaction types whose weighted means are `mix`: every combination of
+/// each kind's whole part or one more, weighted by the product of chances.
+fn tx_types(mix: &Mix) -> Vec<TxType> {
+    let kinds = [mix.updates, mix.reads, mix.deletes, mix.inserts].map(split);
+    let mut types = vec![TxType {
+        updates: 0,
+        reads: 0,
+        deletes: 0,
+        inserts: 0,
+        weight: 1.0,
+    }];
+    for (k, (lo, f)) in kinds.iter().enumerate() {
+        let mut next = Vec::new();
+        for t in &types {
+            for (extra, w) in [(0u64, 1.0 - f), (1, *f)] {
+                if w <= 0.0 {
+                    continue;
+                }
+                let mut t = *t;
+                let n = (lo + extra).min(MAX_PER_KIND);
+                match k {
+                    0 => t.updates = n,
+                    1 => t.reads = n,
+                    2 => t.deletes = n,
+                    _ => t.inserts = n,
+                }
+                t.weight *= w;
+                next.push(t);
+            }
+        }
+        types = next;
+    }
+    types
+}
+
+/// The exponential parameter `a` whose first `cached` share of keys draws a
+/// `hit` share of accesses: (1 − e^(−a·cached)) / (1 − e^(−a)) = hit.
+/// `None` when uniform access already gives that.
+pub fn skew_for(cached: f64, hit: f64) -> Option<f64> {
+    if !(cached > 0.0 && cached < 1.0) || hit <= cached + 0.01 {
+        return None;
+    }
+    let share = |a: f64| (1.0 - (-a * cached).exp()) / (1.0 - (-a).exp());
+    if share(MAX_SKEW) <= hit {
+        return Some(MAX_SKEW);
+    }
+    let (mut lo, mut hi) = (1e-6, MAX_SKEW);
+    for _ in 0..200 {
+        let mid = (lo + hi) / 2.0;
+        if share(mid) < hit {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    // Three significant digits.
+    let a = (lo + hi) / 2.0;
+    let digits = 10f64.powf(2.0 - a.log10().floor());
+    Some((a * digits).round() / digits)
+}
+
+/// A pg_settings value as postgresql.conf writes it: with its unit, quoted
+/// when it is not a number.
+pub fn conf_value(setting: &str, unit: &str) -> String {
+    let number = setting.parse::<f64>().is_ok();
+    if !number {
+        return format!("'{}'", setting.replace('\'', "''"));
+    }
+    match unit {
+        "" => setting.to_string(),
+        _ if setting.starts_with('-') => setting.to_string(),
+        u if u.ends_with("kB") && u.len() > 2 => {
+            // "8kB": a count of 8 kB blocks.
+            match (u[..u.len() - 2].parse::<i64>(), setting.parse::<i64>()) {
+                (Ok(m), Ok(v)) => format!("{}kB", m * v),
+                _ => format!("'{setting}{u}'"),
+            }
+        }
+        u if u.ends_with("MB") && u.len() > 2 => {
+            match (u[..u.len() - 2].parse::<i64>(), setting.parse::<i64>()) {
+                (Ok(m), Ok(v)) => format!("{}MB", m * v),
+                _ => format!("'{setting}{u}'"),
+            }
+        }
+        u => format!("{setting}{u}"),
+    }
+}
+
+/// The postgresql.conf text: pgiosim's modelled settings as the server has
+/// them, then the other relevant ones as comments.
+pub fn conf_text(obs: &Observation, json_name: &str) -> String {
+    let mut out = format!(
+        "# Written by pgiosim capture from pg_settings of PostgreSQL {} (database {:?}, {}) at {}.\n\
+         # Use it with the workload file: pgiosim run --workload {json_name} --config <this file>\n\n",
+        obs.version, obs.database, obs.server, obs.started_at
+    );
+    let by_name: BTreeMap<&str, &ServerSetting> =
+        obs.settings.iter().map(|s| (s.name.as_str(), s)).collect();
+    for name in Settings::NAMES {
+        let Some(s) = by_name.get(name) else { continue };
+        let value = conf_value(&s.setting, &s.unit);
+        match Settings::default().set(name, &value) {
+            Ok(()) => out.push_str(&format!("{name} = {value}\n")),
+            Err(e) => out.push_str(&format!(
+                "# {name} = {value}    # not accepted by pgiosim: {e}\n"
+            )),
+        }
+    }
+    out.push_str("\n# Observed, not modelled by pgiosim:\n");
+    for name in INFO_SETTINGS {
+        if let Some(s) = by_name.get(name) {
+            out.push_str(&format!("# {name} = {}\n", conf_value(&s.setting, &s.unit)));
+        }
+    }
+    out
+}
+
+fn setting<'a>(obs: &'a Observation, name: &str) -> Option<&'a ServerSetting> {
+    obs.settings.iter().find(|s| s.name == name)
+}
+
+/// shared_buffers in bytes, as pgiosim parses the server's value.
+fn shared_buffers_bytes(obs: &Observation) -> u64 {
+    let mut s = Settings::default();
+    if let Some(sb) = setting(obs, "shared_buffers") {
+        let _ = s.set("shared_buffers", &conf_value(&sb.setting, &sb.unit));
+    }
+    s.shared_buffers_bytes
+}
+
+/// Format with thousands separators and `digits` decimals.
+fn num(x: f64, digits: usize) -> String {
+    let s = format!("{:.*}", digits, x.abs());
+    let (int, frac) = match s.split_once('.') {
+        Some((i, f)) => (i.to_string(), format!(".{f}")),
+        None => (s.clone(), String::new()),
+    };
+    let mut grouped = String::new();
+    for (i, ch) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(ch);
+    }
+    format!("{}{grouped}{frac}", if x < 0.0 { "-" } else { "" })
+}
+
+fn per(x: i64, n: f64) -> f64 {
+    x as f64 / n
+}
+
+/// Derive the figures, the workload and the .conf from one observation.
+/// `name` is the workload's name, `json_name` the file it will be written
+/// to (named in the .conf and the replay command).
+pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -> Result<Captured> {
+    let d = &obs.delta;
+    if d.seconds <= 0.0 {
+        bail!("the capture interval was empty: the server's clock did not advance");
+    }
+    let commits = d.xact_commit - obs.own_commits.min(d.xact_commit);
+    if commits <= 0 {
+        bail!(
+            "no transaction committed in database {:?} during the {:.1} s capture (pg_stat_database.xact_commit did not grow beyond the capture's own): nothing to reproduce; is the workload running against this database?",
+            obs.database,
+            d.seconds
+        );
+    }
+    let n = commits as f64;
+    let tps = n / d.seconds;
+    let (wal_bytes, wal_bytes_from) = match d.wal_bytes {
+        Some(b) => (b, "pg_stat_wal.wal_bytes"),
+        None => (d.wal_lsn_bytes, "pg_current_wal_lsn()"),
+    };
+    let wal_per_tx = per(wal_bytes, n);
+    let fpi_per_tx = d.wal_fpi.map(|f| per(f, n));
+    let records_per_tx = d.wal_records.map(|r| per(r, n));
+    let floor = records_per_tx.map_or(0.0, |r| r * MIN_RECORD_BYTES);
+    let wal_records_bytes = (wal_per_tx - fpi_per_tx.unwrap_or(0.0) * FPI_BYTES as f64)
+        .max(floor)
+        .min(wal_per_tx)
+        .max(0.0);
+    let hot_share = (d.n_tup_upd > 0).then(|| per(d.n_tup_hot_upd, d.n_tup_upd as f64));
+    let non_hot = hot_share.map_or(0.0, |h| (1.0 - h).clamp(0.0, 1.0));
+    let accesses = d.blks_read + d.blks_hit;
+    let hit_ratio = (accesses > 0).then(|| per(d.blks_hit, accesses as f64));
+    let figures = Figures {
+        server_version: obs.version.clone(),
+        server_version_num: obs.version_num,
+        database: obs.database.clone(),
+        started_at: obs.started_at.clone(),
+        seconds: d.seconds,
+        partial: obs.partial,
+        commits,
+        rollbacks: d.xact_rollback,
+        tps,
+        wal_bytes_per_tx: wal_per_tx,
+        wal_bytes_from: wal_bytes_from.into(),
+        wal_fpi_per_tx: fpi_per_tx,
+        wal_records_per_tx: records_per_tx,
+        wal_bytes_without_fpi_per_tx: wal_records_bytes,
+        wal_writes_per_tx: d.wal_writes.map(|w| per(w, n)),
+        wal_syncs_per_tx: d.wal_syncs.map(|s| per(s, n)),
+        wal_buffers_full: d.wal_buffers_full,
+        blks_read_per_tx: per(d.blks_read, n),
+        blks_hit_per_tx: per(d.blks_hit, n),
+        hit_ratio,
+        tup_fetched_per_tx: per(d.tup_fetched, n),
+        tup_returned_per_tx: per(d.tup_returned, n),
+        tup_inserted_per_tx: per(d.tup_inserted, n),
+        tup_updated_per_tx: per(d.tup_updated, n),
+        tup_deleted_per_tx: per(d.tup_deleted, n),
+        hot_update_share: hot_share,
+        checkpoints: d.checkpoints_timed + d.checkpoints_requested,
+        buffers_checkpoint_per_tx: per(d.buffers_checkpoint, n),
+        buffers_clean_per_tx: per(d.buffers_clean, n),
+        buffers_backend_per_tx: d.buffers_backend.map(|b| per(b, n)),
+        io_reads_per_tx: d.io.as_ref().map(|io| per(io.reads, n)),
+        io_writes_per_tx: d.io.as_ref().map(|io| per(io.writes, n)),
+        io_extends_per_tx: d.io.as_ref().map(|io| per(io.extends, n)),
+        clients: obs.clients,
+        active_clients_mean: obs.active_mean,
+        db_size_bytes: obs.db_size_bytes,
+    };
+
+    // The statement mix.
+    let mix = Mix {
+        updates: figures.tup_updated_per_tx,
+        deletes: figures.tup_deleted_per_tx,
+        inserts: figures.tup_inserted_per_tx,
+        // An UPDATE or DELETE by index fetches its row too.
+        reads: (figures.tup_fetched_per_tx
+            - figures.tup_updated_per_tx
+            - figures.tup_deleted_per_tx)
+            .max(0.0),
+    };
+    let types = tx_types(&mix);
+    let capped = [mix.updates, mix.reads, mix.deletes, mix.inserts]
+        .iter()
+        .any(|&x| x > MAX_PER_KIND as f64);
+
+    // The tables.
+    let (rows_per_page, rpp_source) = match obs.sizes {
+        Some(s) if s.live_rows > 0 && s.heap_bytes as f64 >= PAGE => {
+            let pages = s.heap_bytes as f64 / PAGE;
+            let rpp = ((s.live_rows as f64 / pages).round() as u64).clamp(1, 1000);
+            (
+                rpp,
+                format!(
+                    "{} live rows in {} heap pages of the user tables (pg_stat_user_tables.n_live_tup, pg_relation_size): {rpp} rows per page",
+                    num(s.live_rows as f64, 0),
+                    num(pages, 0)
+                ),
+            )
+        }
+        _ => (
+            DEFAULT_ROWS_PER_PAGE,
+            format!(
+                "user table sizes not available: {DEFAULT_ROWS_PER_PAGE} rows per page, as pgbench_accounts"
+            ),
+        ),
+    };
+    let db_pages = (obs.db_size_bytes as f64 / PAGE).max(1.0);
+    let pages_per_row = 1.0 / rows_per_page as f64 + 1.0 / ITEMS_PER_LEAF as f64;
+    let data_rows = ((db_pages / pages_per_row).floor() as u64).max(1);
+    let any_inserts = types.iter().any(|t| t.inserts > 0);
+
+    // WAL: standard record sizes on the statements, the rest on the commit of
+    // the transactions that write (read-only ones log no commit record).
+    let p_write: f64 = types.iter().filter(|t| t.writes()).map(|t| t.weight).sum();
+    let statement_wal = UPDATE_WAL * mix.updates.min(MAX_PER_KIND as f64)
+        + INSERT_WAL * mix.inserts.min(MAX_PER_KIND as f64)
+        + DELETE_WAL * mix.deletes.min(MAX_PER_KIND as f64)
+        + INDEX_INSERT_WAL * mix.updates.min(MAX_PER_KIND as f64) * non_hot;
+    let (scale_records, commit_wal, wal_note) = if p_write <= 0.0 {
+        (
+            1.0,
+            0.0,
+            format!(
+                "no rows were written, so no transaction logs a commit record; the {} B/tx of WAL observed (vacuum, hint bits, other databases) is not replayed",
+                num(wal_records_bytes, 1)
+            ),
+        )
+    } else {
+        let rest = wal_records_bytes - statement_wal - COMMIT_WAL * p_write;
+        if rest >= 0.0 {
+            let commit = COMMIT_WAL + rest / p_write;
+            (
+                1.0,
+                commit,
+                format!(
+                    "statements log standard records (update 72 B, insert 79 B, delete 54 B, 64 B index entry per non-HOT update: {} B/tx); the commit logs the 34 B commit record plus the rest of the observed {} B/tx ({} B per writing transaction, {:.0}% of transactions write)",
+                    num(statement_wal, 1),
+                    num(wal_records_bytes, 1),
+                    num(commit - COMMIT_WAL, 1),
+                    p_write * 100.0
+                ),
+            )
+        } else {
+            let s = (wal_records_bytes / (statement_wal + COMMIT_WAL * p_write)).max(0.01);
+            (
+                s,
+                COMMIT_WAL * s,
+                format!(
+                    "the observed {} B/tx is less than standard record sizes give ({} B/tx): every record is scaled by {s:.2}",
+                    num(wal_records_bytes, 1),
+                    num(statement_wal + COMMIT_WAL * p_write, 1)
+                ),
+            )
+        }
+    };
+    let wal_of = |bytes: f64| ((bytes * scale_records).round() as u32).max(1);
+
+    // Skew: the hit ratio of leaf and heap accesses that the observation
+    // implies, against the share of the database shared_buffers holds.
+    let levels = btree_levels(data_rows);
+    let keyed = mix.updates + mix.reads + mix.deletes;
+    let mut model_accesses = keyed * (levels + 1) as f64 + mix.inserts + mix.updates * non_hot;
+    let observed_accesses = figures.blks_read_per_tx + figures.blks_hit_per_tx;
+    let point_accesses = model_accesses;
+    let range_rows = {
+        let gap = observed_accesses - point_accesses;
+        if gap > 2.0 + 0.5 * model_accesses {
+            let rows = ((gap - (levels + 1) as f64) / pages_per_row)
+                .ceil()
+                .max(1.0) as u64;
+            Some(rows.min(data_rows))
+        } else {
+            None
+        }
+    };
+    if let Some(r) = range_rows {
+        model_accesses += (levels + 1) as f64 + r as f64 * pages_per_row;
+    }
+    let inner = (keyed + range_rows.map_or(0.0, |_| 1.0)) * (levels - 1) as f64;
+    let sb = shared_buffers_bytes(obs);
+    let cached = (sb as f64 / (db_pages * PAGE)).min(1.0);
+    let (distribution, dist_note) = match hit_ratio {
+        Some(h) if model_accesses > inner => {
+            let h_leaf = ((h * model_accesses - inner) / (model_accesses - inner)).clamp(0.0, 1.0);
+            match skew_for(cached, h_leaf) {
+                Some(a) => (
+                    serde_json::json!({"type": "exponential", "parameter": a}),
+                    format!(
+                        "observed hit ratio {:.2}% (pg_stat_database blks_hit / (blks_hit + blks_read)); with {levels}-level index paths whose upper pages always hit, {:.1}% of leaf and heap accesses must hit, but shared_buffers ({}) holds only {:.1}% of the database: keys are skewed, exponential with parameter {a}, so that the first {:.1}% of keys draw {:.1}% of accesses",
+                        h * 100.0,
+                        h_leaf * 100.0,
+                        crate::settings::format_memory(sb),
+                        cached * 100.0,
+                        cached * 100.0,
+                        h_leaf * 100.0
+                    ),
+                ),
+                None => (
+                    serde_json::json!({"type": "uniform"}),
+                    format!(
+                        "observed hit ratio {:.2}%: uniform keys give it, shared_buffers ({}) holding {:.1}% of the database",
+                        h * 100.0,
+                        crate::settings::format_memory(sb),
+                        cached * 100.0
+                    ),
+                ),
+            }
+        }
+        _ => (
+            serde_json::json!({"type": "uniform"}),
+            "no block accesses observed: uniform keys".to_string(),
+        ),
+    };
+
+    // The transaction types.
+    let mut transactions = Vec::new();
+    for t in &types {
+        let mut keys = BTreeMap::new();
+        let mut statements = Vec::new();
+        let mut key = |keys: &mut BTreeMap<String, OutKey>| {
+            let k = format!("k{}", keys.len() + 1);
+            keys.insert(
+                k.clone(),
+                OutKey {
+                    table: "data".into(),
+                    distribution: distribution.clone(),
+                },
+            );
+            k
+        };
+        for _ in 0..t.updates {
+            let k = key(&mut keys);
+            statements.push(serde_json::json!({
+                "sql": format!("UPDATE data SET ... WHERE key = :{k}"),
+                "update": {"table": "data", "key": k, "wal_bytes": wal_of(UPDATE_WAL),
+                           "non_hot_fraction": (non_hot * 1000.0).round() / 1000.0},
+            }));
+        }
+        for _ in 0..t.reads {
+            let k = key(&mut keys);
+            statements.push(serde_json::json!({
+                "sql": format!("SELECT ... FROM data WHERE key = :{k}"),
+                "read": {"table": "data", "key": k},
+            }));
+        }
+        for _ in 0..t.deletes {
+            let k = key(&mut keys);
+            statements.push(serde_json::json!({
+                "sql": format!("DELETE FROM data WHERE key = :{k}"),
+                "delete": {"table": "data", "key": k, "wal_bytes": wal_of(DELETE_WAL)},
+            }));
+        }
+        for _ in 0..t.inserts {
+            statements.push(serde_json::json!({
+                "sql": "INSERT INTO inserted VALUES (...)",
+                "insert": {"table": "inserted", "wal_bytes": wal_of(INSERT_WAL)},
+            }));
+        }
+        if let Some(rows) = range_rows {
+            let k = key(&mut keys);
+            statements.push(serde_json::json!({
+                "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
+                "range": {"table": "data", "key": k, "rows": rows},
+                "source": format!(
+                    "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
+                    num(observed_accesses, 1),
+                    num(observed_accesses - point_accesses, 1)
+                ),
+            }));
+        }
+        if statements.len() > 1 {
+            statements.insert(0, serde_json::json!({"sql": "BEGIN"}));
+            statements.push(serde_json::json!({"sql": "END"}));
+        } else if statements.is_empty() {
+            statements.push(serde_json::json!({"sql": "SELECT (no row access observed)"}));
+        }
+        let commit = if t.writes() {
+            (commit_wal.round() as u32).max(1)
+        } else {
+            0
+        };
+        transactions.push(OutTx {
+            name: if types.len() == 1 {
+                "captured".into()
+            } else {
+                t.name()
+            },
+            weight: (t.weight * 10000.0).round() / 10000.0,
+            keys,
+            statements,
+            commit_wal_bytes: commit,
+            source: if types.len() == 1 {
+                format!("{}: the observed mix per transaction", t.name())
+            } else {
+                format!(
+                    "{}: {:.2}% of transactions; the weighted mix of the {} types has the observed means",
+                    t.name(),
+                    t.weight * 100.0,
+                    types.len()
+                )
+            },
+        });
+    }
+    // Drop types too rare to matter (weights below 0.01%), keeping one.
+    transactions.retain(|t| t.weight > 0.0);
+
+    let mut tables = BTreeMap::new();
+    tables.insert(
+        "data".to_string(),
+        OutTable {
+            rows_per_scale: data_rows,
+            rows_per_page,
+            append_pages: 0,
+            index: Some(OutIndex {
+                items_per_leaf: ITEMS_PER_LEAF,
+                fanout: FANOUT,
+                source: "a btree on the key, as pgbench's accounts_pkey (367 int keys per leaf, 282 children per internal page)".into(),
+            }),
+            source: format!(
+                "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
+                crate::settings::format_memory(obs.db_size_bytes.max(0) as u64),
+                num(data_rows as f64, 0)
+            ),
+        },
+    );
+    if any_inserts {
+        tables.insert(
+            "inserted".to_string(),
+            OutTable {
+                rows_per_scale: 0,
+                rows_per_page,
+                append_pages: APPEND_PAGES,
+                index: None,
+                source: "inserted rows are appended here (a new page every rows_per_page inserts); 16 MiB reserved, pgiosim wraps around".into(),
+            },
+        );
+    }
+
+    let clients = obs.clients.max(1) as u64;
+    let replay =
+        format!("pgiosim run --workload {json_name} --config {conf_name} -s 1 -c {clients}");
+    let mut sources = BTreeMap::new();
+    let mut src = |k: &str, v: String| {
+        sources.insert(k.to_string(), v);
+    };
+    src(
+        "observed.interval",
+        format!(
+            "{:.2} s from {} (server clock){}",
+            d.seconds,
+            obs.started_at,
+            if obs.partial {
+                "; interrupted before the end of -T"
+            } else {
+                ""
+            }
+        ),
+    );
+    src(
+        "observed.transactions",
+        format!(
+            "{} tps: {} commits (pg_stat_database.xact_commit delta {} less the capture's own {}) over {:.2} s; {} rollbacks",
+            num(tps, 1),
+            num(n, 0),
+            num(d.xact_commit as f64, 0),
+            obs.own_commits.min(d.xact_commit),
+            d.seconds,
+            num(d.xact_rollback as f64, 0)
+        ),
+    );
+    src(
+        "observed.wal_bytes",
+        format!(
+            "{} B/tx: {} B ({wal_bytes_from} delta) / {} commits; {} B/tx without full-page images",
+            num(wal_per_tx, 1),
+            num(wal_bytes as f64, 0),
+            num(n, 0),
+            num(wal_records_bytes, 1)
+        ),
+    );
+    src(
+        "observed.full_page_images",
+        match d.wal_fpi {
+            Some(f) => format!(
+                "{:.3} per transaction: {} (pg_stat_wal.wal_fpi delta), estimated at {FPI_BYTES} B each; pgiosim makes its own after each checkpoint, so they are not in the records below",
+                per(f, n),
+                num(f as f64, 0)
+            ),
+            None => format!(
+                "unknown: PostgreSQL {} has no pg_stat_wal (new in 14); the WAL bytes above include them, and pgiosim adds its own on top",
+                obs.version
+            ),
+        },
+    );
+    if let Some(r) = d.wal_records {
+        src(
+            "observed.wal_records",
+            format!(
+                "{:.2} per transaction (pg_stat_wal.wal_records delta {})",
+                per(r, n),
+                num(r as f64, 0)
+            ),
+        );
+    }
+    src(
+        "observed.wal_writes_syncs",
+        match (d.wal_writes, d.wal_syncs) {
+            (Some(w), Some(s)) => format!(
+                "{:.3} WAL writes and {:.3} WAL syncs per transaction ({}); wal_buffers_full {}",
+                per(w, n),
+                per(s, n),
+                obs.wal_io_source,
+                d.wal_buffers_full
+                    .map_or("unknown".into(), |b| num(b as f64, 0))
+            ),
+            _ => obs.wal_io_source.clone(),
+        },
+    );
+    src(
+        "observed.blocks",
+        format!(
+            "{:.2} blocks read and {:.2} hit per transaction (pg_stat_database blks_read, blks_hit); hit ratio {}; a read is a shared-buffer miss, which the OS page cache may have served",
+            figures.blks_read_per_tx,
+            figures.blks_hit_per_tx,
+            hit_ratio.map_or("n/a".into(), |h| format!("{:.2}%", h * 100.0))
+        ),
+    );
+    src(
+        "observed.tuples",
+        format!(
+            "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); statements: {:.3} updates, {:.3} reads (fetched less updated and deleted), {:.3} deletes, {:.3} inserts{}",
+            figures.tup_fetched_per_tx,
+            figures.tup_returned_per_tx,
+            figures.tup_inserted_per_tx,
+            figures.tup_updated_per_tx,
+            figures.tup_deleted_per_tx,
+            mix.updates,
+            mix.reads,
+            mix.deletes,
+            mix.inserts,
+            if capped {
+                format!("; capped at {MAX_PER_KIND} statements of a kind per transaction")
+            } else {
+                String::new()
+            }
+        ),
+    );
+    src(
+        "observed.hot_updates",
+        match hot_share {
+            Some(h) => format!(
+                "{:.1}% of user-table updates were HOT (pg_stat_user_tables n_tup_hot_upd {} of n_tup_upd {}): non_hot_fraction {:.3}",
+                h * 100.0,
+                num(d.n_tup_hot_upd as f64, 0),
+                num(d.n_tup_upd as f64, 0),
+                non_hot
+            ),
+            None => "no user-table updates".into(),
+        },
+    );
+    src(
+        "observed.checkpoints",
+        format!(
+            "{} timed and {} requested checkpoints; {:.3} buffers written by checkpoints, {:.3} by the bgwriter{} per transaction ({})",
+            d.checkpoints_timed,
+            d.checkpoints_requested,
+            figures.buffers_checkpoint_per_tx,
+            figures.buffers_clean_per_tx,
+            figures
+                .buffers_backend_per_tx
+                .map_or(String::new(), |b| format!(" and {b:.3} by backends")),
+            obs.checkpoint_source
+        ),
+    );
+    if let Some(io) = &d.io {
+        src(
+            "observed.pg_stat_io",
+            format!(
+                "client backends, relations, per transaction: {:.3} reads, {:.3} hits, {:.3} writes, {:.3} extends, {:.3} evictions, {:.3} fsyncs",
+                per(io.reads, n),
+                per(io.hits, n),
+                per(io.writes, n),
+                per(io.extends, n),
+                per(io.evictions, n),
+                per(io.fsyncs, n)
+            ),
+        );
+    }
+    src(
+        "observed.clients",
+        format!(
+            "{} client connections to the database at most (pg_stat_activity, the capture's own excluded), {:.1} active on average: replay with -c {clients}",
+            obs.clients, obs.active_mean
+        ),
+    );
+    src(
+        "observed.database_size",
+        format!(
+            "{} B (pg_database_size): the data table at -s 1{}",
+            num(obs.db_size_bytes as f64, 0),
+            obs.sizes.map_or(String::new(), |s| format!(
+                "; user tables {} B in heaps and {} B in indexes",
+                num(s.heap_bytes as f64, 0),
+                num(s.index_bytes as f64, 0)
+            ))
+        ),
+    );
+    src(
+        "settings",
+        format!("pg_settings of the server, written to {conf_name}"),
+    );
+    src("wal", wal_note);
+    src("keys", dist_note);
+    src(
+        "cpu_us_per_statement",
+        "not visible in statistics views: pgbench's measured CPU per statement on this project's machine kind (tpcb-like.json); set it from the server's CPU time per transaction if known".into(),
+    );
+    src(
+        "round_trip_us_per_statement",
+        "not visible in statistics views: pgbench's measured local unix-socket round trip (tpcb-like.json)".into(),
+    );
+    src(
+        "full_page_image_bytes",
+        format!(
+            "pg_stat_wal counts images, not bytes: {FPI_BYTES} B, the average measured on pgbench (8192 B less the page's hole){}",
+            setting(obs, "wal_compression")
+                .filter(|s| s.setting != "off")
+                .map_or(String::new(), |s| format!(
+                    "; the server has wal_compression = {}, so its images are smaller",
+                    s.setting
+                ))
+        ),
+    );
+    src(
+        "index_insert_wal_bytes",
+        "Btree/INSERT_LEAF of a non-HOT update, as tpcb-like.json".into(),
+    );
+    src(
+        "checkpoint_record_bytes",
+        "XLOG/CHECKPOINT_ONLINE record size in PostgreSQL 15".into(),
+    );
+    if let Some(bs) = setting(obs, "block_size")
+        && bs.setting != "8192"
+    {
+        src(
+            "block_size",
+            format!(
+                "the server uses {} B pages; pgiosim models 8192 B pages",
+                bs.setting
+            ),
+        );
+    }
+
+    let out = OutSpec {
+        name: name.to_string(),
+        description: format!(
+            "<captured: database {:?}, PostgreSQL {}, {} tps, {} clients; replay with -s 1 -c {clients}>",
+            obs.database,
+            crate::capture::queries::version_name(obs.version_num),
+            num(tps, 0),
+            obs.clients
+        ),
+        source: format!(
+            "pgiosim capture of database {:?} on PostgreSQL {} ({}), {:.1} s from {}: {} tps, {} B WAL/tx, {} blocks read and {} hit per transaction. Replay: {replay} (add -R {:.0} for the observed rate); sources says where each figure comes from",
+            obs.database,
+            obs.version,
+            obs.server,
+            d.seconds,
+            obs.started_at,
+            num(tps, 1),
+            num(wal_per_tx, 0),
+            num(figures.blks_read_per_tx, 2),
+            num(figures.blks_hit_per_tx, 2),
+            tps
+        ),
+        tables,
+        transactions,
+        cpu_us_per_statement: CPU_US_PER_STATEMENT,
+        round_trip_us_per_statement: ROUND_TRIP_US_PER_STATEMENT,
+        full_page_image_bytes: FPI_BYTES,
+        index_insert_wal_bytes: INDEX_INSERT_WAL as u32,
+        checkpoint_record_bytes: 114,
+        sources,
+    };
+    let spec_json = serde_json::to_string_pretty(&out)? + "\n";
+    let spec = WorkloadSpec::from_json(&spec_json, json_name)?;
+    // It must compile too (the same check `run` makes).
+    Script::new(&spec, 1)?;
+    Ok(Captured {
+        spec_json,
+        spec,
+        conf: conf_text(obs, json_name),
+        figures,
+        scale: 1,
+        clients,
+    })
+}
+
+/// Levels of the data table's btree for `rows` keys (as script.rs builds it).
+fn btree_levels(rows: u64) -> u64 {
+    let mut count = rows.div_ceil(ITEMS_PER_LEAF).max(1);
+    let mut levels = 1;
+    while count > 1 {
+        count = count.div_ceil(FANOUT);
+        levels += 1;
+    }
+    levels
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Step, Workload};
+    use rand::SeedableRng;
+
+    /// pgbench tpcb-like at scale 2 for 6 s, 4 clients (figures of the shape
+    /// PostgreSQL 15 reports).
+    fn pgbench_like() -> Observation {
+        Observation {
+            version_num: 150018,
+            version: "15.18".into(),
+            database: "postgres".into(),
+            server: "socket /tmp/x/.s.PGSQL.5439".into(),
+            started_at: "2026-01-01 00:00:00 UTC".into(),
+            delta: Delta {
+                seconds: 6.0,
+                xact_commit: 9002,
+                xact_rollback: 0,
+                blks_read: 900,
+                blks_hit: 180_000,
+                tup_returned: 20_000,
+                tup_fetched: 36_000,
+                tup_inserted: 9000,
+                tup_updated: 27_000,
+                tup_deleted: 0,
+                wal_records: Some(56_000),
+                wal_fpi: Some(4500),
+                wal_bytes: Some(9000 * 403 + 4500 * 7977),
+                wal_lsn_bytes: 9000 * 403 + 4500 * 7977,
+                wal_buffers_full: Some(0),
+                wal_writes: Some(8000),
+                wal_syncs: Some(7000),
+                n_tup_upd: 27_000,
+                n_tup_hot_upd: 26_000,
+                ..Delta::default()
+            },
+            own_commits: 2,
+            db_size_bytes: 30 * 1024 * 1024,
+            sizes: Some(TableSizes {
+                live_rows: 200_022,
+                heap_bytes: 3280 * 8192,
+                index_bytes: 560 * 8192,
+            }),
+            settings: vec![
+                ServerSetting {
+                    name: "shared_buffers".into(),
+                    setting: "2048".into(),
+                    unit: "8kB".into(),
+                },
+                ServerSetting {
+                    name: "synchronous_commit".into(),
+                    setting: "on".into(),
+                    unit: "".into(),
+                },
+                ServerSetting {
+                    name: "checkpoint_timeout".into(),
+                    setting: "300".into(),
+                    unit: "s".into(),
+                },
+                ServerSetting {
+                    name: "max_wal_size".into(),
+                    setting: "1024".into(),
+                    unit: "MB".into(),
+                },
+                ServerSetting {
+                    name: "commit_delay".into(),
+                    setting: "0".into(),
+                    unit: "".into(),
+                },
+                ServerSetting {
+                    name: "wal_compression".into(),
+                    setting: "off".into(),
+                    unit: "".into(),
+                },
+            ],
+            clients: 4,
+            active_mean: 3.5,
+            wal_io_source: "pg_stat_wal.wal_write and wal_sync".into(),
+            checkpoint_source: "pg_stat_bgwriter".into(),
+            partial: false,
+        }
+    }
+
+    fn derive_ok(obs: &Observation) -> Captured {
+        derive(obs, "mine", "mine.json", "mine.conf").unwrap()
+    }
+
+    #[test]
+    fn pgbench_shape_becomes_one_transaction_type() {
+        let c = derive_ok(&pgbench_like());
+        let f = &c.figures;
+        assert_eq!(f.commits, 9000);
+        assert!((f.tps - 1500.0).abs() < 1e-9);
+        assert!((f.wal_bytes_without_fpi_per_tx - 403.0).abs() < 0.01);
+        assert_eq!(c.spec.transactions.len(), 1);
+        let tx = &c.spec.transactions[0];
+        // BEGIN, 3 updates, 1 read, 1 insert, END: pgbench's 7 statements.
+        assert_eq!(tx.statements.len(), 7);
+        let count = |f: fn(&crate::workload::spec::StatementSpec) -> bool| {
+            tx.statements.iter().filter(|s| f(s)).count()
+        };
+        assert_eq!(count(|s| s.update.is_some()), 3);
+        assert_eq!(count(|s| s.read.is_some()), 1);
+        assert_eq!(count(|s| s.insert.is_some()), 1);
+        assert!(
+            c.spec_json
+                .contains("\"observed.transactions\": \"1,500.0 tps")
+        );
+        assert!(c.spec.description.contains("-s 1 -c 4"));
+    }
+
+    /// The compiled workload logs the observed WAL without full-page images.
+    #[test]
+    fn replayed_records_carry_the_observed_wal() {
+        for obs in [pgbench_like(), {
+            let mut o = pgbench_like();
+            o.delta.tup_updated = 13_500; // 1.5 updates per tx
+            o.delta.tup_fetched = 13_500 + 2700; // 0.3 reads
+            o.delta.tup_deleted = 900; // 0.1
+            o.delta.tup_fetched += 900;
+            o
+        }] {
+            let c = derive_ok(&obs);
+            let mut s = Script::new(&c.spec, 1).unwrap();
+            let mut rng = crate::core::SimRng::seed_from_u64(5);
+            let mut steps = Vec::new();
+            let n = 40_000;
+            let (mut wal, mut updates) = (0u64, 0u64);
+            for _ in 0..n {
+                s.next_transaction(&mut rng, &mut steps);
+                for st in &steps {
+                    match st {
+                        Step::Modify { wal_bytes, .. }
+                        | Step::Extend { wal_bytes, .. }
+                        | Step::Commit { wal_bytes } => wal += *wal_bytes as u64,
+                        _ => {}
+                    }
+                    if matches!(st, Step::Lock(_)) {
+                        updates += 1;
+                    }
+                }
+            }
+            let per_tx = wal as f64 / n as f64;
+            let want = c.figures.wal_bytes_without_fpi_per_tx;
+            assert!((per_tx - want).abs() / want < 0.03, "{per_tx} vs {want}");
+            let locks_want = c.figures.tup_updated_per_tx + c.figures.tup_deleted_per_tx;
+            let locks = updates as f64 / n as f64;
+            assert!((locks - locks_want).abs() < 0.03, "{locks} vs {locks_want}");
+        }
+    }
+
+    #[test]
+    fn fractional_mixes_become_weighted_types() {
+        let types = tx_types(&Mix {
+            updates: 1.5,
+            reads: 0.25,
+            deletes: 0.0,
+            inserts: 1.0,
+        });
+        assert_eq!(types.len(), 4);
+        let total: f64 = types.iter().map(|t| t.weight).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        let mean =
+            |f: fn(&TxType) -> u64| types.iter().map(|t| f(t) as f64 * t.weight).sum::<f64>();
+        assert!((mean(|t| t.updates) - 1.5).abs() < 1e-12);
+        assert!((mean(|t| t.reads) - 0.25).abs() < 1e-12);
+        assert!((mean(|t| t.inserts) - 1.0).abs() < 1e-12);
+        // Nearly whole numbers are rounded.
+        assert_eq!(split(2.99), (3, 0.0));
+        assert_eq!(split(3.01), (3, 0.0));
+        assert_eq!(
+            tx_types(&Mix {
+                updates: 3.0,
+                reads: 1.0,
+                deletes: 0.0,
+                inserts: 1.0
+            })
+            .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn read_only_transactions_log_no_commit_record() {
+        let mut o = pgbench_like();
+        // select-only: 1 fetch per transaction, nothing written.
+        o.delta.tup_updated = 0;
+        o.delta.tup_inserted = 0;
+        o.delta.tup_fetched = 9000;
+        o.delta.n_tup_upd = 0;
+        o.delta.n_tup_hot_upd = 0;
+        o.delta.wal_bytes = Some(0);
+        o.delta.wal_fpi = Some(0);
+        o.delta.wal_records = Some(0);
+        o.delta.blks_hit = 9000 * 4;
+        o.delta.blks_read = 0;
+        let c = derive_ok(&o);
+        assert_eq!(c.spec.transactions.len(), 1);
+        let tx = &c.spec.transactions[0];
+        assert_eq!(tx.commit_wal_bytes, 0);
+        assert_eq!(tx.statements.len(), 1, "autocommit, no BEGIN/END");
+        assert!(tx.statements[0].read.is_some());
+        assert!(!c.spec.tables.contains_key("inserted"));
+    }
+
+    #[test]
+    fn data_table_covers_the_database_at_scale_1() {
+        let o = pgbench_like();
+        let c = derive_ok(&o);
+        let s = Script::new(&c.spec, 1).unwrap();
+        let t = s.table("data").unwrap();
+        let blocks = t.heap.blocks + t.index.as_ref().unwrap().blocks();
+        let want = o.db_size_bytes as f64 / 8192.0;
+        assert!(
+            (blocks as f64 - want).abs() / want < 0.01,
+            "{blocks} vs {want}"
+        );
+        // 200,022 rows in 3,280 pages: 61 per page.
+        assert_eq!(c.spec.tables["data"].rows_per_page, 61);
+        assert!(s.data_blocks() >= blocks);
+    }
+
+    #[test]
+    fn a_high_hit_ratio_skews_the_keys() {
+        let mut o = pgbench_like();
+        // 1 GB database, 128 MB of shared_buffers, 99% hits.
+        o.db_size_bytes = 1 << 30;
+        o.settings[0].setting = "16384".into();
+        o.delta.blks_read = 1800;
+        o.delta.blks_hit = 178_200;
+        let c = derive_ok(&o);
+        let text = &c.spec_json;
+        assert!(text.contains("\"exponential\""), "{text}");
+        assert!(c.spec.sources["keys"].contains("skewed"));
+        // The same observation with most blocks read stays uniform.
+        o.delta.blks_read = 120_000;
+        o.delta.blks_hit = 60_000;
+        let c = derive_ok(&o);
+        assert!(c.spec_json.contains("\"uniform\""));
+    }
+
+    #[test]
+    fn skew_solves_its_equation() {
+        assert_eq!(skew_for(0.5, 0.5), None);
+        assert_eq!(skew_for(1.0, 0.99), None);
+        let a = skew_for(0.125, 0.9).unwrap();
+        let share = (1.0 - (-a * 0.125f64).exp()) / (1.0 - (-a).exp());
+        assert!((share - 0.9).abs() < 0.005, "{a} {share}");
+        assert_eq!(skew_for(0.001, 0.99999), Some(MAX_SKEW));
+    }
+
+    #[test]
+    fn many_pages_per_transaction_add_a_range_scan() {
+        let mut o = pgbench_like();
+        o.delta.blks_hit = 9000 * 400;
+        let c = derive_ok(&o);
+        let tx = &c.spec.transactions[0];
+        let range = tx.statements.iter().find_map(|s| s.range.as_ref()).unwrap();
+        // About 380 extra pages at 61 rows per heap page plus leaves.
+        assert!(range.rows > 15_000 && range.rows < 25_000, "{}", range.rows);
+        // pgbench's own shape gets none.
+        let c = derive_ok(&pgbench_like());
+        assert!(
+            c.spec.transactions[0]
+                .statements
+                .iter()
+                .all(|s| s.range.is_none())
+        );
+    }
+
+    #[test]
+    fn nothing_committed_is_an_error() {
+        let mut o = pgbench_like();
+        o.delta.xact_commit = 2;
+        let e = format!("{:#}", derive(&o, "m", "m.json", "m.conf").unwrap_err());
+        assert!(e.contains("no transaction committed"), "{e}");
+    }
+
+    #[test]
+    fn postgres_13_has_no_fpi_count() {
+        let mut o = pgbench_like();
+        o.version_num = 130016;
+        o.delta.wal_fpi = None;
+        o.delta.wal_records = None;
+        o.delta.wal_bytes = None;
+        let c = derive_ok(&o);
+        assert_eq!(c.figures.wal_bytes_from, "pg_current_wal_lsn()");
+        assert_eq!(c.figures.wal_fpi_per_tx, None);
+        assert!(c.spec.sources["observed.full_page_images"].contains("no pg_stat_wal"));
+    }
+
+    #[test]
+    fn conf_values_keep_their_units_and_pgiosim_reads_them() {
+        assert_eq!(conf_value("16384", "8kB"), "131072kB");
+        assert_eq!(conf_value("1024", "MB"), "1024MB");
+        assert_eq!(conf_value("300", "s"), "300s");
+        assert_eq!(conf_value("200", "ms"), "200ms");
+        assert_eq!(conf_value("on", ""), "'on'");
+        assert_eq!(conf_value("-1", "8kB"), "-1");
+        assert_eq!(conf_value("0.9", ""), "0.9");
+        let o = pgbench_like();
+        let text = conf_text(&o, "mine.json");
+        assert!(text.contains("shared_buffers = 16384kB\n"), "{text}");
+        assert!(text.contains("# wal_compression = 'off'"), "{text}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.conf");
+        std::fs::write(&path, &text).unwrap();
+        let mut s = Settings::default();
+        let ignored = s.apply_config_file(&path).unwrap();
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(s.shared_buffers_bytes, 16 << 20);
+    }
+}

@@ -1,0 +1,341 @@
+//! One reading of the server's cumulative counters, and the difference of two.
+
+use anyhow::{Result, anyhow, bail};
+use postgres::Transaction;
+use postgres::error::SqlState;
+use postgres::types::ToSql;
+use serde::Serialize;
+
+use super::queries::{Queries, Query};
+
+/// Run `q` and return its one row; errors say which view was being read and,
+/// for a permission error, what the role needs.
+pub fn query_one(
+    tx: &mut Transaction<'_>,
+    q: &Query,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<postgres::Row> {
+    let mut rows = query(tx, q, params)?;
+    match rows.len() {
+        1 => Ok(rows.remove(0)),
+        n => bail!("reading {}: expected one row, got {n}", q.reads),
+    }
+}
+
+/// Run `q` and return its rows, with errors as [`query_one`]'s.
+pub fn query(
+    tx: &mut Transaction<'_>,
+    q: &Query,
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<postgres::Row>> {
+    tx.query(q.sql, params).map_err(|e| query_error(q, &e))
+}
+
+/// An error of a statistics query in the user's terms.
+pub fn query_error(q: &Query, e: &postgres::Error) -> anyhow::Error {
+    match e.as_db_error() {
+        Some(db) if *db.code() == SqlState::INSUFFICIENT_PRIVILEGE => anyhow!(
+            "missing privileges: permission denied reading {} ({}); capture needs read access to the \
+             statistics views: grant the role pg_monitor (or pg_read_all_stats), or SELECT on {}",
+            q.reads,
+            db.message(),
+            q.reads
+        ),
+        Some(db) => anyhow!(
+            "reading {} failed: {}: {}{}",
+            q.reads,
+            db.severity(),
+            db.message(),
+            db.hint()
+                .map(|h| format!(" (hint: {h})"))
+                .unwrap_or_default()
+        ),
+        None => anyhow!("reading {} failed: {e:#}", q.reads),
+    }
+}
+
+/// The cumulative counters at one moment.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Sample {
+    /// Server clock, seconds since the epoch.
+    pub at_s: f64,
+    /// Server clock, for people.
+    pub at_text: String,
+    pub xact_commit: i64,
+    pub xact_rollback: i64,
+    pub blks_read: i64,
+    pub blks_hit: i64,
+    pub tup_returned: i64,
+    pub tup_fetched: i64,
+    pub tup_inserted: i64,
+    pub tup_updated: i64,
+    pub tup_deleted: i64,
+    pub db_size_bytes: i64,
+    pub wal_records: Option<i64>,
+    pub wal_fpi: Option<i64>,
+    /// `pg_stat_wal.wal_bytes` (14+).
+    pub wal_bytes: Option<i64>,
+    /// The WAL insert position in bytes (every version).
+    pub wal_lsn_bytes: i64,
+    pub wal_buffers_full: Option<i64>,
+    pub wal_writes: Option<i64>,
+    pub wal_syncs: Option<i64>,
+    pub checkpoints_timed: i64,
+    pub checkpoints_requested: i64,
+    pub buffers_checkpoint: i64,
+    pub buffers_clean: i64,
+    pub buffers_backend: Option<i64>,
+    /// Client backends' relation I/O from pg_stat_io (16+).
+    pub io: Option<IoCounters>,
+    pub n_tup_upd: i64,
+    pub n_tup_hot_upd: i64,
+    /// Other client backends connected to this database.
+    pub clients_connected: i64,
+    /// Of those, the ones not idle.
+    pub clients_active: i64,
+}
+
+/// Client backends' relation I/O (`pg_stat_io`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct IoCounters {
+    pub reads: i64,
+    pub writes: i64,
+    pub extends: i64,
+    pub hits: i64,
+    pub evictions: i64,
+    pub fsyncs: i64,
+}
+
+/// Read every counter in one read-only transaction (a fresh statistics
+/// snapshot: with `stats_fetch_consistency = cache` a transaction keeps
+/// seeing its first reading).
+pub fn take(client: &mut postgres::Client, q: &Queries) -> Result<Sample> {
+    let mut tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .map_err(|e| anyhow!("cannot start a read-only transaction: {e:#}"))?;
+    let d = query_one(&mut tx, &q.database, &[])?;
+    let w = query_one(&mut tx, &q.wal, &[])?;
+    let c = query_one(&mut tx, &q.checkpoints, &[])?;
+    let io = match &q.io {
+        Some(query) => {
+            let r = query_one(&mut tx, query, &[])?;
+            Some(IoCounters {
+                reads: opt(&r, "reads")?.unwrap_or(0),
+                writes: opt(&r, "writes")?.unwrap_or(0),
+                extends: opt(&r, "extends")?.unwrap_or(0),
+                hits: opt(&r, "hits")?.unwrap_or(0),
+                evictions: opt(&r, "evictions")?.unwrap_or(0),
+                fsyncs: opt(&r, "fsyncs")?.unwrap_or(0),
+            })
+        }
+        None => None,
+    };
+    let t = query_one(&mut tx, &q.tables, &[])?;
+    let a = query_one(&mut tx, &q.activity, &[])?;
+    tx.commit()
+        .map_err(|e| anyhow!("cannot end the read-only transaction: {e:#}"))?;
+    Ok(Sample {
+        at_s: d.try_get("at_s")?,
+        at_text: d.try_get("at_text")?,
+        xact_commit: d.try_get("xact_commit")?,
+        xact_rollback: d.try_get("xact_rollback")?,
+        blks_read: d.try_get("blks_read")?,
+        blks_hit: d.try_get("blks_hit")?,
+        tup_returned: d.try_get("tup_returned")?,
+        tup_fetched: d.try_get("tup_fetched")?,
+        tup_inserted: d.try_get("tup_inserted")?,
+        tup_updated: d.try_get("tup_updated")?,
+        tup_deleted: d.try_get("tup_deleted")?,
+        db_size_bytes: d.try_get("size_bytes")?,
+        wal_records: opt(&w, "records")?,
+        wal_fpi: opt(&w, "fpi")?,
+        wal_bytes: opt(&w, "bytes")?,
+        wal_lsn_bytes: w.try_get("lsn_bytes")?,
+        wal_buffers_full: opt(&w, "buffers_full")?,
+        wal_writes: opt(&w, "writes")?,
+        wal_syncs: opt(&w, "syncs")?,
+        checkpoints_timed: c.try_get("timed")?,
+        checkpoints_requested: c.try_get("requested")?,
+        buffers_checkpoint: c.try_get("buffers_checkpoint")?,
+        buffers_clean: c.try_get("buffers_clean")?,
+        buffers_backend: opt(&c, "buffers_backend")?,
+        io,
+        n_tup_upd: t.try_get("n_tup_upd")?,
+        n_tup_hot_upd: t.try_get("n_tup_hot_upd")?,
+        clients_connected: a.try_get("connected")?,
+        clients_active: a.try_get("active")?,
+    })
+}
+
+fn opt(row: &postgres::Row, col: &str) -> Result<Option<i64>> {
+    Ok(row.try_get::<_, Option<i64>>(col)?)
+}
+
+/// Counter increases from one sample to a later one.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Delta {
+    pub seconds: f64,
+    pub xact_commit: i64,
+    pub xact_rollback: i64,
+    pub blks_read: i64,
+    pub blks_hit: i64,
+    pub tup_returned: i64,
+    pub tup_fetched: i64,
+    pub tup_inserted: i64,
+    pub tup_updated: i64,
+    pub tup_deleted: i64,
+    pub wal_records: Option<i64>,
+    pub wal_fpi: Option<i64>,
+    pub wal_bytes: Option<i64>,
+    pub wal_lsn_bytes: i64,
+    pub wal_buffers_full: Option<i64>,
+    pub wal_writes: Option<i64>,
+    pub wal_syncs: Option<i64>,
+    pub checkpoints_timed: i64,
+    pub checkpoints_requested: i64,
+    pub buffers_checkpoint: i64,
+    pub buffers_clean: i64,
+    pub buffers_backend: Option<i64>,
+    pub io: Option<IoCounters>,
+    pub n_tup_upd: i64,
+    pub n_tup_hot_upd: i64,
+}
+
+impl Delta {
+    /// `end − start`; an error if a counter went backwards (statistics reset).
+    pub fn between(start: &Sample, end: &Sample) -> Result<Delta> {
+        let mut backwards = Vec::new();
+        let mut d = |name: &'static str, a: i64, b: i64| {
+            if b < a {
+                backwards.push(name);
+            }
+            b - a
+        };
+        let delta = Delta {
+            seconds: end.at_s - start.at_s,
+            xact_commit: d("xact_commit", start.xact_commit, end.xact_commit),
+            xact_rollback: d("xact_rollback", start.xact_rollback, end.xact_rollback),
+            blks_read: d("blks_read", start.blks_read, end.blks_read),
+            blks_hit: d("blks_hit", start.blks_hit, end.blks_hit),
+            tup_returned: d("tup_returned", start.tup_returned, end.tup_returned),
+            tup_fetched: d("tup_fetched", start.tup_fetched, end.tup_fetched),
+            tup_inserted: d("tup_inserted", start.tup_inserted, end.tup_inserted),
+            tup_updated: d("tup_updated", start.tup_updated, end.tup_updated),
+            tup_deleted: d("tup_deleted", start.tup_deleted, end.tup_deleted),
+            wal_records: None,
+            wal_fpi: None,
+            wal_bytes: None,
+            wal_lsn_bytes: d("WAL position", start.wal_lsn_bytes, end.wal_lsn_bytes),
+            wal_buffers_full: None,
+            wal_writes: None,
+            wal_syncs: None,
+            checkpoints_timed: d(
+                "checkpoints timed",
+                start.checkpoints_timed,
+                end.checkpoints_timed,
+            ),
+            checkpoints_requested: d(
+                "checkpoints requested",
+                start.checkpoints_requested,
+                end.checkpoints_requested,
+            ),
+            buffers_checkpoint: d(
+                "buffers_checkpoint",
+                start.buffers_checkpoint,
+                end.buffers_checkpoint,
+            ),
+            buffers_clean: d("buffers_clean", start.buffers_clean, end.buffers_clean),
+            buffers_backend: None,
+            io: None,
+            n_tup_upd: d("n_tup_upd", start.n_tup_upd, end.n_tup_upd),
+            n_tup_hot_upd: d("n_tup_hot_upd", start.n_tup_hot_upd, end.n_tup_hot_upd),
+        };
+        let mut both = |name: &'static str, a: Option<i64>, b: Option<i64>| match (a, b) {
+            (Some(a), Some(b)) => {
+                if b < a {
+                    backwards.push(name);
+                }
+                Some(b - a)
+            }
+            _ => None,
+        };
+        let delta = Delta {
+            wal_records: both("wal_records", start.wal_records, end.wal_records),
+            wal_fpi: both("wal_fpi", start.wal_fpi, end.wal_fpi),
+            wal_bytes: both("wal_bytes", start.wal_bytes, end.wal_bytes),
+            wal_buffers_full: both(
+                "wal_buffers_full",
+                start.wal_buffers_full,
+                end.wal_buffers_full,
+            ),
+            wal_writes: both("WAL writes", start.wal_writes, end.wal_writes),
+            wal_syncs: both("WAL syncs", start.wal_syncs, end.wal_syncs),
+            buffers_backend: both("backend writes", start.buffers_backend, end.buffers_backend),
+            io: match (&start.io, &end.io) {
+                (Some(a), Some(b)) => Some(IoCounters {
+                    reads: both("pg_stat_io reads", Some(a.reads), Some(b.reads)).unwrap(),
+                    writes: both("pg_stat_io writes", Some(a.writes), Some(b.writes)).unwrap(),
+                    extends: both("pg_stat_io extends", Some(a.extends), Some(b.extends)).unwrap(),
+                    hits: both("pg_stat_io hits", Some(a.hits), Some(b.hits)).unwrap(),
+                    evictions: both("pg_stat_io evictions", Some(a.evictions), Some(b.evictions))
+                        .unwrap(),
+                    fsyncs: both("pg_stat_io fsyncs", Some(a.fsyncs), Some(b.fsyncs)).unwrap(),
+                }),
+                _ => None,
+            },
+            ..delta
+        };
+        if !backwards.is_empty() {
+            bail!(
+                "the server's statistics went backwards during the capture ({}): they were reset \
+                 (pg_stat_reset*) or the server restarted; capture again",
+                backwards.join(", ")
+            );
+        }
+        Ok(delta)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delta_subtracts_and_keeps_missing_figures_missing() {
+        let a = Sample {
+            at_s: 10.0,
+            xact_commit: 100,
+            wal_bytes: None,
+            wal_lsn_bytes: 1000,
+            wal_fpi: Some(5),
+            ..Sample::default()
+        };
+        let b = Sample {
+            at_s: 16.0,
+            xact_commit: 700,
+            wal_bytes: None,
+            wal_lsn_bytes: 61000,
+            wal_fpi: Some(9),
+            ..Sample::default()
+        };
+        let d = Delta::between(&a, &b).unwrap();
+        assert_eq!(d.seconds, 6.0);
+        assert_eq!(d.xact_commit, 600);
+        assert_eq!(d.wal_lsn_bytes, 60000);
+        assert_eq!(d.wal_fpi, Some(4));
+        assert_eq!(d.wal_bytes, None);
+    }
+
+    #[test]
+    fn a_reset_is_reported() {
+        let a = Sample {
+            xact_commit: 100,
+            ..Sample::default()
+        };
+        let b = Sample::default();
+        let e = format!("{:#}", Delta::between(&a, &b).unwrap_err());
+        assert!(e.contains("xact_commit") && e.contains("reset"), "{e}");
+    }
+}

@@ -1,0 +1,560 @@
+//! `run --emulate PROFILE`: the real workload on the local disk, every I/O
+//! shaped to behave like the profile's disk.
+//!
+//! [`EmulatedDevice`] wraps a real device. Each request goes to the real
+//! disk at once, and the same request is given to a [`DeviceModel`] of the
+//! profile, which says when the profile's disk would have completed it (its
+//! token-bucket caps, its channels, its latency distribution and round trip).
+//! The real completion is held back until that modelled time:
+//!
+//! ```text
+//! delivered = max(real completion, modelled completion)
+//! ```
+//!
+//! So a slower disk than the local one (gp3 on a local NVMe) is emulated
+//! exactly as far as the model is right. Where the local disk is *slower*
+//! than the profile asks (the real completion comes more than a tolerance
+//! after the modelled one), the I/O is delivered late and counted, and the
+//! run says so ("local disk slower than the profile for N% of I/Os") rather
+//! than pretending to be the faster disk.
+//!
+//! # What it does not do
+//!
+//! * The real I/O is issued at once, not when the profile's caps would let
+//!   it through (cgroup blk-throttle holds it back instead). With a closed
+//!   loop of clients this changes nothing the core sees, as every request
+//!   is delivered at its modelled time; the local disk just gets the work
+//!   earlier, which hides its latency behind the cap's wait.
+//! * A profile about as fast as the local disk is delivered at the later of
+//!   two independent draws (the real one and the model's), which is slower
+//!   than either alone by a fraction of their spread: emulating a disk with
+//!   the local disk's own latencies adds a few µs per I/O.
+
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::path::Path;
+use std::rc::Rc;
+
+use anyhow::{Result, bail};
+use serde::Serialize;
+
+use super::Device;
+use super::sim::model_op;
+use crate::cli::UsageError;
+use crate::core::io::{IoCompletion, IoRequest, Token};
+use crate::core::time::{Nanos, US};
+use crate::device::model::{DeviceModel, Op};
+use crate::device::profile::{self, Profile};
+
+/// A real completion later than the modelled one by at most this much, or
+/// by at most [`LATE_TOLERANCE_FRACTION`] of the modelled latency, is not
+/// counted as the local disk being slower than the profile.
+pub const LATE_TOLERANCE: Nanos = 20 * US;
+/// See [`LATE_TOLERANCE`].
+pub const LATE_TOLERANCE_FRACTION: f64 = 0.10;
+/// Above this share of late I/Os the summary says the emulation is not
+/// faithful (below it, it is noted only).
+pub const LATE_WARN_SHARE: f64 = 0.01;
+
+/// One request in flight.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    op: Op,
+    submitted: Nanos,
+    /// When the profile's disk would complete it.
+    modelled: Nanos,
+}
+
+/// How the local disk kept up with the profile, per kind of operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct OpFigures {
+    /// Operations completed.
+    pub ios: u64,
+    /// Operations whose real completion came after the modelled one by more
+    /// than the tolerance.
+    pub late: u64,
+    /// Sum over the late ones of how much later, ns.
+    pub late_ns_sum: u64,
+    /// Sum of the modelled latencies, ns.
+    pub modelled_ns_sum: u64,
+    /// Sum of the real latencies, ns.
+    pub real_ns_sum: u64,
+}
+
+impl OpFigures {
+    fn add(&mut self, o: &OpFigures) {
+        self.ios += o.ios;
+        self.late += o.late;
+        self.late_ns_sum += o.late_ns_sum;
+        self.modelled_ns_sum += o.modelled_ns_sum;
+        self.real_ns_sum += o.real_ns_sum;
+    }
+
+    /// Late operations as a fraction of all (0 when none ran).
+    pub fn late_share(&self) -> f64 {
+        if self.ios == 0 {
+            0.0
+        } else {
+            self.late as f64 / self.ios as f64
+        }
+    }
+}
+
+/// What an emulated run measured about the emulation itself.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct EmulationStats {
+    /// Name of the emulated profile.
+    pub profile: String,
+    /// Reads, writes and flushes (fdatasync and fsync).
+    pub read: OpFigures,
+    pub write: OpFigures,
+    pub flush: OpFigures,
+}
+
+impl EmulationStats {
+    /// Every operation together.
+    pub fn total(&self) -> OpFigures {
+        let mut t = OpFigures::default();
+        for o in [&self.read, &self.write, &self.flush] {
+            t.add(o);
+        }
+        t
+    }
+
+    fn of(&mut self, op: Op) -> &mut OpFigures {
+        match op {
+            Op::Read => &mut self.read,
+            Op::Write => &mut self.write,
+            Op::Flush => &mut self.flush,
+        }
+    }
+
+    /// The one-paragraph summary printed after an emulated run.
+    pub fn summary(&self) -> String {
+        let t = self.total();
+        let pct = |o: &OpFigures| 100.0 * o.late_share();
+        let mean_us = |sum: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                sum as f64 / n as f64 / 1e3
+            }
+        };
+        let mut s = format!(
+            "emulation of {}: {} I/Os; local disk slower than the profile for {:.2}% of I/Os \
+             (reads {:.2}%, writes {:.2}%, flushes {:.2}%; late means the real completion came \
+             more than max({} µs, {:.0}% of the modelled latency) after the modelled one)",
+            self.profile,
+            t.ios,
+            pct(&t),
+            pct(&self.read),
+            pct(&self.write),
+            pct(&self.flush),
+            LATE_TOLERANCE / US,
+            LATE_TOLERANCE_FRACTION * 100.0,
+        );
+        for (what, o) in [
+            ("read", &self.read),
+            ("write", &self.write),
+            ("flush", &self.flush),
+        ] {
+            if o.ios > 0 {
+                s.push_str(&format!(
+                    "\n  {what:<5}  {:>9} I/Os  modelled mean {:>9.1} µs  local disk mean {:>9.1} µs  late {:>6.2}%",
+                    o.ios,
+                    mean_us(o.modelled_ns_sum, o.ios),
+                    mean_us(o.real_ns_sum, o.ios),
+                    pct(o)
+                ));
+            }
+        }
+        if t.late_share() > LATE_WARN_SHARE {
+            s.push_str(&format!(
+                "\nwarning: the local disk is slower than the {} profile for {:.1}% of I/Os: \
+                 those were delivered when the local disk finished them, so this run is slower \
+                 than the profile's disk would be",
+                self.profile,
+                pct(&t)
+            ));
+        }
+        s
+    }
+}
+
+/// A shared view of an emulated device's figures, readable after the
+/// device has been handed to the driver.
+#[derive(Clone, Debug)]
+pub struct EmulationHandle(Rc<RefCell<EmulationStats>>);
+
+impl EmulationHandle {
+    /// The figures so far.
+    pub fn stats(&self) -> EmulationStats {
+        self.0.borrow().clone()
+    }
+}
+
+/// A real device whose completions are delivered no earlier than a device
+/// model of a profile says. See the module docs.
+pub struct EmulatedDevice {
+    inner: Box<dyn Device>,
+    model: DeviceModel,
+    name: &'static str,
+    pending: HashMap<Token, Pending>,
+    /// Real completions waiting for their delivery time: (deliver at, seq, token).
+    held: BinaryHeap<Reverse<(Nanos, u64, Token)>>,
+    seq: u64,
+    scratch: Vec<IoCompletion>,
+    stats: Rc<RefCell<EmulationStats>>,
+}
+
+impl EmulatedDevice {
+    /// Wraps `inner` so that it behaves like `profile`'s disk, the model's
+    /// service times drawn from `seed`.
+    pub fn new(inner: Box<dyn Device>, profile: &Profile, seed: u64) -> EmulatedDevice {
+        // The trait's name is static; one short string per emulated run.
+        let name: &'static str =
+            Box::leak(format!("{} emulating {}", inner.name(), profile.name).into_boxed_str());
+        let stats = EmulationStats {
+            profile: profile.name.clone(),
+            ..EmulationStats::default()
+        };
+        EmulatedDevice {
+            inner,
+            model: DeviceModel::new(profile, seed),
+            name,
+            pending: HashMap::new(),
+            held: BinaryHeap::new(),
+            seq: 0,
+            scratch: Vec::with_capacity(64),
+            stats: Rc::new(RefCell::new(stats)),
+        }
+    }
+
+    /// A handle to read the figures after the run.
+    pub fn handle(&self) -> EmulationHandle {
+        EmulationHandle(Rc::clone(&self.stats))
+    }
+
+    /// A real completion: hold it until its modelled time.
+    fn on_real(&mut self, c: IoCompletion) -> Result<()> {
+        let Some(p) = self.pending.get(&c.token).copied() else {
+            bail!("emulation: completion for unknown token {}", c.token);
+        };
+        let deliver = c.at.max(p.modelled);
+        let modelled_ns = p.modelled.saturating_sub(p.submitted);
+        let tolerance = LATE_TOLERANCE.max((modelled_ns as f64 * LATE_TOLERANCE_FRACTION) as Nanos);
+        {
+            let mut s = self.stats.borrow_mut();
+            let f = s.of(p.op);
+            f.ios += 1;
+            f.modelled_ns_sum += modelled_ns;
+            f.real_ns_sum += c.at.saturating_sub(p.submitted);
+            if c.at > p.modelled + tolerance {
+                f.late += 1;
+                f.late_ns_sum += c.at - p.modelled;
+            }
+        }
+        self.seq += 1;
+        self.held.push(Reverse((deliver, self.seq, c.token)));
+        Ok(())
+    }
+
+    /// Moves every held completion due at `now` to `out`, stamped `now`.
+    fn deliver_due(&mut self, now: Nanos, out: &mut Vec<IoCompletion>) {
+        while let Some(&Reverse((at, _, token))) = self.held.peek() {
+            if at > now {
+                break;
+            }
+            self.held.pop();
+            self.pending.remove(&token);
+            out.push(IoCompletion { token, at: now });
+        }
+    }
+}
+
+impl Device for EmulatedDevice {
+    fn submit(&mut self, req: IoRequest) -> Result<()> {
+        let now = self.inner.now();
+        let (op, bytes) = model_op(req.kind);
+        let modelled = self.model.submit(now, op, bytes);
+        if self.pending.contains_key(&req.token) {
+            bail!("emulation: token {} is already in flight", req.token);
+        }
+        self.inner.submit(req)?;
+        self.pending.insert(
+            req.token,
+            Pending {
+                op,
+                submitted: now,
+                modelled,
+            },
+        );
+        Ok(())
+    }
+
+    fn wait(
+        &mut self,
+        deadline: Option<Nanos>,
+        max_block: Nanos,
+        out: &mut Vec<IoCompletion>,
+    ) -> Result<()> {
+        let start = self.inner.now();
+        let until = deadline.map_or(start.saturating_add(max_block), |d| {
+            d.min(start.saturating_add(max_block))
+        });
+        let spin = self.inner.timer_spin();
+        loop {
+            let now = self.inner.now();
+            // Wake for the caller's deadline, or a little before the next
+            // held completion is due and poll from there: a sleeping thread
+            // wakes late, and the delivery time is what is being emulated.
+            let wake = match self.held.peek() {
+                Some(&Reverse((at, _, _))) => until.min(at.saturating_sub(spin)),
+                None => until,
+            };
+            self.scratch.clear();
+            let mut scratch = std::mem::take(&mut self.scratch);
+            let r = self
+                .inner
+                .wait(Some(wake.max(now)), max_block, &mut scratch);
+            for c in scratch.drain(..) {
+                self.on_real(c)?;
+            }
+            self.scratch = scratch;
+            r?;
+            let now = self.inner.now();
+            self.deliver_due(now, out);
+            if !out.is_empty() || now >= until {
+                return Ok(());
+            }
+        }
+    }
+
+    fn now(&self) -> Nanos {
+        self.inner.now()
+    }
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn timer_spin(&self) -> Nanos {
+        self.inner.timer_spin()
+    }
+}
+
+/// What `--emulate` takes: a shipped profile's name or a profile JSON file.
+/// Errors name the flag, and the file and field for a bad profile.
+pub fn load_profile(arg: &str) -> Result<Profile> {
+    if let Some(p) = Profile::shipped(arg) {
+        return Ok(p);
+    }
+    let path = Path::new(arg);
+    if path.exists() {
+        return Profile::load(path).map_err(|e| anyhow::anyhow!("--emulate: {e:#}"));
+    }
+    Err(UsageError(format!(
+        "--emulate {arg}: no such shipped profile or file; shipped: {}",
+        profile::shipped_names().join(", ")
+    ))
+    .into())
+}
+
+/// Wraps `dev` in an emulation of the profile `arg` names (see
+/// [`load_profile`]); returns the device, a handle to its figures and the
+/// profile.
+pub fn wrap(
+    dev: Box<dyn Device>,
+    arg: &str,
+    seed: u64,
+) -> Result<(Box<dyn Device>, EmulationHandle, Profile)> {
+    let profile = load_profile(arg)?;
+    let emu = EmulatedDevice::new(dev, &profile, seed);
+    let handle = emu.handle();
+    Ok((Box::new(emu), handle, profile))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::io::IoKind;
+    use crate::core::time::{MS, SEC};
+    use crate::engine::sim::SimDevice;
+
+    /// A device in virtual time whose every operation takes `lat`, for
+    /// checking the wrapper's arithmetic without a disk.
+    struct Fixed {
+        now: Nanos,
+        lat: Nanos,
+        pending: Vec<(Nanos, Token)>,
+    }
+
+    impl Device for Fixed {
+        fn submit(&mut self, req: IoRequest) -> Result<()> {
+            self.pending.push((self.now + self.lat, req.token));
+            Ok(())
+        }
+        fn wait(&mut self, d: Option<Nanos>, _: Nanos, out: &mut Vec<IoCompletion>) -> Result<()> {
+            self.pending.sort();
+            let next = self.pending.first().map(|p| p.0);
+            match (next, d) {
+                (Some(t), d) if d.is_none_or(|d| t <= d) => self.now = self.now.max(t),
+                (_, Some(d)) => self.now = self.now.max(d),
+                _ => {}
+            }
+            let now = self.now;
+            self.pending.retain(|&(t, token)| {
+                if t <= now {
+                    out.push(IoCompletion { token, at: t });
+                    false
+                } else {
+                    true
+                }
+            });
+            Ok(())
+        }
+        fn now(&self) -> Nanos {
+            self.now
+        }
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+        fn timer_spin(&self) -> Nanos {
+            0
+        }
+    }
+
+    fn constant_profile(read_us: f64, iops: Option<f64>) -> Profile {
+        let caps = match iops {
+            Some(n) => serde_json::json!({ "iops": n, "bucket_ms": 0 }),
+            None => serde_json::Value::Null,
+        };
+        let v = serde_json::json!({
+            "name": "slow",
+            "description": "constant",
+            "source": "test",
+            "read": { "median_us": read_us, "p99_us": read_us },
+            "write": { "median_us": read_us, "p99_us": read_us },
+            "flush": { "median_us": read_us, "p99_us": read_us },
+            "channels": 64,
+            "bandwidth_mib_s": 1e6,
+            "flush_to_media": false,
+            "caps": caps
+        });
+        Profile::from_json(&v.to_string(), "test.json").unwrap()
+    }
+
+    fn read(token: Token) -> IoRequest {
+        IoRequest {
+            token,
+            kind: IoKind::ReadPage { block: token },
+        }
+    }
+
+    fn run_qd1(dev: &mut dyn Device, n: u64) -> Nanos {
+        let mut out = Vec::new();
+        for i in 0..n {
+            dev.submit(read(i)).unwrap();
+            out.clear();
+            while out.is_empty() {
+                dev.wait(None, SEC, &mut out).unwrap();
+            }
+            assert_eq!(out[0].token, i);
+        }
+        dev.now()
+    }
+
+    #[test]
+    fn a_slower_profile_sets_the_pace() {
+        let inner = Fixed {
+            now: 0,
+            lat: 10 * US,
+            pending: Vec::new(),
+        };
+        let mut dev = EmulatedDevice::new(Box::new(inner), &constant_profile(500.0, None), 1);
+        assert_eq!(dev.name(), "fixed emulating slow");
+        let end = run_qd1(&mut dev, 100);
+        // 100 reads at 500 µs each.
+        assert!(end.abs_diff(50 * MS) < 10 * US, "{end}");
+        let s = dev.handle().stats();
+        assert_eq!(s.read.ios, 100);
+        assert_eq!(s.read.late, 0);
+        assert!(
+            s.summary()
+                .contains("slower than the profile for 0.00% of I/Os")
+        );
+    }
+
+    #[test]
+    fn a_faster_profile_is_counted_not_pretended() {
+        let inner = Fixed {
+            now: 0,
+            lat: 300 * US,
+            pending: Vec::new(),
+        };
+        let mut dev = EmulatedDevice::new(Box::new(inner), &constant_profile(50.0, None), 1);
+        let end = run_qd1(&mut dev, 100);
+        // Delivered when the real disk finished: 300 µs each, not 50.
+        assert!(end.abs_diff(30 * MS) < 10 * US, "{end}");
+        let s = dev.handle().stats();
+        assert_eq!(s.read.late, 100);
+        let text = s.summary();
+        assert!(text.contains("100.00% of I/Os"), "{text}");
+        assert!(text.contains("warning: the local disk is slower"), "{text}");
+    }
+
+    #[test]
+    fn caps_come_from_the_model() {
+        // A 1,000 IOPS cap on a fast disk: 200 reads at QD 8 take ~0.2 s.
+        let inner = Fixed {
+            now: 0,
+            lat: 10 * US,
+            pending: Vec::new(),
+        };
+        let mut dev =
+            EmulatedDevice::new(Box::new(inner), &constant_profile(20.0, Some(1000.0)), 1);
+        let mut out = Vec::new();
+        let mut next = 0;
+        for _ in 0..8 {
+            dev.submit(read(next)).unwrap();
+            next += 1;
+        }
+        let mut done = 0;
+        while done < 200 {
+            out.clear();
+            dev.wait(None, SEC, &mut out).unwrap();
+            for _ in &out {
+                done += 1;
+                if next < 200 {
+                    dev.submit(read(next)).unwrap();
+                    next += 1;
+                }
+            }
+        }
+        let secs = dev.now() as f64 / 1e9;
+        assert!((secs - 0.2).abs() < 0.005, "{secs}");
+        assert_eq!(dev.handle().stats().read.late, 0);
+    }
+
+    #[test]
+    fn wait_honours_the_deadline() {
+        let inner = SimDevice::new(DeviceModel::new(&constant_profile(10.0, None), 1));
+        let mut dev = EmulatedDevice::new(Box::new(inner), &constant_profile(1000.0, None), 1);
+        dev.submit(read(1)).unwrap();
+        let mut out = Vec::new();
+        dev.wait(Some(300 * US), SEC, &mut out).unwrap();
+        assert!(out.is_empty());
+        assert_eq!(dev.now(), 300 * US);
+        dev.wait(None, SEC, &mut out).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].at, 1000 * US);
+    }
+
+    #[test]
+    fn bad_emulate_argument_names_the_flag() {
+        let e = format!("{:#}", load_profile("floppy").unwrap_err());
+        assert!(e.contains("--emulate floppy") && e.contains("gp3"), "{e}");
+        assert_eq!(load_profile("gp3").unwrap().name, "gp3");
+    }
+}

@@ -1,0 +1,146 @@
+//! `scripts/pgbench-compare` at small size: real PostgreSQL + pgbench and
+//! `pgiosim run` side by side, scale 1, clients 1 and 4, uncapped disk, 4 s
+//! each. Checks that the script completes and that its JSON figures are sane,
+//! not that pgiosim matches PostgreSQL (that is the full matrix's job).
+//!
+//! Needs root (cgroups, drop_caches, a system user) and PostgreSQL or apt-get
+//! to install it; otherwise it prints `SKIP: <reason>` and passes.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+/// Exit code of the script when this machine cannot run it (not root,
+/// PostgreSQL not installable).
+const EXIT_CANNOT_RUN_HERE: i32 = 3;
+
+fn have_postgres() -> bool {
+    let Ok(versions) = std::fs::read_dir("/usr/lib/postgresql") else {
+        return false;
+    };
+    versions
+        .flatten()
+        .any(|v| v.path().join("bin/pg_ctl").exists() && v.path().join("bin/pgbench").exists())
+}
+
+fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
+
+fn num(v: &Value, path: &[&str]) -> f64 {
+    let mut cur = v;
+    for key in path {
+        cur = &cur[*key];
+    }
+    cur.as_f64()
+        .unwrap_or_else(|| panic!("{} is not a number: {cur}", path.join(".")))
+}
+
+#[test]
+fn pgbench_compare_small_run() {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIP: pgbench-compare needs root (cgroups, drop_caches, a system user)");
+        return;
+    }
+    if !on_path("python3") {
+        eprintln!("SKIP: python3 is not installed");
+        return;
+    }
+    if !have_postgres() && !on_path("apt-get") {
+        eprintln!("SKIP: PostgreSQL is not installed and there is no apt-get to install it");
+        return;
+    }
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pgbench-compare");
+    let work = tempfile::Builder::new()
+        .prefix("pgbench-compare-test")
+        .tempdir_in("/var/tmp")
+        .expect("temp dir in /var/tmp");
+    let json_path = work.path().join("result.json");
+    let started = Instant::now();
+    let out = Command::new(&script)
+        .args(["--scales", "1", "--clients", "1,4", "--conditions", "local"])
+        .args(["--duration", "4", "--quiet-wait", "0"])
+        .arg("--workdir")
+        .arg(work.path())
+        .arg("--json")
+        .arg(&json_path)
+        .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
+        .output()
+        .expect("run scripts/pgbench-compare");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
+        let reason = stderr.lines().last().unwrap_or("cannot run here");
+        eprintln!("SKIP: {reason}");
+        return;
+    }
+    assert!(
+        out.status.success(),
+        "pgbench-compare failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+    eprintln!(
+        "pgbench-compare took {:.0} s:\n{stdout}",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(
+        stdout.contains("checks vs real"),
+        "no table on stdout:\n{stdout}"
+    );
+
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON written"))
+            .expect("valid JSON");
+    assert_eq!(doc["schema"], "pgiosim.pgbench-compare");
+    let cells = doc["cells"].as_array().expect("cells");
+    assert_eq!(cells.len(), 2, "one cell per client count");
+    for cell in cells {
+        let tag = format!(
+            "s{} c{} {}",
+            cell["scale"], cell["clients"], cell["condition"]
+        );
+        for side in ["real", "run"] {
+            assert_eq!(cell[side]["status"], "ok", "{tag} {side}: {}", cell[side]);
+            let tps = num(&cell[side], &["derived", "tps"]);
+            assert!(tps > 0.0, "{tag} {side}: tps {tps}");
+            for share in ["page_read", "wal_fsync", "lock_wait", "cpu"] {
+                let v = num(&cell[side], &["derived", "shares", share]);
+                assert!(
+                    (0.0..=1.0).contains(&v),
+                    "{tag} {side}: share {share} = {v}"
+                );
+            }
+        }
+        let wal_real = num(&cell["real"], &["derived", "wal_bytes_per_tx"]);
+        let wal_run = num(&cell["run"], &["derived", "wal_bytes_per_tx"]);
+        assert!(
+            wal_real > 0.0 && wal_run > 0.0,
+            "{tag}: WAL B/tx real {wal_real}, run {wal_run}"
+        );
+        let ratio = wal_run / wal_real;
+        assert!(
+            (1.0 / 3.0..=3.0).contains(&ratio),
+            "{tag}: WAL B/tx real {wal_real:.0} vs run {wal_run:.0} differ by more than 3x"
+        );
+        assert_eq!(
+            cell["model"]["status"], "n/a",
+            "{tag}: no device profile given"
+        );
+    }
+    // Everything the script created is gone.
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "result.json")
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
