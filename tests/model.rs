@@ -288,3 +288,76 @@ fn every_builtin_workload_runs_in_the_model() {
         .unwrap();
     assert_eq!(wal_share, 0.0);
 }
+
+#[test]
+fn every_file_in_workloads_loads_and_runs() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let r = model(&[
+                "--workload",
+                path.to_str().unwrap(),
+                "-s",
+                "2",
+                "-c",
+                "4",
+                "-T",
+                "1",
+                "--device",
+                "nvme",
+                "--seed",
+                "1",
+            ]);
+            assert!(
+                num(&r, &["summary", "transactions"]) > 0.0,
+                "{}",
+                path.display()
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 5);
+}
+
+#[test]
+fn a_bad_workload_file_is_refused_with_file_and_path() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("mine.json");
+    let body = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("workloads/example-orders.json"),
+    )
+    .unwrap()
+    .replace(
+        r#""table": "orders", "key": "o", "rows": 50"#,
+        r#""table": "order", "key": "o", "rows": 50"#,
+    );
+    std::fs::write(&path, body).unwrap();
+    let o = pgiosim(&["model", "--workload", path.to_str().unwrap(), "-t", "1"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("mine.json") && t.contains("transactions[1]") && t.contains("range.table"),
+        "{t}"
+    );
+}
+
+#[test]
+fn vacuum_command_reports_seconds_and_rate() {
+    let o = pgiosim(&[
+        "vacuum", "--bloat", "64MB", "--device", "gp3", "--json", "-", "--seed", "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let r: Value = serde_json::from_str(&out[out.find('{').unwrap()..]).unwrap();
+    assert_eq!(num(&r, &["pages"]), 8192.0);
+    assert_eq!(num(&r, &["pages_read"]), 8192.0);
+    assert!(num(&r, &["seconds"]) > 0.0 && num(&r, &["mb_per_s"]) > 0.0);
+    // Each page is a read and (nearly always) a write: 2 I/Os against gp3's 3,000 IOPS.
+    assert!(
+        num(&r, &["seconds"]) > 2.0 * 8192.0 / 3000.0 * 0.9,
+        "{}",
+        num(&r, &["seconds"])
+    );
+}
