@@ -805,7 +805,13 @@ impl Database {
                         bytes += self.fpi_bytes;
                         self.stats.counters.full_page_images += 1;
                     }
-                    let lsn = self.wal.insert(bytes);
+                    // A page changed by another page's record (the new home
+                    // of a moved row) takes that record's LSN: no record of its own.
+                    let lsn = if bytes == 0 {
+                        self.wal.insert_lsn()
+                    } else {
+                        self.wal.insert(bytes)
+                    };
                     self.stats.second(now).wal_bytes += bytes;
                     self.pool.mark_dirty(b, lsn);
                     self.pool.unpin(b);

@@ -90,13 +90,40 @@ pub struct Table {
     pub append: Extent,
     pub index: Option<Btree>,
     appended: u64,
+    /// full_at_load: one bit per heap page, set once the page was updated.
+    updated: Option<Vec<u64>>,
 }
 
 impl Table {
     fn heap_block(&self, key: u64) -> u64 {
         self.heap.first + (key / self.rows_per_page).min(self.heap.blocks.max(1) - 1)
     }
+
+    /// The page receiving the next appended row, and whether it is new.
+    fn append(&mut self) -> (u64, bool) {
+        let n = self.appended;
+        self.appended += 1;
+        let block = self.append.first + (n / self.rows_per_page) % self.append.blocks;
+        (block, n.is_multiple_of(self.rows_per_page))
+    }
+
+    /// A full-at-load table's page `block` is updated: true if this is its
+    /// first update since load (so the row version must move).
+    fn first_update(&mut self, block: u64) -> bool {
+        let Some(bits) = &mut self.updated else {
+            return false;
+        };
+        let i = (block - self.heap.first) as usize;
+        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        let first = bits[word] & bit == 0;
+        bits[word] |= bit;
+        first
+    }
 }
+
+/// WAL bytes of the Heap/LOCK record logged when an update moves a row to
+/// another page (measured 54 B, postgres-facts.md section 2).
+const MOVED_ROW_LOCK_WAL_BYTES: u32 = 54;
 
 #[derive(Debug, Clone)]
 enum Stmt {
@@ -200,9 +227,13 @@ impl Script {
                 append,
                 index: None,
                 appended: 0,
+                updated: None,
             });
         }
         for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
+            if spec.full_at_load {
+                t.updated = Some(vec![0; t.heap.blocks.div_ceil(64) as usize]);
+            }
             if let Some(i) = &spec.index {
                 let b = Btree::new(next, t.rows.max(1), i.items_per_leaf, i.fanout);
                 next += b.blocks();
@@ -419,26 +450,56 @@ impl Workload for Script {
                     wal,
                     non_hot,
                 } => {
-                    let (t, k) = (&self.tables[table], self.keys[key]);
+                    let k = self.keys[key];
+                    let t = &mut self.tables[table];
                     if let Some(ix) = &t.index {
                         path.clear();
                         ix.path(k, &mut path);
                         out.extend(path.iter().map(|&b| Step::Read(b)));
                     }
                     out.push(Step::Lock(Self::row_id(table, k)));
-                    out.push(Step::Modify {
-                        block: t.heap_block(k),
-                        wal_bytes: wal,
-                    });
-                    if let Some(ix) = &t.index
-                        && non_hot > 0.0
-                        && rng.random_bool(non_hot)
-                    {
-                        // A non-HOT update puts a new index entry in the leaf.
+                    let block = t.heap_block(k);
+                    if t.first_update(block) {
+                        // No room on the full page: the new version goes to
+                        // a page at the end of the table, a tuple lock is
+                        // logged on the old one, and the index gets an entry.
                         out.push(Step::Modify {
-                            block: ix.leaf(k),
-                            wal_bytes: self.index_insert_wal,
+                            block,
+                            wal_bytes: wal + MOVED_ROW_LOCK_WAL_BYTES,
                         });
+                        let (new_block, new_page) = t.append();
+                        out.push(if new_page {
+                            Step::Extend {
+                                block: new_block,
+                                wal_bytes: 0,
+                            }
+                        } else {
+                            Step::Modify {
+                                block: new_block,
+                                wal_bytes: 0,
+                            }
+                        });
+                        if let Some(ix) = &t.index {
+                            out.push(Step::Modify {
+                                block: ix.leaf(k),
+                                wal_bytes: self.index_insert_wal,
+                            });
+                        }
+                    } else {
+                        out.push(Step::Modify {
+                            block,
+                            wal_bytes: wal,
+                        });
+                        if let Some(ix) = &t.index
+                            && non_hot > 0.0
+                            && rng.random_bool(non_hot)
+                        {
+                            // A non-HOT update puts a new index entry in the leaf.
+                            out.push(Step::Modify {
+                                block: ix.leaf(k),
+                                wal_bytes: self.index_insert_wal,
+                            });
+                        }
                     }
                 }
                 Stmt::Delete { table, key, wal } => {
@@ -457,9 +518,8 @@ impl Workload for Script {
                 Stmt::Insert { table, wal } => {
                     let t = &mut self.tables[table];
                     let n = t.appended;
-                    t.appended += 1;
-                    let block = t.append.first + (n / t.rows_per_page) % t.append.blocks;
-                    if n.is_multiple_of(t.rows_per_page) {
+                    let (block, new_page) = t.append();
+                    if new_page {
                         out.push(Step::Extend {
                             block,
                             wal_bytes: wal,

@@ -41,6 +41,13 @@ pub struct TableSpec {
     /// the table; pgiosim wraps around within this region).
     #[serde(default)]
     pub append_pages: u64,
+    /// Heap pages are full when loaded (fillfactor 100): the first update of
+    /// each page finds no room for the new row version, so it is not HOT:
+    /// the version moves to a new page at the end of the table (the append
+    /// region) and gets an index entry. Later updates of the page are HOT
+    /// (pruning made room) but for the statement's non_hot_fraction.
+    #[serde(default)]
+    pub full_at_load: bool,
     /// A btree on the key, if any.
     #[serde(default)]
     pub index: Option<IndexSpec>,
@@ -377,6 +384,11 @@ impl WorkloadSpec {
                             k.table
                         );
                     }
+                }
+                if kind == "update" && t.full_at_load && t.append_pages == 0 {
+                    bail!(
+                        "{at}.update.table: {table:?} is full_at_load but has no append_pages for moved rows"
+                    );
                 }
                 if kind == "insert" && t.append_pages == 0 {
                     bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
