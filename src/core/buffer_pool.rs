@@ -123,17 +123,6 @@ impl BufferPool {
         }
     }
 
-    /// Pin a buffer whose read someone else finished (after waiting on it).
-    pub fn pin_valid(&mut self, b: BufId) -> bool {
-        let d = &mut self.bufs[b as usize];
-        if !d.valid {
-            return false;
-        }
-        d.pins += 1;
-        d.usage = (d.usage + 1).min(MAX_USAGE_COUNT);
-        true
-    }
-
     /// Pin `b` for reuse by a buffer ring (`GetBufferFromRing`): only if
     /// nobody has it pinned and it was not used since (usage ≤ 1).
     pub fn pin_for_ring(&mut self, b: BufId) -> bool {
@@ -226,19 +215,6 @@ impl BufferPool {
         d.valid = true;
     }
 
-    /// The read into `b` failed to happen (abandoned): forget the block.
-    pub fn forget(&mut self, b: BufId) {
-        let d = self.bufs[b as usize];
-        if d.block != NO_BLOCK {
-            self.table.remove(&d.block);
-        }
-        if d.dirty {
-            self.dirty_count -= 1;
-        }
-        self.bufs[b as usize] = BufDesc::EMPTY;
-        self.free.push(b);
-    }
-
     /// A WAL record ending at `lsn` modified the page in `b`.
     pub fn mark_dirty(&mut self, b: BufId, lsn: Lsn) {
         let d = &mut self.bufs[b as usize];
@@ -301,11 +277,6 @@ impl BufferPool {
     /// Usage count of `b`.
     pub fn usage(&self, b: BufId) -> u8 {
         self.bufs[b as usize].usage
-    }
-
-    /// Pin count of `b`.
-    pub fn pins(&self, b: BufId) -> u16 {
-        self.bufs[b as usize].pins
     }
 
     /// Checkpoint start (`BufferSync`): flag every dirty buffer and return
