@@ -36,8 +36,8 @@ pub struct CaptureArgs {
     /// pairs (host=/var/run/postgresql port=5432 dbname=app). Parts left out
     /// come from PGHOST, PGPORT, PGUSER, PGDATABASE and PGPASSWORD, then
     /// libpq's defaults. Connects without TLS.
-    #[arg(long, value_name = "DSN", default_value = "")]
-    pub dsn: String,
+    #[arg(long, value_name = "DSN")]
+    pub dsn: Option<String>,
     /// How long to watch, in seconds or with a unit (30s, 5min).
     #[arg(
         short = 'T',
@@ -216,6 +216,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             )));
         }
     };
+    let config = parse_dsn(args.dsn.as_deref().unwrap_or(""))?;
     let conf_out = conf_path(&args.output);
     if args.output.extension().is_some_and(|e| e == "conf") {
         return Err(usage(format!(
@@ -241,7 +242,6 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
     };
 
-    let config = parse_dsn(&args.dsn)?;
     let target = describe_target(&config);
     let mut client = connect(&config)?;
 
@@ -288,9 +288,25 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         );
     }
 
+    // The capture's own transactions before the start (the session's SETs,
+    // the version and settings) must be counted before the start sample, so
+    // that only the samples themselves need subtracting.
+    let mut own_commits = match &queries.force_flush {
+        Some(q) => {
+            let mut tx = client.build_transaction().read_only(true).start()?;
+            sample::query(&mut tx, q, &[])?;
+            tx.commit()?;
+            1
+        }
+        None => {
+            // Before 15, a backend reports at most every 500 ms: the two
+            // earlier transactions go with the start sample's report.
+            std::thread::sleep(Duration::from_millis(600));
+            3
+        }
+    };
     let start = sample::take(&mut client, &queries)?;
     let started = Instant::now();
-    let mut own_commits = 1i64;
     let mut clients = start.clients_connected;
     let mut active_sum = start.clients_active as f64;
     let mut samples = 1u32;
@@ -400,7 +416,8 @@ fn read_sizes(client: &mut postgres::Client, q: &Queries) -> Result<TableSizes> 
 /// A pgbench-style progress line over the last interval.
 fn progress_line(start: &Sample, last: &Sample, now: &Sample) -> String {
     let dt = (now.at_s - last.at_s).max(1e-3);
-    let tx = (now.xact_commit - last.xact_commit).max(0) as f64;
+    // Less the previous sample's own commit.
+    let tx = (now.xact_commit - last.xact_commit - 1).max(0) as f64;
     let wal = match (now.wal_bytes, last.wal_bytes) {
         (Some(a), Some(b)) => a - b,
         _ => now.wal_lsn_bytes - last.wal_lsn_bytes,
@@ -501,7 +518,7 @@ fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str) ->
         "database",
         format!(
             "{} (the data table at -s 1)",
-            crate::settings::format_memory(f.db_size_bytes.max(0) as u64)
+            build::human_bytes(f.db_size_bytes)
         ),
     );
     s.push_str(&format!(

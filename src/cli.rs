@@ -112,6 +112,12 @@ pub enum Command {
     /// server's settings as x.conf; `run --workload x.json --config x.conf`
     /// replays it. PostgreSQL 13 to 18.
     Capture(crate::capture::CaptureArgs),
+    /// Run one workload over a grid of clients, settings and devices.
+    Sweep(crate::sweep::SweepArgs),
+    /// Print results side by side, with ratios to the first.
+    Compare(crate::compare::CompareArgs),
+    /// Write one self-contained HTML file with charts of results and sweeps.
+    Report(crate::report::html::ReportArgs),
 }
 
 /// Where the files go.
@@ -422,6 +428,9 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
             bench::iobench(&args)?;
             Ok(0)
         }
+        Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
+        Command::Compare(args) => crate::compare::compare(&args),
+        Command::Report(args) => crate::report::html::report(&args),
     }
 }
 
@@ -432,7 +441,7 @@ fn prepared_word(p: Prepared) -> &'static str {
     }
 }
 
-fn progress_bar_wanted(quiet: bool) -> bool {
+pub(crate) fn progress_bar_wanted(quiet: bool) -> bool {
     !quiet && std::io::stderr().is_terminal()
 }
 
@@ -663,28 +672,65 @@ fn run_info(
     }
 }
 
-/// Drive the database on `dev`, then print the report and write the JSON.
+/// Check the flags of one run (settings, workload, shape) without running it.
+pub(crate) fn check_plan(w: &WorkloadArgs) -> Result<()> {
+    plan(w).map(drop)
+}
+
+/// Drive the database on `dev` and build the result; prints only -P lines.
 fn execute_plan(
     plan: Plan,
     info: RunInfo,
     dev: &mut dyn Device,
-    w: &WorkloadArgs,
     stop: &Arc<AtomicBool>,
-) -> Result<i32> {
+) -> Result<RunResult> {
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let ending = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
         eprintln!("{}", text::progress_line(&p));
     })?;
     let partial = ending == Ending::Interrupted;
-    let result = RunResult::from_database(&db, info, plan.settings.to_json(), partial);
-    print!("{}", text::render(&result));
+    Ok(RunResult::from_database(
+        &db,
+        info,
+        plan.settings.to_json(),
+        partial,
+    ))
+}
+
+/// Print the report, write the JSON; the exit code says whether it is partial.
+fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
+    print!("{}", text::render(result));
     if let Some(path) = &w.json {
-        write_json(path, &result)?;
+        write_json(path, result)?;
     }
-    Ok(if partial { 130 } else { 0 })
+    Ok(if result.partial { 130 } else { 0 })
 }
 
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let (result, emulation) = run_result(args, &stop)?;
+    let code = print_result(&result, &args.w)
+        .with_context(|| format!("run in {}", args.dirs.dir.display()))?;
+    if let Some(summary) = emulation {
+        eprintln!("{summary}");
+    }
+    Ok(code)
+}
+
+/// Prepare (or check) the data set `run` with these flags needs; for `sweep`.
+pub(crate) fn prepare_run(args: &RunArgs) -> Result<()> {
+    let workload = Script::mix(&args.w.choice.parts()?, args.w.scale)?;
+    let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
+    let layout = layout_for(&workload, args.w.scale);
+    datafiles::prepare(&dd, &layout, progress_bar_wanted(args.w.quiet))?;
+    Ok(())
+}
+
+/// `run` without the report (also for `sweep`): the result, and with
+/// --emulate the emulation's summary line.
+pub(crate) fn run_result(
+    args: &RunArgs,
+    stop: &Arc<AtomicBool>,
+) -> Result<(RunResult, Option<String>)> {
     let w = &args.w;
     let plan = plan(w)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
@@ -718,15 +764,18 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     info.dir = dd.dir.display().to_string();
     info.wal_dir = dd.wal_dir.display().to_string();
     info.device = emulation.as_ref().map(|(_, p)| p.to_json());
-    let code = execute_plan(plan, info, dev.as_mut(), w, &stop)
+    let result = execute_plan(plan, info, dev.as_mut(), stop)
         .with_context(|| format!("run in {}", dd.dir.display()))?;
-    if let Some((handle, _)) = emulation {
-        eprintln!("{}", handle.stats().summary());
-    }
-    Ok(code)
+    Ok((result, emulation.map(|(h, _)| h.stats().summary())))
 }
 
 fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    let result = model_result(args, &stop)?;
+    print_result(&result, &args.w)
+}
+
+/// `model` without the report: the result of one run (also for `sweep`).
+pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<RunResult> {
     let w = &args.w;
     let plan = plan(w)?;
     let profile = load_profile(&args.device)?;
@@ -742,11 +791,11 @@ fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     info.io_engine = format!("device model {}", profile.name);
     info.data_io = "modelled".into();
     info.device = Some(profile.to_json());
-    execute_plan(plan, info, &mut dev, w, &stop)
+    execute_plan(plan, info, &mut dev, stop)
 }
 
 /// A shipped profile by name, or a profile JSON by path.
-fn load_profile(name_or_path: &str) -> Result<Profile> {
+pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
     if let Some(p) = Profile::shipped(name_or_path) {
         return Ok(p);
     }
@@ -764,7 +813,8 @@ fn load_profile(name_or_path: &str) -> Result<Profile> {
     )))
 }
 
-fn write_json(path: &Path, result: &RunResult) -> Result<()> {
+/// Write a JSON document to `path` ("-": standard output), for every `--json`.
+pub(crate) fn write_json(path: &Path, result: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(result)? + "\n";
     if path == Path::new("-") {
         print!("{text}");

@@ -4,10 +4,12 @@
 pub mod calibrate;
 pub mod capture;
 pub mod cli;
+pub mod compare;
 pub mod core;
 pub mod datafiles;
 pub mod device;
 pub mod engine;
 pub mod report;
 pub mod settings;
+pub mod sweep;
 pub mod workload;

@@ -285,19 +285,21 @@ impl TxType {
     }
 }
 
-/// A count split into its whole part and the chance of one more; shares
-/// within 2% of a whole number are rounded to it.
+/// A count split into its whole part and the chance of one more. A mean
+/// within 10% of a whole number of at least 1 is taken as that number (the
+/// per-table counters behind the reads lag the commit count by up to a second,
+/// so 0.91 reads per transaction is pgbench's 1), and below 0.02 as none.
 fn split(x: f64) -> (u64, f64) {
     let x = x.max(0.0);
-    let lo = x.floor();
-    let f = x - lo;
-    if f < 0.02 {
-        (lo as u64, 0.0)
-    } else if f > 0.98 {
-        (lo as u64 + 1, 0.0)
-    } else {
-        (lo as u64, f)
+    let nearest = x.round();
+    if nearest >= 1.0 && (x - nearest).abs() <= 0.1 * nearest {
+        return (nearest as u64, 0.0);
     }
+    if x < 0.02 {
+        return (0, 0.0);
+    }
+    let lo = x.floor();
+    (lo as u64, x - lo)
 }
 
 /// The transaction types whose weighted means are `mix`: every combination of
@@ -447,6 +449,21 @@ fn num(x: f64, digits: usize) -> String {
     format!("{}{grouped}{frac}", if x < 0.0 { "-" } else { "" })
 }
 
+/// Bytes for people: "39.1 MB" (MB = 2^20 B, as PostgreSQL writes it).
+pub fn human_bytes(bytes: i64) -> String {
+    let b = bytes.max(0) as f64;
+    let (v, u) = if b >= (1u64 << 40) as f64 {
+        (b / (1u64 << 40) as f64, "TB")
+    } else if b >= (1u64 << 30) as f64 {
+        (b / (1u64 << 30) as f64, "GB")
+    } else if b >= (1u64 << 20) as f64 {
+        (b / (1u64 << 20) as f64, "MB")
+    } else {
+        (b / 1024.0, "kB")
+    };
+    format!("{v:.1} {u}")
+}
+
 fn per(x: i64, n: f64) -> f64 {
     x as f64 / n
 }
@@ -524,18 +541,50 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         db_size_bytes: obs.db_size_bytes,
     };
 
-    // The statement mix.
+    // The statement mix: rows written per transaction, and reads: the
+    // user tables' index scans that were not an update's or delete's (rows
+    // fetched per such scan above 1.5 make them range scans), or, without
+    // per-table figures, rows fetched less rows updated and deleted.
+    let (reads, rows_per_read, reads_from) = match (d.index_read_scans, d.index_read_rows) {
+        (Some(scans), Some(rows)) => (
+            per(scans, n),
+            if scans > 0 {
+                rows as f64 / scans as f64
+            } else {
+                1.0
+            },
+            format!(
+                "{:.3} index scans per transaction that were not an update's or delete's (pg_stat_user_tables, per table: idx_scan less n_tup_upd and n_tup_del), {:.2} rows fetched each",
+                per(scans, n),
+                if scans > 0 {
+                    rows as f64 / scans as f64
+                } else {
+                    0.0
+                }
+            ),
+        ),
+        _ => (
+            (figures.tup_fetched_per_tx - figures.tup_updated_per_tx - figures.tup_deleted_per_tx)
+                .max(0.0),
+            1.0,
+            "rows fetched less rows updated and deleted (pg_stat_database)".to_string(),
+        ),
+    };
+    let read_range_rows = (rows_per_read >= 1.5).then(|| rows_per_read.round() as u64);
     let mix = Mix {
         updates: figures.tup_updated_per_tx,
         deletes: figures.tup_deleted_per_tx,
         inserts: figures.tup_inserted_per_tx,
-        // An UPDATE or DELETE by index fetches its row too.
-        reads: (figures.tup_fetched_per_tx
-            - figures.tup_updated_per_tx
-            - figures.tup_deleted_per_tx)
-            .max(0.0),
+        reads,
     };
     let types = tx_types(&mix);
+    // The means the types make (whole numbers rounded, large counts capped).
+    let made = Mix {
+        updates: types.iter().map(|t| t.weight * t.updates as f64).sum(),
+        reads: types.iter().map(|t| t.weight * t.reads as f64).sum(),
+        deletes: types.iter().map(|t| t.weight * t.deletes as f64).sum(),
+        inserts: types.iter().map(|t| t.weight * t.inserts as f64).sum(),
+    };
     let capped = [mix.updates, mix.reads, mix.deletes, mix.inserts]
         .iter()
         .any(|&x| x > MAX_PER_KIND as f64);
@@ -569,10 +618,10 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     // WAL: standard record sizes on the statements, the rest on the commit of
     // the transactions that write (read-only ones log no commit record).
     let p_write: f64 = types.iter().filter(|t| t.writes()).map(|t| t.weight).sum();
-    let statement_wal = UPDATE_WAL * mix.updates.min(MAX_PER_KIND as f64)
-        + INSERT_WAL * mix.inserts.min(MAX_PER_KIND as f64)
-        + DELETE_WAL * mix.deletes.min(MAX_PER_KIND as f64)
-        + INDEX_INSERT_WAL * mix.updates.min(MAX_PER_KIND as f64) * non_hot;
+    let statement_wal = UPDATE_WAL * made.updates
+        + INSERT_WAL * made.inserts
+        + DELETE_WAL * made.deletes
+        + INDEX_INSERT_WAL * made.updates * non_hot;
     let (scale_records, commit_wal, wal_note) = if p_write <= 0.0 {
         (
             1.0,
@@ -615,8 +664,11 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     // Skew: the hit ratio of leaf and heap accesses that the observation
     // implies, against the share of the database shared_buffers holds.
     let levels = btree_levels(data_rows);
-    let keyed = mix.updates + mix.reads + mix.deletes;
-    let mut model_accesses = keyed * (levels + 1) as f64 + mix.inserts + mix.updates * non_hot;
+    let keyed = made.updates + made.reads + made.deletes;
+    let mut model_accesses = keyed * (levels + 1) as f64
+        + made.inserts
+        + made.updates * non_hot
+        + read_range_rows.map_or(0.0, |r| made.reads * r as f64 * pages_per_row);
     let observed_accesses = figures.blks_read_per_tx + figures.blks_hit_per_tx;
     let point_accesses = model_accesses;
     let range_rows = {
@@ -674,7 +726,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     for t in &types {
         let mut keys = BTreeMap::new();
         let mut statements = Vec::new();
-        let mut key = |keys: &mut BTreeMap<String, OutKey>| {
+        let key = |keys: &mut BTreeMap<String, OutKey>| {
             let k = format!("k{}", keys.len() + 1);
             keys.insert(
                 k.clone(),
@@ -695,10 +747,16 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         }
         for _ in 0..t.reads {
             let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("SELECT ... FROM data WHERE key = :{k}"),
-                "read": {"table": "data", "key": k},
-            }));
+            statements.push(match read_range_rows {
+                None => serde_json::json!({
+                    "sql": format!("SELECT ... FROM data WHERE key = :{k}"),
+                    "read": {"table": "data", "key": k},
+                }),
+                Some(rows) => serde_json::json!({
+                    "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
+                    "range": {"table": "data", "key": k, "rows": rows.min(data_rows)},
+                }),
+            });
         }
         for _ in 0..t.deletes {
             let k = key(&mut keys);
@@ -775,7 +833,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             }),
             source: format!(
                 "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
-                crate::settings::format_memory(obs.db_size_bytes.max(0) as u64),
+                human_bytes(obs.db_size_bytes),
                 num(data_rows as f64, 0)
             ),
         },
@@ -885,7 +943,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     src(
         "observed.tuples",
         format!(
-            "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); statements: {:.3} updates, {:.3} reads (fetched less updated and deleted), {:.3} deletes, {:.3} inserts{}",
+            "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); observed statements: {:.3} updates, {:.3} reads{} ({reads_from}), {:.3} deletes, {:.3} inserts; replayed: {:.3} updates, {:.3} reads, {:.3} deletes, {:.3} inserts{}",
             figures.tup_fetched_per_tx,
             figures.tup_returned_per_tx,
             figures.tup_inserted_per_tx,
@@ -893,8 +951,13 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             figures.tup_deleted_per_tx,
             mix.updates,
             mix.reads,
+            read_range_rows.map_or(String::new(), |r| format!(" of {r} rows each")),
             mix.deletes,
             mix.inserts,
+            made.updates,
+            made.reads,
+            made.deletes,
+            made.inserts,
             if capped {
                 format!("; capped at {MAX_PER_KIND} statements of a kind per transaction")
             } else {
@@ -1235,6 +1298,11 @@ mod tests {
         // Nearly whole numbers are rounded.
         assert_eq!(split(2.99), (3, 0.0));
         assert_eq!(split(3.01), (3, 0.0));
+        assert_eq!(split(0.91), (1, 0.0));
+        assert_eq!(split(10.6), (11, 0.0));
+        assert_eq!(split(0.015), (0, 0.0));
+        assert_eq!(split(0.5), (0, 0.5));
+        assert_eq!(split(1.5), (1, 0.5));
         assert_eq!(
             tx_types(&Mix {
                 updates: 3.0,
@@ -1333,6 +1401,30 @@ mod tests {
                 .iter()
                 .all(|s| s.range.is_none())
         );
+    }
+
+    #[test]
+    fn index_scans_of_many_rows_become_range_reads() {
+        let mut o = pgbench_like();
+        o.delta.index_read_scans = Some(9000 * 2);
+        o.delta.index_read_rows = Some(9000 * 2 * 50);
+        let c = derive_ok(&o);
+        let tx = &c.spec.transactions[0];
+        let ranges: Vec<u64> = tx
+            .statements
+            .iter()
+            .filter_map(|s| s.range.as_ref().map(|r| r.rows))
+            .collect();
+        assert_eq!(ranges, [50, 50]);
+        assert!(tx.statements.iter().all(|s| s.read.is_none()));
+        // One row per scan: point reads.
+        o.delta.index_read_rows = Some(9000 * 2);
+        let c = derive_ok(&o);
+        let reads = c.spec.transactions[0]
+            .statements
+            .iter()
+            .filter(|s| s.read.is_some());
+        assert_eq!(reads.count(), 2);
     }
 
     #[test]

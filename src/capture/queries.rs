@@ -45,12 +45,18 @@ pub struct Queries {
     /// Client backends' relation I/O from `pg_stat_io` (16+): reads, writes,
     /// extends, hits, evictions, fsyncs.
     pub io: Option<Query>,
-    /// HOT and all updates in user tables.
+    /// Index scans, rows fetched, updates (HOT or not) and deletes per user table.
     pub tables: Query,
     /// Connected and active client backends of this database, other than us.
     pub activity: Query,
     /// Rows and sizes of the user tables and their indexes.
     pub sizes: Query,
+    /// 15+: make this session flush its own statistics at its next idle
+    /// moment (`pg_stat_force_next_flush()`), so that the capture's own
+    /// transactions are counted at known points rather than up to a second
+    /// (or ten) later; before 15 the backend sends them to the statistics
+    /// collector at most every 500 ms.
+    pub force_flush: Option<Query>,
     /// Where WAL writes and syncs come from, for the workload's sources.
     pub wal_io_source: &'static str,
     /// Where checkpoint figures come from.
@@ -131,8 +137,9 @@ const IO_16: Query = Query {
 
 const TABLES: Query = Query {
     reads: "pg_stat_user_tables",
-    sql: "SELECT coalesce(sum(n_tup_upd), 0)::bigint AS n_tup_upd, \
-          coalesce(sum(n_tup_hot_upd), 0)::bigint AS n_tup_hot_upd FROM pg_stat_user_tables",
+    sql: "SELECT relid::oid::bigint AS relid, coalesce(idx_scan, 0) AS idx_scan, \
+          coalesce(idx_tup_fetch, 0) AS idx_tup_fetch, n_tup_upd, n_tup_del, n_tup_hot_upd \
+          FROM pg_stat_user_tables",
 };
 
 const ACTIVITY: Query = Query {
@@ -140,6 +147,11 @@ const ACTIVITY: Query = Query {
     sql: "SELECT count(*) AS connected, count(*) FILTER (WHERE state <> 'idle') AS active \
           FROM pg_stat_activity WHERE backend_type = 'client backend' \
           AND datname = current_database() AND pid <> pg_backend_pid()",
+};
+
+const FORCE_FLUSH: Query = Query {
+    reads: "pg_stat_force_next_flush()",
+    sql: "SELECT pg_stat_force_next_flush()",
 };
 
 const SIZES: Query = Query {
@@ -203,6 +215,7 @@ pub fn queries_for(version_num: u32) -> Result<Queries> {
         wal,
         checkpoints,
         io: (major >= 16).then_some(IO_16),
+        force_flush: (major >= 15).then_some(FORCE_FLUSH),
         tables: TABLES,
         activity: ACTIVITY,
         sizes: SIZES,
@@ -322,6 +335,13 @@ mod tests {
                     .contains("buffers_backend FROM pg_stat_bgwriter")
             );
         }
+    }
+
+    #[test]
+    fn own_statistics_are_flushed_on_demand_from_15() {
+        assert!(queries_for(140000).unwrap().force_flush.is_none());
+        assert!(queries_for(150000).unwrap().force_flush.is_some());
+        assert!(queries_for(180001).unwrap().force_flush.is_some());
     }
 
     #[test]

@@ -87,12 +87,23 @@ pub struct Sample {
     pub buffers_backend: Option<i64>,
     /// Client backends' relation I/O from pg_stat_io (16+).
     pub io: Option<IoCounters>,
-    pub n_tup_upd: i64,
-    pub n_tup_hot_upd: i64,
+    /// Per user table counters (`pg_stat_user_tables`).
+    pub tables: Vec<TableCounters>,
     /// Other client backends connected to this database.
     pub clients_connected: i64,
     /// Of those, the ones not idle.
     pub clients_active: i64,
+}
+
+/// One user table's access counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TableCounters {
+    pub relid: i64,
+    pub idx_scan: i64,
+    pub idx_tup_fetch: i64,
+    pub n_tup_upd: i64,
+    pub n_tup_del: i64,
+    pub n_tup_hot_upd: i64,
 }
 
 /// Client backends' relation I/O (`pg_stat_io`).
@@ -132,8 +143,23 @@ pub fn take(client: &mut postgres::Client, q: &Queries) -> Result<Sample> {
         }
         None => None,
     };
-    let t = query_one(&mut tx, &q.tables, &[])?;
+    let tables = query(&mut tx, &q.tables, &[])?
+        .iter()
+        .map(|r| {
+            Ok(TableCounters {
+                relid: r.try_get("relid")?,
+                idx_scan: r.try_get("idx_scan")?,
+                idx_tup_fetch: r.try_get("idx_tup_fetch")?,
+                n_tup_upd: r.try_get("n_tup_upd")?,
+                n_tup_del: r.try_get("n_tup_del")?,
+                n_tup_hot_upd: r.try_get("n_tup_hot_upd")?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let a = query_one(&mut tx, &q.activity, &[])?;
+    if let Some(f) = &q.force_flush {
+        query(&mut tx, f, &[])?;
+    }
     tx.commit()
         .map_err(|e| anyhow!("cannot end the read-only transaction: {e:#}"))?;
     Ok(Sample {
@@ -162,8 +188,7 @@ pub fn take(client: &mut postgres::Client, q: &Queries) -> Result<Sample> {
         buffers_clean: c.try_get("buffers_clean")?,
         buffers_backend: opt(&c, "buffers_backend")?,
         io,
-        n_tup_upd: t.try_get("n_tup_upd")?,
-        n_tup_hot_upd: t.try_get("n_tup_hot_upd")?,
+        tables,
         clients_connected: a.try_get("connected")?,
         clients_active: a.try_get("active")?,
     })
@@ -199,8 +224,46 @@ pub struct Delta {
     pub buffers_clean: i64,
     pub buffers_backend: Option<i64>,
     pub io: Option<IoCounters>,
+    /// Updates and HOT updates in user tables.
     pub n_tup_upd: i64,
     pub n_tup_hot_upd: i64,
+    /// Index scans of user tables that were not an UPDATE's or DELETE's
+    /// (per table: idx_scan less n_tup_upd and n_tup_del), and the rows they
+    /// fetched; `None` when not sampled.
+    pub index_read_scans: Option<i64>,
+    pub index_read_rows: Option<i64>,
+}
+
+/// Per-table sums: (updates, HOT updates, read scans, rows they fetched),
+/// over the tables present in both samples whose counters did not go back.
+fn table_sums(start: &[TableCounters], end: &[TableCounters]) -> (i64, i64, i64, i64) {
+    let before: std::collections::HashMap<i64, &TableCounters> =
+        start.iter().map(|t| (t.relid, t)).collect();
+    let (mut upd, mut hot, mut scans, mut rows) = (0, 0, 0, 0);
+    for b in end {
+        let Some(a) = before.get(&b.relid) else {
+            continue;
+        };
+        let d = TableCounters {
+            relid: b.relid,
+            idx_scan: b.idx_scan - a.idx_scan,
+            idx_tup_fetch: b.idx_tup_fetch - a.idx_tup_fetch,
+            n_tup_upd: b.n_tup_upd - a.n_tup_upd,
+            n_tup_del: b.n_tup_del - a.n_tup_del,
+            n_tup_hot_upd: b.n_tup_hot_upd - a.n_tup_hot_upd,
+        };
+        if d.idx_scan < 0 || d.idx_tup_fetch < 0 || d.n_tup_upd < 0 || d.n_tup_del < 0 {
+            continue; // this table's counters were reset
+        }
+        upd += d.n_tup_upd;
+        hot += d.n_tup_hot_upd.max(0);
+        // An UPDATE or DELETE by key scans the index once and fetches its row;
+        // one by sequential scan does neither, hence the floor at 0.
+        let writes = d.n_tup_upd + d.n_tup_del;
+        scans += (d.idx_scan - writes).max(0);
+        rows += (d.idx_tup_fetch - writes).max(0);
+    }
+    (upd, hot, scans, rows)
 }
 
 impl Delta {
@@ -249,9 +312,12 @@ impl Delta {
             buffers_clean: d("buffers_clean", start.buffers_clean, end.buffers_clean),
             buffers_backend: None,
             io: None,
-            n_tup_upd: d("n_tup_upd", start.n_tup_upd, end.n_tup_upd),
-            n_tup_hot_upd: d("n_tup_hot_upd", start.n_tup_hot_upd, end.n_tup_hot_upd),
+            n_tup_upd: 0,
+            n_tup_hot_upd: 0,
+            index_read_scans: None,
+            index_read_rows: None,
         };
+        let (upd, hot, scans, rows) = table_sums(&start.tables, &end.tables);
         let mut both = |name: &'static str, a: Option<i64>, b: Option<i64>| match (a, b) {
             (Some(a), Some(b)) => {
                 if b < a {
@@ -285,6 +351,10 @@ impl Delta {
                 }),
                 _ => None,
             },
+            n_tup_upd: upd,
+            n_tup_hot_upd: hot,
+            index_read_scans: Some(scans),
+            index_read_rows: Some(rows),
             ..delta
         };
         if !backwards.is_empty() {
@@ -326,6 +396,32 @@ mod tests {
         assert_eq!(d.wal_lsn_bytes, 60000);
         assert_eq!(d.wal_fpi, Some(4));
         assert_eq!(d.wal_bytes, None);
+    }
+
+    #[test]
+    fn index_reads_exclude_updates_by_key_and_ignore_seq_scan_updates() {
+        let t = |relid, idx_scan, idx_tup_fetch, n_tup_upd| TableCounters {
+            relid,
+            idx_scan,
+            idx_tup_fetch,
+            n_tup_upd,
+            n_tup_hot_upd: n_tup_upd,
+            n_tup_del: 0,
+        };
+        // pgbench at a small scale: accounts updated and read by key
+        // (2 scans per transaction), tellers updated by sequential scan.
+        let a = Sample {
+            tables: vec![t(1, 0, 0, 0), t(2, 0, 0, 0), t(3, 5, 5, 0)],
+            ..Sample::default()
+        };
+        let b = Sample {
+            tables: vec![t(1, 200, 200, 100), t(2, 0, 0, 100), t(4, 9, 9, 9)],
+            ..Sample::default()
+        };
+        let d = Delta::between(&a, &b).unwrap();
+        assert_eq!(d.index_read_scans, Some(100));
+        assert_eq!(d.index_read_rows, Some(100));
+        assert_eq!(d.n_tup_upd, 200);
     }
 
     #[test]
