@@ -4,6 +4,9 @@
 //! JSON schema: `schema` is "pgiosim.result" and `schema_version` counts
 //! incompatible changes; the README documents every field.
 
+pub mod charts;
+pub mod html;
+pub mod load;
 pub mod text;
 
 use serde::Serialize;
@@ -184,6 +187,20 @@ pub struct SecondFigures {
     pub checkpoint_ends: u32,
 }
 
+/// One point of the latency distribution: `percentile` (0..100) of the
+/// transactions took at most `ms`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct CdfPoint {
+    pub percentile: f64,
+    pub ms: f64,
+}
+
+/// The percentiles `latency_cdf` reports after the whole ones (0, 1, ..., 99):
+/// the tail ever finer, up to the maximum.
+pub const CDF_TAIL_PERCENTILES: &[f64] = &[
+    99.1, 99.2, 99.3, 99.4, 99.5, 99.6, 99.7, 99.8, 99.9, 99.95, 99.99, 99.995, 99.999, 100.0,
+];
+
 /// Everything a run produced.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunResult {
@@ -202,6 +219,9 @@ pub struct RunResult {
     pub io: IoFigures,
     pub checkpoints: Vec<CheckpointFigures>,
     pub timeseries: Vec<SecondFigures>,
+    /// The latency distribution from the HDR histogram: percentiles 0, 1,
+    /// ..., 99, then `CDF_TAIL_PERCENTILES`; empty without transactions.
+    pub latency_cdf: Vec<CdfPoint>,
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -313,6 +333,18 @@ impl RunResult {
                 checkpoint_ends: x.checkpoint_ends,
             })
             .collect();
+        let latency_cdf = if n == 0 {
+            Vec::new()
+        } else {
+            (0..100)
+                .map(f64::from)
+                .chain(CDF_TAIL_PERCENTILES.iter().copied())
+                .map(|p| CdfPoint {
+                    percentile: p,
+                    ms: pct(p / 100.0),
+                })
+                .collect()
+        };
         RunResult {
             schema: SCHEMA,
             schema_version: SCHEMA_VERSION,
@@ -347,6 +379,7 @@ impl RunResult {
             io,
             checkpoints,
             timeseries,
+            latency_cdf,
         }
     }
 }

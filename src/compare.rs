@@ -1,0 +1,491 @@
+//! `pgiosim compare a.json b.json [...]`: results side by side, with each
+//! figure's ratio to the first file's: tps, latency percentiles, every
+//! breakdown bucket in ms per transaction, and the I/O behind them.
+//!
+//! Results are compared only where the comparison means something: files of
+//! different schema versions are refused (a field may have changed meaning),
+//! and so are different workloads or scales unless `--force` (different
+//! transactions or data set sizes make tps and I/O incomparable). Setups that
+//! differ in what a user compares (device, clients, settings, mode) are
+//! listed above the table.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+
+use crate::cli::{self, UsageError};
+use crate::report::load::{self, LoadedResult};
+use crate::report::{SCHEMA, SCHEMA_VERSION};
+
+/// Name of the comparison schema (`schema_version` is the result's).
+pub const COMPARE_SCHEMA: &str = "pgiosim.compare";
+
+/// Flags of `compare`.
+#[derive(Debug, Clone, Args)]
+pub struct CompareArgs {
+    /// Result files written by `run --json` or `model --json`; ratios are to
+    /// the first.
+    #[arg(value_name = "RESULT.json", num_args = 2.., required = true)]
+    pub files: Vec<PathBuf>,
+    /// Compare results of different workloads or scales anyway.
+    #[arg(long)]
+    pub force: bool,
+    /// Write the comparison as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print no warnings, only the table.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// The comparison, as `--json` writes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareDoc {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    pub pgiosim_version: &'static str,
+    /// True when --force let different workloads or scales through.
+    pub forced: bool,
+    /// What the reader should know: partial runs, forced comparisons.
+    pub warnings: Vec<String>,
+    pub inputs: Vec<CompareInput>,
+    /// Setup that differs between the inputs: one value per input.
+    pub differences: Vec<Difference>,
+    /// The figures, one value per input, and each one's ratio to the first.
+    pub rows: Vec<CompareRow>,
+}
+
+/// One input file.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareInput {
+    /// A, B, C...: the column it is in.
+    pub label: String,
+    pub file: String,
+    /// One line: mode, device, workload, scale, clients, cpus, length, seed.
+    pub description: String,
+    pub mode: String,
+    /// The device model's name, or "disk (engine)" for `run`.
+    pub target: String,
+    pub workload: String,
+    pub scale: u64,
+    pub clients: u32,
+    pub partial: bool,
+}
+
+/// A setup item that differs between inputs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Difference {
+    /// "device", "clients", "setting shared_buffers", ...
+    pub what: String,
+    /// Its value in each input (null where absent).
+    pub values: Vec<Option<String>>,
+}
+
+/// One compared figure.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    /// "summary", "latency", "breakdown" or "io".
+    pub section: String,
+    pub metric: String,
+    pub unit: String,
+    /// The figure in each input (null where the file lacks it).
+    pub values: Vec<Option<f64>>,
+    /// values[i] / values[0] (null where undefined); ratios[0] is 1.
+    pub ratios: Vec<Option<f64>>,
+}
+
+fn refuse(msg: String) -> anyhow::Error {
+    UsageError(msg).into()
+}
+
+/// Read the files, refusing those that are not results of one schema version.
+fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
+    let mut out: Vec<LoadedResult> = Vec::new();
+    for path in files {
+        let v = load::read_json(path)?;
+        let h = load::header(path, &v)?;
+        if h.schema != SCHEMA {
+            return Err(refuse(format!(
+                "{}: is a {} file; compare takes results (`run --json`, `model --json`); `pgiosim report` charts sweeps",
+                path.display(),
+                h.schema
+            )));
+        }
+        if let Some(first) = out.first()
+            && first.schema_version != h.schema_version
+        {
+            return Err(refuse(format!(
+                "{} has schema_version {} but {} has {}: fields may mean different things in different versions, so they are not compared; rerun both with one pgiosim",
+                first.path.display(),
+                first.schema_version,
+                path.display(),
+                h.schema_version
+            )));
+        }
+        out.push(load::result_from_value(path, v)?);
+    }
+    Ok(out)
+}
+
+/// Why two results are not comparable (different workload or scale).
+pub fn incompatibilities(results: &[LoadedResult]) -> Vec<String> {
+    let first = &results[0];
+    let mut why = Vec::new();
+    for r in &results[1..] {
+        if r.workload_name() != first.workload_name() {
+            why.push(format!(
+                "{} ran workload {} but {} ran {}: different transactions, so tps, latency and I/O per transaction are not comparable",
+                first.path.display(),
+                first.workload_name(),
+                r.path.display(),
+                r.workload_name()
+            ));
+        }
+        if r.run.scale != first.run.scale {
+            why.push(format!(
+                "{} is at scale {} but {} at scale {}: a different data set size changes the buffer hit ratio, the reads and the lock contention, so the results are not comparable",
+                first.path.display(),
+                first.run.scale,
+                r.path.display(),
+                r.run.scale
+            ));
+        }
+    }
+    why
+}
+
+fn label(i: usize) -> String {
+    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if i < letters.len() {
+        (letters[i] as char).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}
+
+fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
+    match (v, base) {
+        (Some(v), Some(b)) if b != 0.0 && v.is_finite() && b.is_finite() => Some(v / b),
+        _ => None,
+    }
+}
+
+type Metric = (&'static str, &'static str, fn(&LoadedResult) -> Option<f64>);
+
+const SUMMARY: &[Metric] = &[
+    ("tps", "1/s", |r| Some(r.summary.tps)),
+    ("transactions", "count", |r| {
+        Some(r.summary.transactions as f64)
+    }),
+];
+
+const LATENCY: &[Metric] = &[
+    ("average", "ms", |r| Some(r.summary.latency_ms.average)),
+    ("stddev", "ms", |r| Some(r.summary.latency_ms.stddev)),
+    ("p50", "ms", |r| Some(r.summary.latency_ms.p50)),
+    ("p90", "ms", |r| Some(r.summary.latency_ms.p90)),
+    ("p99", "ms", |r| Some(r.summary.latency_ms.p99)),
+    ("p99.9", "ms", |r| Some(r.summary.latency_ms.p99_9)),
+    ("max", "ms", |r| Some(r.summary.latency_ms.max)),
+];
+
+const IO: &[Metric] = &[
+    ("data reads/s", "1/s", |r| r.io("data_reads_per_s")),
+    ("data reads per transaction", "count", |r| {
+        r.io("data_reads_per_tx")
+    }),
+    ("data writes/s", "1/s", |r| r.io("data_writes_per_s")),
+    ("WAL MB/s", "MB/s", |r| r.io("wal_mb_per_s")),
+    ("WAL bytes per transaction", "bytes", |r| {
+        r.io("wal_bytes_per_tx")
+    }),
+    ("WAL fdatasyncs/s", "1/s", |r| r.io("wal_fdatasyncs_per_s")),
+    ("commits per WAL flush", "count", |r| {
+        r.io("commits_per_flush")
+    }),
+    ("buffer hit ratio", "%", |r| {
+        r.io("buffer_hit_ratio").map(|x| x * 100.0)
+    }),
+    ("full-page images per transaction", "count", |r| {
+        r.io("full_page_images_per_tx")
+    }),
+    ("checkpoints started", "count", |r| {
+        r.io("checkpoints_started")
+    }),
+    ("modelled CPU utilisation", "%", |r| {
+        r.io("cpu_utilisation").map(|x| x * 100.0)
+    }),
+];
+
+fn row(section: &str, metric: &str, unit: &str, values: Vec<Option<f64>>) -> CompareRow {
+    let base = values[0];
+    CompareRow {
+        section: section.into(),
+        metric: metric.into(),
+        unit: unit.into(),
+        ratios: values.iter().map(|v| ratio(*v, base)).collect(),
+        values,
+    }
+}
+
+/// Build the comparison of loaded, compatible results.
+pub fn build(results: &[LoadedResult], forced: bool, warnings: Vec<String>) -> CompareDoc {
+    let mut rows = Vec::new();
+    let each = |f: fn(&LoadedResult) -> Option<f64>| results.iter().map(f).collect::<Vec<_>>();
+    for (m, u, f) in SUMMARY {
+        rows.push(row("summary", m, u, each(*f)));
+    }
+    for (m, u, f) in LATENCY {
+        rows.push(row("latency", m, u, each(*f)));
+    }
+    // Buckets in the first file's order, then any only later files have.
+    let mut buckets: Vec<String> = Vec::new();
+    for r in results {
+        for b in &r.breakdown {
+            if !buckets.contains(&b.bucket) {
+                buckets.push(b.bucket.clone());
+            }
+        }
+    }
+    for b in &buckets {
+        let values = results.iter().map(|r| r.bucket_ms(b)).collect();
+        rows.push(row("breakdown", b, "ms per transaction", values));
+    }
+    let totals = results
+        .iter()
+        .map(|r| Some(r.breakdown.iter().map(|b| b.mean_us / 1e3).sum::<f64>()))
+        .collect();
+    rows.push(row("breakdown", "total", "ms per transaction", totals));
+    for (m, u, f) in IO {
+        rows.push(row("io", m, u, each(*f)));
+    }
+    CompareDoc {
+        schema: COMPARE_SCHEMA,
+        schema_version: SCHEMA_VERSION,
+        pgiosim_version: env!("CARGO_PKG_VERSION"),
+        forced,
+        warnings,
+        inputs: results
+            .iter()
+            .enumerate()
+            .map(|(i, r)| CompareInput {
+                label: label(i),
+                file: r.path.display().to_string(),
+                description: r.describe(),
+                mode: r.run.mode.clone(),
+                target: r.target(),
+                workload: r.workload_name().to_string(),
+                scale: r.run.scale,
+                clients: r.run.clients,
+                partial: r.partial,
+            })
+            .collect(),
+        differences: differences(results),
+        rows,
+    }
+}
+
+/// The setup items whose values are not all equal.
+fn differences(results: &[LoadedResult]) -> Vec<Difference> {
+    let mut items: Vec<(String, Vec<Option<String>>)> = vec![
+        (
+            "mode".into(),
+            results.iter().map(|r| Some(r.run.mode.clone())).collect(),
+        ),
+        (
+            "device".into(),
+            results.iter().map(|r| Some(r.target())).collect(),
+        ),
+        (
+            "workload".into(),
+            results
+                .iter()
+                .map(|r| Some(r.workload_name().to_string()))
+                .collect(),
+        ),
+        (
+            "scale".into(),
+            results
+                .iter()
+                .map(|r| Some(r.run.scale.to_string()))
+                .collect(),
+        ),
+        (
+            "clients".into(),
+            results
+                .iter()
+                .map(|r| Some(r.run.clients.to_string()))
+                .collect(),
+        ),
+        (
+            "cpus".into(),
+            results
+                .iter()
+                .map(|r| Some(r.run.cpus.to_string()))
+                .collect(),
+        ),
+        (
+            "duration".into(),
+            results
+                .iter()
+                .map(|r| r.run.duration_s.map(|d| format!("{d} s")))
+                .collect(),
+        ),
+        (
+            "rate (-R), tps".into(),
+            results
+                .iter()
+                .map(|r| {
+                    r.summary
+                        .rate_limit
+                        .as_ref()
+                        .and_then(|x| x.get("requested_tps"))
+                        .map(|x| x.to_string())
+                })
+                .collect(),
+        ),
+        (
+            "data I/O".into(),
+            results
+                .iter()
+                .map(|r| Some(r.run.data_io.clone()))
+                .collect(),
+        ),
+    ];
+    let names: BTreeSet<&String> = results.iter().flat_map(|r| r.settings.keys()).collect();
+    for n in names {
+        items.push((
+            format!("setting {n}"),
+            results.iter().map(|r| r.setting(n)).collect(),
+        ));
+    }
+    items
+        .into_iter()
+        .filter(|(_, v)| v.iter().any(|x| x != &v[0]))
+        .map(|(what, values)| Difference { what, values })
+        .collect()
+}
+
+/// A figure, to about four significant digits.
+pub fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 1000.0 || (v.fract() == 0.0 && a < 1e15) {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+/// A ratio: "0.032×", "12.5×".
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        None => "–".into(),
+        Some(r) if r >= 100.0 => format!("{r:.0}×"),
+        Some(r) if r >= 10.0 => format!("{r:.1}×"),
+        Some(r) if r >= 0.1 => format!("{r:.2}×"),
+        Some(r) => format!("{r:.3}×"),
+    }
+}
+
+/// Render the comparison as text.
+pub fn render(doc: &CompareDoc) -> String {
+    let mut o = String::new();
+    for i in &doc.inputs {
+        let _ = writeln!(o, "{}  {}: {}", i.label, i.file, i.description);
+    }
+    if !doc.differences.is_empty() {
+        let _ = writeln!(o, "\nsetup that differs:");
+        for d in &doc.differences {
+            let vals: Vec<String> = doc
+                .inputs
+                .iter()
+                .zip(&d.values)
+                .map(|(i, v)| format!("{} {}", i.label, v.as_deref().unwrap_or("–")))
+                .collect();
+            let _ = writeln!(o, "  {:<30} {}", d.what, vals.join(", "));
+        }
+    }
+    let mut head = format!("\n{:<36}", "");
+    for (k, i) in doc.inputs.iter().enumerate() {
+        let _ = write!(head, "{:>12}", i.label);
+        if k > 0 {
+            let _ = write!(head, "{:>9}", format!("{}/A", i.label));
+        }
+    }
+    let _ = writeln!(o, "{head}");
+    let mut section = "";
+    for r in &doc.rows {
+        if r.section != section {
+            section = &r.section;
+            let title = match section {
+                "summary" => "summary",
+                "latency" => "latency, ms",
+                "breakdown" => "breakdown, ms per transaction",
+                "io" => "I/O",
+                other => other,
+            };
+            let _ = writeln!(o, "{title}");
+        }
+        let name = match r.unit.as_str() {
+            "%" => format!("{} %", r.metric),
+            _ => r.metric.clone(),
+        };
+        let mut line = format!("  {name:<34}");
+        for (k, v) in r.values.iter().enumerate() {
+            let _ = write!(line, "{:>12}", v.map_or("–".to_string(), fmt_value));
+            if k > 0 {
+                let _ = write!(line, "{:>9}", fmt_ratio(r.ratios[k]));
+            }
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    o
+}
+
+/// Run `compare`.
+pub fn compare(args: &CompareArgs) -> Result<i32> {
+    let results = load_results(&args.files)?;
+    let why = incompatibilities(&results);
+    if !why.is_empty() && !args.force {
+        return Err(refuse(format!(
+            "not comparable: {}; pass --force to compare anyway",
+            why.join("; ")
+        )));
+    }
+    let mut warnings: Vec<String> = why
+        .iter()
+        .map(|w| format!("compared under --force: {w}"))
+        .collect();
+    for r in &results {
+        if r.partial {
+            warnings.push(format!(
+                "{}: a partial result (the run was interrupted after {:.1} s)",
+                r.path.display(),
+                r.summary.elapsed_s
+            ));
+        }
+    }
+    if !args.quiet {
+        for w in &warnings {
+            eprintln!("warning: {w}");
+        }
+    }
+    let doc = build(&results, args.force && !why.is_empty(), warnings);
+    print!("{}", render(&doc));
+    if let Some(path) = &args.json {
+        cli::write_json(path, &doc)?;
+    }
+    Ok(0)
+}

@@ -1,0 +1,544 @@
+//! The charts of `pgiosim report`, drawn with plotters' SVG backend into
+//! strings that the HTML page inlines. Each function takes plain numbers, so
+//! the page decides what to chart and this module only how.
+
+use anyhow::{Result, anyhow};
+use plotters::coord::ranged1d::SegmentValue;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+/// Colours of the breakdown buckets (Tableau 10), in `Bucket::ALL` order;
+/// the page's legend uses the same.
+pub const BUCKET_COLOURS: &[(&str, (u8, u8, u8))] = &[
+    ("cpu", (0x4e, 0x79, 0xa7)),
+    ("cpu_queue", (0xa0, 0xcb, 0xe8)),
+    ("page_read", (0xf2, 0x8e, 0x2b)),
+    ("buffer_wait", (0xe1, 0x57, 0x59)),
+    ("lock_wait", (0xb0, 0x7a, 0xa1)),
+    ("wal_fsync", (0x59, 0xa1, 0x4f)),
+    ("other", (0xba, 0xb0, 0xac)),
+];
+
+/// Colours of series in line charts.
+const SERIES_COLOURS: &[(u8, u8, u8)] = &[
+    (0x4e, 0x79, 0xa7),
+    (0xf2, 0x8e, 0x2b),
+    (0x59, 0xa1, 0x4f),
+    (0xe1, 0x57, 0x59),
+    (0xb0, 0x7a, 0xa1),
+    (0x76, 0xb7, 0xb2),
+    (0xed, 0xc9, 0x48),
+    (0x9c, 0x75, 0x5f),
+    (0xff, 0x9d, 0xa7),
+    (0xba, 0xb0, 0xac),
+];
+
+/// The colour of a breakdown bucket (grey for an unknown one).
+pub fn bucket_colour(bucket: &str) -> RGBColor {
+    let (r, g, b) = BUCKET_COLOURS
+        .iter()
+        .find(|(n, _)| *n == bucket)
+        .map_or((0x79, 0x70, 0x6e), |(_, c)| *c);
+    RGBColor(r, g, b)
+}
+
+/// The colour of the i-th series.
+pub fn series_colour(i: usize) -> RGBColor {
+    let (r, g, b) = SERIES_COLOURS[i % SERIES_COLOURS.len()];
+    RGBColor(r, g, b)
+}
+
+const FONT: &str = "sans-serif";
+const LIGHT_LINE: RGBColor = RGBColor(0xf2, 0xf2, 0xf2);
+const CHECKPOINT_START: RGBColor = RGBColor(0xc0, 0x39, 0x2b);
+const CHECKPOINT_END: RGBColor = RGBColor(0x27, 0x6f, 0x3a);
+
+fn err<E: std::fmt::Debug>(e: E) -> anyhow::Error {
+    anyhow!("drawing a chart: {e:?}")
+}
+
+/// A number for an axis label, without trailing zeros.
+pub fn axis_number(v: f64) -> String {
+    let a = v.abs();
+    let s = if a == 0.0 {
+        "0".to_string()
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 1.0 {
+        format!("{v:.1}")
+    } else if a >= 0.01 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.1e}")
+    };
+    if s.contains('.') && !s.contains('e') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
+}
+
+/// One horizontal bar of a stacked breakdown: a label and ms per bucket.
+#[derive(Debug, Clone)]
+pub struct StackedBar {
+    pub label: String,
+    pub segments: Vec<(String, f64)>,
+}
+
+/// Horizontal stacked bars of the breakdown, ms per transaction, first bar
+/// on top. The legend is the page's (`BUCKET_COLOURS`).
+pub fn breakdown_bars(title: &str, bars: &[StackedBar], width: u32) -> Result<String> {
+    let n = bars.len().max(1);
+    let height = 70 + 34 * n as u32 + 40;
+    let total_max = bars
+        .iter()
+        .map(|b| b.segments.iter().map(|s| s.1).sum::<f64>())
+        .fold(0.0, f64::max);
+    let x_max = if total_max > 0.0 {
+        total_max * 1.1
+    } else {
+        1.0
+    };
+    let label_width = bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 40) as u32
+        * 7
+        + 10;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 17))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(label_width)
+            .build_cartesian_2d(0f64..x_max, (0..n as u32 - 1).into_segmented())
+            .map_err(err)?;
+        // Bar i sits in band n-1-i, so the first is on top.
+        let label_of = |y: &SegmentValue<u32>| -> String {
+            match y {
+                SegmentValue::CenterOf(b) if (*b as usize) < n => bars
+                    .get(n - 1 - *b as usize)
+                    .map(|b| b.label.clone())
+                    .unwrap_or_default(),
+                _ => String::new(),
+            }
+        };
+        chart
+            .configure_mesh()
+            .disable_y_mesh()
+            .y_labels(n)
+            .y_label_formatter(&label_of)
+            .x_label_formatter(&|v| axis_number(*v))
+            .x_desc("ms per transaction")
+            .label_style((FONT, 13))
+            .max_light_lines(4)
+            .light_line_style(LIGHT_LINE)
+            .draw()
+            .map_err(err)?;
+        for (i, bar) in bars.iter().enumerate() {
+            let band = (n - 1 - i) as u32;
+            let mut x = 0.0;
+            let rects: Vec<Rectangle<(f64, SegmentValue<u32>)>> = bar
+                .segments
+                .iter()
+                .filter(|s| s.1 > 0.0)
+                .map(|(bucket, ms)| {
+                    let mut r = Rectangle::new(
+                        [
+                            (x, SegmentValue::Exact(band + 1)),
+                            (x + ms, SegmentValue::Exact(band)),
+                        ],
+                        bucket_colour(bucket).filled(),
+                    );
+                    r.set_margin(6, 6, 0, 0);
+                    x += ms;
+                    r
+                })
+                .collect();
+            chart.draw_series(rects).map_err(err)?;
+            let label =
+                TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            chart
+                .draw_series(std::iter::once(Text::new(
+                    format!(" {} ms", axis_number(x)),
+                    (x, SegmentValue::CenterOf(band)),
+                    label,
+                )))
+                .map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// A checkpoint to mark: its start and end in seconds (no end: still running).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckpointSpan {
+    pub start_s: f64,
+    pub end_s: Option<f64>,
+}
+
+/// tps per second over the run, with checkpoints shaded from start to end
+/// and their starts and ends marked.
+pub fn tps_over_time(
+    title: &str,
+    seconds: &[(f64, f64)],
+    checkpoints: &[CheckpointSpan],
+    elapsed_s: f64,
+    size: (u32, u32),
+) -> Result<String> {
+    let x_max = elapsed_s.max(seconds.last().map_or(1.0, |s| s.0)).max(1.0);
+    let y_max = seconds.iter().map(|s| s.1).fold(0.0, f64::max).max(1.0) * 1.15;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 16))
+            .margin(12)
+            .x_label_area_size(38)
+            .y_label_area_size(58)
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("seconds")
+            .y_desc("tps")
+            .x_label_formatter(&|v| axis_number(*v))
+            .y_label_formatter(&|v| axis_number(*v))
+            .label_style((FONT, 12))
+            .max_light_lines(4)
+            .light_line_style(LIGHT_LINE)
+            .draw()
+            .map_err(err)?;
+        let shade = CHECKPOINT_START.mix(0.08).filled();
+        chart
+            .draw_series(checkpoints.iter().map(|c| {
+                Rectangle::new([(c.start_s, 0.0), (c.end_s.unwrap_or(x_max), y_max)], shade)
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(LineSeries::new(
+                seconds.iter().copied(),
+                series_colour(0).stroke_width(2),
+            ))
+            .map_err(err)?
+            .label("tps")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], series_colour(0)));
+        if !checkpoints.is_empty() {
+            chart
+                .draw_series(checkpoints.iter().map(|c| {
+                    PathElement::new(
+                        vec![(c.start_s, 0.0), (c.start_s, y_max)],
+                        CHECKPOINT_START.stroke_width(2),
+                    )
+                }))
+                .map_err(err)?
+                .label("checkpoint start")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CHECKPOINT_START));
+            let ends: Vec<f64> = checkpoints.iter().filter_map(|c| c.end_s).collect();
+            chart
+                .draw_series(ends.iter().map(|&e| {
+                    PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
+                }))
+                .map_err(err)?
+                .label("checkpoint end")
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CHECKPOINT_END));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// Highest number of nines the CDF's percentile axis shows (99.999%).
+const MAX_NINES: f64 = 5.0;
+
+/// A percentile as "nines": 90% → 1, 99% → 2, 99.9% → 3.
+fn nines(percentile: f64) -> f64 {
+    let rest = 1.0 - percentile / 100.0;
+    if rest <= 10f64.powf(-MAX_NINES) {
+        MAX_NINES
+    } else {
+        -rest.log10()
+    }
+}
+
+/// The percentile at a number of nines: 0 → "0%", 2 → "99%", 3 → "99.9%".
+fn nines_label(y: f64) -> String {
+    let k = y.round();
+    if y.abs() < 1e-6 {
+        "0%".into()
+    } else if (y - k).abs() < 1e-6 && k >= 1.0 {
+        let k = k as usize;
+        let tail = "9".repeat(k.saturating_sub(2));
+        if k == 1 {
+            "90%".into()
+        } else if tail.is_empty() {
+            "99%".into()
+        } else {
+            format!("99.{tail}%")
+        }
+    } else {
+        format!("{:.2}%", 100.0 * (1.0 - 10f64.powf(-y)))
+    }
+}
+
+/// A latency distribution to draw: a label and (percentile, ms) points.
+#[derive(Debug, Clone)]
+pub struct Cdf {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// The latency CDF: latency on a log axis, the share of transactions at or
+/// below it on a "nines" axis (0%, 90%, 99%, 99.9%, ...) so the tail shows.
+pub fn latency_cdf(title: &str, cdfs: &[Cdf], size: (u32, u32)) -> Result<String> {
+    let all = cdfs.iter().flat_map(|c| c.points.iter());
+    let (lo, hi) = all
+        .filter(|p| p.1 > 0.0)
+        .fold((f64::MAX, 0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
+    let (lo, hi) = if hi > 0.0 {
+        (lo / 1.3, hi * 1.3)
+    } else {
+        (0.01, 1.0)
+    };
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, (FONT, 16))
+            .margin(12)
+            .x_label_area_size(38)
+            .y_label_area_size(64)
+            .build_cartesian_2d((lo..hi).log_scale(), 0f64..MAX_NINES + 0.05)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc("latency, ms (log scale)")
+            .y_desc("transactions at or below")
+            .y_labels(6)
+            .x_label_formatter(&|v| axis_number(*v))
+            .y_label_formatter(&|y| nines_label(*y))
+            .label_style((FONT, 12))
+            .max_light_lines(4)
+            .light_line_style(LIGHT_LINE)
+            .draw()
+            .map_err(err)?;
+        for (i, c) in cdfs.iter().enumerate() {
+            let colour = series_colour(i);
+            let pts: Vec<(f64, f64)> = c
+                .points
+                .iter()
+                .filter(|p| p.1 > 0.0)
+                .map(|&(p, ms)| (ms, nines(p)))
+                .collect();
+            chart
+                .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
+                .map_err(err)?
+                .label(c.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK.mix(0.3))
+            .label_font((FONT, 12))
+            .draw()
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+/// One line of a sweep chart: a series and its (clients, value) points, and
+/// the knee's client count if it has one.
+#[derive(Debug, Clone)]
+pub struct ClientSeries {
+    pub label: String,
+    pub points: Vec<(u32, f64)>,
+    pub knee: Option<u32>,
+}
+
+/// A figure against clients, one line per series, knees circled. Clients go
+/// on a log2 axis with a tick at every count swept.
+pub fn against_clients(
+    title: &str,
+    y_desc: &str,
+    series: &[ClientSeries],
+    log_y: bool,
+    size: (u32, u32),
+) -> Result<String> {
+    let mut clients: Vec<u32> = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .collect();
+    clients.sort_unstable();
+    clients.dedup();
+    // Each count swept is a category, equally spaced: a log2 axis for the
+    // usual doubling lists, with a tick at every count.
+    let k = clients.len().max(1) as u32;
+    let x_of =
+        |c: u32| SegmentValue::CenterOf(clients.iter().position(|&x| x == c).unwrap_or(0) as u32);
+    let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let (v_lo, v_hi) = values
+        .filter(|v| v.is_finite() && (!log_y || *v > 0.0))
+        .fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let builder_x = (0..k - 1).into_segmented();
+        let mut cb = ChartBuilder::on(&root);
+        cb.caption(title, (FONT, 16))
+            .margin(12)
+            .x_label_area_size(38)
+            .y_label_area_size(64);
+        let x_fmt = |x: &SegmentValue<u32>| match x {
+            SegmentValue::CenterOf(i) => clients
+                .get(*i as usize)
+                .map_or(String::new(), u32::to_string),
+            _ => String::new(),
+        };
+        // The knee marker's label sits just above the point.
+        macro_rules! draw {
+            ($chart:expr) => {{
+                let mut chart = $chart;
+                chart
+                    .configure_mesh()
+                    .x_desc("clients")
+                    .x_labels(k as usize)
+                    .disable_x_mesh()
+                    .y_desc(y_desc)
+                    .x_label_formatter(&x_fmt)
+                    .y_label_formatter(&|v| axis_number(*v))
+                    .label_style((FONT, 12))
+                    .max_light_lines(4)
+                    .light_line_style(LIGHT_LINE)
+                    .draw()
+                    .map_err(err)?;
+                for (i, s) in series.iter().enumerate() {
+                    let colour = series_colour(i);
+                    let pts: Vec<(SegmentValue<u32>, f64)> = s
+                        .points
+                        .iter()
+                        .filter(|p| p.1.is_finite() && (!log_y || p.1 > 0.0))
+                        .map(|&(c, v)| (x_of(c), v))
+                        .collect();
+                    chart
+                        .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+                        .map_err(err)?
+                        .label(s.label.clone())
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
+                    chart
+                        .draw_series(
+                            pts.iter()
+                                .map(|p| Circle::new(p.clone(), 3, colour.filled())),
+                        )
+                        .map_err(err)?;
+                    if let Some(k) = s.knee
+                        && let Some(&(_, v)) = s.points.iter().find(|p| p.0 == k)
+                    {
+                        let at = (x_of(k), v);
+                        chart
+                            .draw_series([Circle::new(at.clone(), 8, colour.stroke_width(2))])
+                            .map_err(err)?;
+                        let style = TextStyle::from((FONT, 12).into_font())
+                            .color(&colour)
+                            .pos(Pos::new(HPos::Left, VPos::Bottom));
+                        chart
+                            .draw_series([EmptyElement::at(at)
+                                + Text::new("knee".to_string(), (8, -8), style)])
+                            .map_err(err)?;
+                    }
+                }
+                chart
+                    .configure_series_labels()
+                    .position(SeriesLabelPosition::UpperLeft)
+                    .background_style(WHITE.mix(0.85))
+                    .border_style(BLACK.mix(0.3))
+                    .label_font((FONT, 12))
+                    .draw()
+                    .map_err(err)?;
+            }};
+        }
+        if log_y {
+            let (lo, hi) = if v_hi > 0.0 {
+                (v_lo / 1.5, v_hi * 1.5)
+            } else {
+                (0.1, 1.0)
+            };
+            draw!(
+                cb.build_cartesian_2d(builder_x, (lo..hi).log_scale())
+                    .map_err(err)?
+            );
+        } else {
+            let hi = if v_hi > 0.0 { v_hi * 1.12 } else { 1.0 };
+            draw!(cb.build_cartesian_2d(builder_x, 0f64..hi).map_err(err)?);
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nines_axis() {
+        assert_eq!(nines(0.0), 0.0);
+        assert!((nines(90.0) - 1.0).abs() < 1e-9);
+        assert!((nines(99.9) - 3.0).abs() < 1e-9);
+        assert_eq!(nines(100.0), MAX_NINES);
+        assert_eq!(nines_label(0.0), "0%");
+        assert_eq!(nines_label(1.0), "90%");
+        assert_eq!(nines_label(2.0), "99%");
+        assert_eq!(nines_label(4.0), "99.99%");
+    }
+
+    #[test]
+    fn charts_are_svg_with_their_marks() {
+        let bars = [StackedBar {
+            label: "A nvme".into(),
+            segments: vec![("cpu".into(), 0.4), ("wal_fsync".into(), 0.2)],
+        }];
+        let svg = breakdown_bars("t", &bars, 600).unwrap();
+        assert!(svg.starts_with("<svg"), "{}", &svg[..50]);
+        // The wal_fsync segment is filled with its colour.
+        assert!(svg.contains("#59A14F") || svg.contains("#59a14f"), "{svg}");
+        let cps = [CheckpointSpan {
+            start_s: 2.0,
+            end_s: Some(5.0),
+        }];
+        let svg = tps_over_time("t", &[(1.0, 10.0), (2.0, 12.0)], &cps, 6.0, (500, 300)).unwrap();
+        assert!(svg.contains("checkpoint start") && svg.contains("checkpoint end"));
+        let cdf = Cdf {
+            label: "A".into(),
+            points: vec![(0.0, 0.5), (50.0, 1.0), (99.0, 3.0), (100.0, 9.0)],
+        };
+        let svg = latency_cdf("t", &[cdf], (500, 300)).unwrap();
+        assert!(svg.contains("99.9%"), "{svg}");
+        let s = ClientSeries {
+            label: "nvme".into(),
+            points: vec![(1, 100.0), (2, 190.0), (4, 200.0)],
+            knee: Some(2),
+        };
+        let svg = against_clients("t", "tps", &[s], true, (500, 300)).unwrap();
+        assert!(svg.contains("\nknee\n"), "{svg}");
+    }
+}

@@ -1,0 +1,977 @@
+//! `pgiosim sweep`: one workload over a grid of client counts, settings and
+//! devices, in `model` (default) or `run` mode underneath, printed as one
+//! table, with the knee of each series named.
+//!
+//! The knee answers the commit-concurrency question: up to how many clients
+//! does adding clients buy throughput? It is the client count after which tps
+//! grows less than 10% per doubling of clients while p99 latency keeps
+//! rising; the table also gives the commits per WAL flush there, which says
+//! how much group commit was doing at that point.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, UsageError, WorkloadArgs};
+use crate::report::{RunResult, SCHEMA_VERSION};
+
+/// Name of the sweep schema (`schema_version` is the result's).
+pub const SWEEP_SCHEMA: &str = "pgiosim.sweep";
+
+/// Growth of tps per doubling of clients below which the knee is passed.
+pub const KNEE_GROWTH: f64 = 0.10;
+
+/// Client counts swept when neither --clients nor -c is given.
+pub const DEFAULT_CLIENTS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
+
+/// `run` or `model` underneath the sweep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SweepMode {
+    /// The device model in virtual time (`pgiosim model`): seconds per run.
+    Model,
+    /// Real files on this disk (`pgiosim run`): each run lasts -T.
+    Run,
+}
+
+/// Flags of `sweep`.
+#[derive(Debug, Clone, Args)]
+// -c N is the one count N; "0", never a valid count, means it was not given.
+#[command(mut_arg("clients", |a| a.hide(true).default_value("0")))]
+#[command(mut_arg("progress", |a| a.hide(true)))]
+#[command(mut_arg("set", |a| a.help(
+    "Set a PostgreSQL setting, with postgresql.conf units; NAME=V1,V2,... sweeps its \
+     values, and several such lists multiply the grid (e.g. --set commit_delay=0,10,100 \
+     --set shared_buffers=1GB). Repeatable."
+)))]
+#[command(mut_arg("json", |a| a.help(
+    "Write the sweep as JSON to FILE (\"-\" for standard output): the grid, the table, \
+     the knees and every point's full result"
+)))]
+pub struct SweepArgs {
+    /// Client counts, comma-separated: 1,2,4,8. "..." continues the
+    /// progression before it up to the count after it, as in mathematics:
+    /// 1,2,4,...,256 doubles, 10,20,...,100 adds 10
+    /// [default: 1,2,4,8,16,32,64; -c N sweeps the one count N].
+    #[arg(
+        long = "clients",
+        value_name = "LIST",
+        value_delimiter = ',',
+        conflicts_with = "clients"
+    )]
+    pub client_list: Vec<String>,
+    #[command(flatten)]
+    pub w: WorkloadArgs,
+    /// `model`: the device model, in virtual time; `run`: real files on
+    /// this disk, each run lasting -T.
+    #[arg(long, value_enum, default_value_t = SweepMode::Model)]
+    pub mode: SweepMode,
+    /// Device profiles for --mode model, comma-separated: shipped names or
+    /// profile JSON paths (e.g. nvme,gp3,mydisk.json) [default: nvme].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub device: Vec<String>,
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// I/O engine for --mode run.
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// For --mode run: use the kernel page cache for data files.
+    #[arg(long)]
+    pub buffered: bool,
+}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// Parse a client list ("1,2,4,...,64" split at the commas).
+pub fn parse_clients(items: &[String]) -> Result<Vec<u32>> {
+    let mut out: Vec<u32> = Vec::new();
+    let mut iter = items.iter().map(|s| s.trim()).peekable();
+    while let Some(item) = iter.next() {
+        if item == "..." {
+            // As in mathematics: 1,2,4,...,64 doubles (three terms with a
+            // common ratio), 10,20,...,50 or 1,2,...,8 adds a common step.
+            let (a, b) = match out.as_slice() {
+                [.., a, b] if b > a => (*a, *b),
+                [.., a, b] => {
+                    return Err(usage(format!(
+                        "--clients: \"...\" continues a rising progression, but {a},{b} does not rise"
+                    )));
+                }
+                _ => {
+                    return Err(usage(
+                        "--clients: \"...\" needs two counts before it (10,20,...,100 or 1,2,4,...,64)",
+                    ));
+                }
+            };
+            // A whole ratio of at least 2, so every count is a whole number.
+            let geometric = matches!(out.as_slice(), [.., x, y, z]
+                if y % x == 0 && z % y == 0 && y / x == z / y && y / x >= 2);
+            let end: u32 = match iter.next() {
+                Some(e) => parse_count(e)?,
+                None => return Err(usage("--clients: \"...\" needs a last count after it")),
+            };
+            let next = |x: u32| {
+                if geometric {
+                    x.checked_mul(b / a)
+                } else {
+                    x.checked_add(b - a)
+                }
+            };
+            let mut x = b;
+            while let Some(n) = next(x).filter(|n| *n < end) {
+                out.push(n);
+                x = n;
+            }
+            if end > x {
+                out.push(end);
+            }
+            continue;
+        }
+        out.push(parse_count(item)?);
+    }
+    out.sort_unstable();
+    out.dedup();
+    if out.is_empty() {
+        return Err(usage("--clients: give at least one client count"));
+    }
+    Ok(out)
+}
+
+fn parse_count(s: &str) -> Result<u32> {
+    match s.parse::<u32>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(usage(format!(
+            "--clients: {s:?} is not a client count (a whole number of at least 1)"
+        ))),
+    }
+}
+
+/// One `--set`: a name and one or more values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetDim {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// Split each `--set NAME=V1,V2` into its values.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<SetDim>> {
+    sets.iter()
+        .map(|a| {
+            let (name, value) = a.split_once('=').ok_or_else(|| {
+                usage(format!(
+                    "--set {a}: write NAME=VALUE, or NAME=V1,V2,... to sweep values"
+                ))
+            })?;
+            let values: Vec<String> = value.split(',').map(|v| v.trim().to_string()).collect();
+            if values.iter().any(String::is_empty) {
+                return Err(usage(format!("--set {a}: an empty value in the list")));
+            }
+            Ok(SetDim {
+                name: name.trim().to_string(),
+                values,
+            })
+        })
+        .collect()
+}
+
+/// The settings a sweep varies (--set with more than one value) and the ones
+/// it only passes through.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Grid {
+    /// Client counts, ascending.
+    pub clients: Vec<u32>,
+    /// Device profiles (model mode); empty for `run`.
+    pub devices: Vec<String>,
+    /// Settings swept, each with its values in the order given.
+    pub settings: Vec<GridSetting>,
+    /// `--set` assignments with one value, the same for every point.
+    pub fixed_settings: Vec<String>,
+}
+
+/// One swept setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GridSetting {
+    pub name: String,
+    pub values: Vec<String>,
+}
+
+/// One point of the grid: device (model mode), swept settings' values, clients.
+#[derive(Debug, Clone, PartialEq)]
+struct Point {
+    device: Option<String>,
+    /// Values of `Grid::settings`, in order.
+    values: Vec<String>,
+    clients: u32,
+}
+
+impl Grid {
+    /// Every point: devices outermost, then settings, clients innermost.
+    fn points(&self) -> Vec<Point> {
+        let devices: Vec<Option<String>> = if self.devices.is_empty() {
+            vec![None]
+        } else {
+            self.devices.iter().cloned().map(Some).collect()
+        };
+        let mut combos: Vec<Vec<String>> = vec![Vec::new()];
+        for s in &self.settings {
+            combos = combos
+                .iter()
+                .flat_map(|c| {
+                    s.values.iter().map(move |v| {
+                        let mut c = c.clone();
+                        c.push(v.clone());
+                        c
+                    })
+                })
+                .collect();
+        }
+        let mut out = Vec::new();
+        for d in &devices {
+            for c in &combos {
+                for &n in &self.clients {
+                    out.push(Point {
+                        device: d.clone(),
+                        values: c.clone(),
+                        clients: n,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The swept settings of a point as NAME → value.
+    fn settings_of(&self, p: &Point) -> BTreeMap<String, String> {
+        self.settings
+            .iter()
+            .zip(&p.values)
+            .map(|(s, v)| (s.name.clone(), v.clone()))
+            .collect()
+    }
+
+    /// `--set` assignments of a point: the fixed ones, then the swept ones.
+    fn assignments(&self, p: &Point) -> Vec<String> {
+        let mut a = self.fixed_settings.clone();
+        for (s, v) in self.settings.iter().zip(&p.values) {
+            a.push(format!("{}={v}", s.name));
+        }
+        a
+    }
+}
+
+/// The name of a series: everything but the client count ("disk" stands
+/// for the device of `--mode run`).
+fn series_name(device: Option<&str>, settings: &BTreeMap<String, String>) -> String {
+    let mut parts = vec![device.unwrap_or("disk").to_string()];
+    parts.extend(settings.iter().map(|(k, v)| format!("{k}={v}")));
+    parts.join(", ")
+}
+
+/// One row of the sweep's table: a point's headline figures.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepRow {
+    /// Device and swept settings: the rows of one series differ only in clients.
+    pub series: String,
+    /// Device profile (model mode).
+    pub device: Option<String>,
+    /// The swept settings' values at this point.
+    pub settings: BTreeMap<String, String>,
+    pub clients: u32,
+    pub tps: f64,
+    /// tps growth per doubling of clients since the series' previous row
+    /// (0.1 = +10%); null on a series' first row.
+    pub tps_growth_per_doubling: Option<f64>,
+    pub latency_avg_ms: f64,
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+    pub commits_per_flush: f64,
+    /// Mean ms per transaction in each breakdown bucket.
+    pub breakdown_ms: BTreeMap<String, f64>,
+    pub cpu_utilisation: f64,
+    /// The point's run was interrupted.
+    pub partial: bool,
+}
+
+/// The knee of one series.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SeriesKnee {
+    pub series: String,
+    pub device: Option<String>,
+    pub settings: BTreeMap<String, String>,
+    /// Null when the series has none in the clients swept.
+    pub knee: Option<Knee>,
+    /// One sentence: where the knee is and why, or why there is none.
+    pub note: String,
+}
+
+/// The point after which more clients stop buying throughput.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Knee {
+    pub clients: u32,
+    pub tps: f64,
+    pub latency_p99_ms: f64,
+    pub commits_per_flush: f64,
+}
+
+/// A sweep's JSON: the grid, the table, the knees, and every point's full
+/// result (`results[i]` is the point of `table[i]`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SweepDoc<R> {
+    pub schema: String,
+    pub schema_version: u64,
+    pub pgiosim_version: String,
+    /// True if the sweep was interrupted: the table holds the points that ran.
+    pub partial: bool,
+    pub mode: SweepMode,
+    pub seed: u64,
+    pub grid: Grid,
+    pub knee_rule: String,
+    pub table: Vec<SweepRow>,
+    pub knees: Vec<SeriesKnee>,
+    pub results: Vec<R>,
+}
+
+/// Growth of tps per doubling of clients from (c0, t0) to (c1, t1).
+pub fn growth_per_doubling(c0: u32, t0: f64, c1: u32, t1: f64) -> f64 {
+    let doublings = (c1 as f64 / c0 as f64).log2();
+    if doublings <= 0.0 || t0 <= 0.0 {
+        return f64::NAN;
+    }
+    (t1 / t0).powf(1.0 / doublings) - 1.0
+}
+
+/// What the knee rule looks at in a series' point.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KneeInput {
+    pub clients: u32,
+    pub tps: f64,
+    pub p99_ms: f64,
+}
+
+/// The knee of a series sorted by clients: the first point after which every
+/// step grows tps by less than `KNEE_GROWTH` per doubling and raises p99.
+/// None if no such point has a step after it.
+pub fn find_knee(points: &[KneeInput]) -> Option<usize> {
+    let flat = |j: usize| {
+        let (a, b) = (points[j], points[j + 1]);
+        let g = growth_per_doubling(a.clients, a.tps, b.clients, b.tps);
+        g < KNEE_GROWTH && b.p99_ms > a.p99_ms
+    };
+    let n = points.len();
+    (0..n.saturating_sub(1)).find(|&i| (i..n - 1).all(flat))
+}
+
+/// Build the knees of a table whose series' rows are in client order;
+/// interrupted (partial) points are left out.
+pub fn knees(table: &[SweepRow]) -> Vec<SeriesKnee> {
+    let mut order: Vec<&str> = Vec::new();
+    for r in table {
+        if !order.contains(&r.series.as_str()) {
+            order.push(&r.series);
+        }
+    }
+    order
+        .into_iter()
+        .map(|name| {
+            // An interrupted point's figures cover a shorter run: left out.
+            let rows: Vec<&SweepRow> = table
+                .iter()
+                .filter(|r| r.series == name && !r.partial)
+                .collect();
+            if rows.is_empty() {
+                let first = table.iter().find(|r| r.series == name).expect("a row");
+                return SeriesKnee {
+                    series: name.to_string(),
+                    device: first.device.clone(),
+                    settings: first.settings.clone(),
+                    knee: None,
+                    note: "none: no point of this series ran to its end".into(),
+                };
+            }
+            let input: Vec<KneeInput> = rows
+                .iter()
+                .map(|r| KneeInput {
+                    clients: r.clients,
+                    tps: r.tps,
+                    p99_ms: r.latency_p99_ms,
+                })
+                .collect();
+            let first = rows[0];
+            let last = rows[rows.len() - 1];
+            let (knee, note) = match find_knee(&input) {
+                Some(i) => {
+                    let k = rows[i];
+                    let steps: Vec<String> = rows[i + 1..]
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "{:+.0}% at {}",
+                                r.tps_growth_per_doubling.unwrap_or(f64::NAN) * 100.0,
+                                r.clients
+                            )
+                        })
+                        .collect();
+                    (
+                        Some(Knee {
+                            clients: k.clients,
+                            tps: k.tps,
+                            latency_p99_ms: k.latency_p99_ms,
+                            commits_per_flush: k.commits_per_flush,
+                        }),
+                        format!(
+                            "{} clients: {:.0} tps, p99 {:.2} ms, {:.2} commits per WAL flush; beyond it tps per doubling {} while p99 rises to {:.2} ms",
+                            k.clients,
+                            k.tps,
+                            k.latency_p99_ms,
+                            k.commits_per_flush,
+                            steps.join(", "),
+                            last.latency_p99_ms
+                        ),
+                    )
+                }
+                None if rows.len() < 2 => (
+                    None,
+                    format!("none: one client count ({}) is no curve", first.clients),
+                ),
+                None => {
+                    let g = last.tps_growth_per_doubling.unwrap_or(f64::NAN);
+                    let why = if g >= KNEE_GROWTH {
+                        format!(
+                            "tps still grows {:+.0}% per doubling at {} clients",
+                            g * 100.0,
+                            last.clients
+                        )
+                    } else {
+                        "tps flattens but p99 does not keep rising".to_string()
+                    };
+                    (
+                        None,
+                        format!("none up to {} clients: {why}", last.clients),
+                    )
+                }
+            };
+            SeriesKnee {
+                series: name.to_string(),
+                device: first.device.clone(),
+                settings: first.settings.clone(),
+                knee,
+                note,
+            }
+        })
+        .collect()
+}
+
+/// The rule, in words, as the JSON carries it.
+pub fn knee_rule() -> String {
+    format!(
+        "the client count after which tps grows less than {:.0}% per doubling of clients while p99 keeps rising",
+        KNEE_GROWTH * 100.0
+    )
+}
+
+/// A table row from a point's result.
+fn row(grid: &Grid, p: &Point, r: &RunResult, prev: Option<&SweepRow>) -> SweepRow {
+    let settings = grid.settings_of(p);
+    let series = series_name(p.device.as_deref(), &settings);
+    let growth = prev
+        .filter(|q| q.series == series)
+        .map(|q| growth_per_doubling(q.clients, q.tps, p.clients, r.summary.tps));
+    let l = &r.summary.latency_ms;
+    SweepRow {
+        series,
+        device: p.device.clone(),
+        settings,
+        clients: p.clients,
+        tps: r.summary.tps,
+        tps_growth_per_doubling: growth,
+        latency_avg_ms: l.average,
+        latency_p50_ms: l.p50,
+        latency_p99_ms: l.p99,
+        commits_per_flush: r.io.commits_per_flush,
+        breakdown_ms: r
+            .breakdown
+            .iter()
+            .map(|b| (b.bucket.clone(), b.mean_us / 1e3))
+            .collect(),
+        cpu_utilisation: r.io.cpu_utilisation,
+        partial: r.partial,
+    }
+}
+
+/// Check the flags and build the grid.
+fn grid_of(args: &SweepArgs) -> Result<Grid> {
+    let w = &args.w;
+    if w.progress.is_some() {
+        return Err(usage(
+            "-P/--progress: sweep shows a progress bar on a terminal instead",
+        ));
+    }
+    let clients = if !args.client_list.is_empty() {
+        parse_clients(&args.client_list)?
+    } else if w.clients > 0 {
+        vec![w.clients]
+    } else {
+        DEFAULT_CLIENTS.to_vec()
+    };
+    let devices = match args.mode {
+        SweepMode::Model if args.device.is_empty() => vec!["nvme".to_string()],
+        SweepMode::Model => args.device.iter().map(|d| d.trim().to_string()).collect(),
+        SweepMode::Run if args.device.is_empty() => Vec::new(),
+        SweepMode::Run => {
+            return Err(usage(
+                "--device: applies to --mode model; --mode run measures the disk under --dir",
+            ));
+        }
+    };
+    let mut settings = Vec::new();
+    let mut fixed_settings = Vec::new();
+    for d in parse_sets(&w.set)? {
+        if d.values.len() == 1 {
+            fixed_settings.push(format!("{}={}", d.name, d.values[0]));
+        } else {
+            if settings.iter().any(|s: &GridSetting| s.name == d.name) {
+                return Err(usage(format!(
+                    "--set {}: swept twice; give all its values in one list",
+                    d.name
+                )));
+            }
+            settings.push(GridSetting {
+                name: d.name,
+                values: d.values,
+            });
+        }
+    }
+    Ok(Grid {
+        clients,
+        devices,
+        settings,
+        fixed_settings,
+    })
+}
+
+/// The flags of one point's run: the sweep's, with this point's clients and
+/// settings, quiet, no JSON, the sweep's seed.
+fn point_args(args: &SweepArgs, grid: &Grid, p: &Point, seed: u64) -> WorkloadArgs {
+    let mut w = args.w.clone();
+    w.clients = p.clients;
+    w.set = grid.assignments(p);
+    w.json = None;
+    w.quiet = true;
+    w.progress = None;
+    w.seed = Some(seed);
+    w
+}
+
+fn run_args(args: &SweepArgs, w: WorkloadArgs) -> RunArgs {
+    RunArgs {
+        dirs: args.dirs.clone(),
+        w,
+        io_engine: args.io_engine,
+        buffered: args.buffered,
+        emulate: None,
+    }
+}
+
+/// Run the sweep: check every point first, run them with a progress bar,
+/// print the table and the knees, write the JSON.
+pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+    let grid = grid_of(args)?;
+    let quiet = args.w.quiet;
+    // The config file's notice, once; every point is quiet.
+    cli::resolve_settings(args.w.config.as_deref(), &[], quiet)?;
+    for d in &grid.devices {
+        cli::load_profile(d)?;
+    }
+    let points = grid.points();
+    let seed = args.w.seed.unwrap_or_else(rand::random);
+    for p in &points {
+        cli::check_plan(&point_args(args, &grid, p, seed))
+            .with_context(|| point_label(p, &grid))?;
+    }
+    if args.mode == SweepMode::Run {
+        let mut w = point_args(args, &grid, &points[0], seed);
+        w.quiet = quiet;
+        cli::prepare_run(&run_args(args, w))?;
+    }
+    if !quiet {
+        eprintln!(
+            "sweep: {} runs ({}); seed {seed}",
+            points.len(),
+            match args.mode {
+                SweepMode::Model => "model",
+                SweepMode::Run => "run",
+            }
+        );
+    }
+    let bar = if cli::progress_bar_wanted(quiet) {
+        let b = ProgressBar::new(points.len() as u64);
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} sweep {pos}/{len} [{bar:25}] {elapsed_precise}, ETA {eta}  {msg}",
+            )
+            .expect("valid template")
+            .progress_chars("=> "),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut results: Vec<RunResult> = Vec::new();
+    let mut table: Vec<SweepRow> = Vec::new();
+    let mut interrupted = false;
+    for p in &points {
+        bar.set_message(point_label(p, &grid));
+        let w = point_args(args, &grid, p, seed);
+        let r = match (args.mode, &p.device) {
+            (SweepMode::Model, Some(d)) => cli::model_result(
+                &ModelArgs {
+                    w,
+                    device: d.clone(),
+                },
+                stop,
+            ),
+            _ => cli::run_result(&run_args(args, w), stop).map(|(r, _)| r),
+        };
+        let r = match r {
+            Ok(r) => r,
+            Err(e) => {
+                bar.finish_and_clear();
+                return Err(e.context(point_label(p, &grid)));
+            }
+        };
+        table.push(row(&grid, p, &r, table.last()));
+        let partial = r.partial;
+        results.push(r);
+        bar.inc(1);
+        if partial || stop.load(Ordering::Relaxed) {
+            interrupted = true;
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    let knees = knees(&table);
+    let doc = SweepDoc {
+        schema: SWEEP_SCHEMA.to_string(),
+        schema_version: SCHEMA_VERSION as u64,
+        pgiosim_version: env!("CARGO_PKG_VERSION").to_string(),
+        partial: interrupted,
+        mode: args.mode,
+        seed,
+        grid,
+        knee_rule: knee_rule(),
+        table,
+        knees,
+        results,
+    };
+    print!("{}", render(&doc));
+    if let Some(path) = &args.w.json {
+        cli::write_json(path, &doc)?;
+    }
+    Ok(if interrupted { 130 } else { 0 })
+}
+
+/// "clients 16, nvme, commit_delay=10": one point, for messages.
+fn point_label(p: &Point, grid: &Grid) -> String {
+    let s = series_name(p.device.as_deref(), &grid.settings_of(p));
+    format!("{s}, {} clients", p.clients)
+}
+
+/// Render the sweep's table and knees as text.
+pub fn render<R>(doc: &SweepDoc<R>) -> String {
+    let mut o = String::new();
+    if doc.partial {
+        let _ = writeln!(
+            o,
+            "*** partial sweep: interrupted after {} of its runs ***",
+            doc.table.len()
+        );
+    }
+    let g = &doc.grid;
+    let _ = writeln!(
+        o,
+        "pgiosim {} sweep ({}), seed {}{}",
+        doc.pgiosim_version,
+        match doc.mode {
+            SweepMode::Model => "model",
+            SweepMode::Run => "run",
+        },
+        doc.seed,
+        if g.fixed_settings.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", g.fixed_settings.join(" "))
+        }
+    );
+    let show_device = !g.devices.is_empty();
+    let mut head = String::new();
+    if show_device {
+        let _ = write!(head, "{:<14} ", "device");
+    }
+    for s in &g.settings {
+        let _ = write!(head, "{:>w$} ", s.name, w = s.name.len().max(8));
+    }
+    let _ = write!(
+        head,
+        "{:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5}",
+        "clients",
+        "tps",
+        "tps/2×",
+        "avg ms",
+        "p50 ms",
+        "p99 ms",
+        "c/flush",
+        "cpu ms",
+        "page_read",
+        "lock_wait",
+        "wal_fsync",
+        "cpu%"
+    );
+    let _ = writeln!(o, "{head}");
+    let mut last_series: Option<&str> = None;
+    for r in &doc.table {
+        if last_series.is_some_and(|s| s != r.series) {
+            let _ = writeln!(o);
+        }
+        last_series = Some(&r.series);
+        let mut line = String::new();
+        if show_device {
+            let _ = write!(line, "{:<14} ", r.device.as_deref().unwrap_or(""));
+        }
+        for s in &g.settings {
+            let v = r.settings.get(&s.name).map_or("", String::as_str);
+            let _ = write!(line, "{:>w$} ", v, w = s.name.len().max(8));
+        }
+        let ms = |b: &str| r.breakdown_ms.get(b).copied().unwrap_or(0.0);
+        let growth = r
+            .tps_growth_per_doubling
+            .filter(|g| g.is_finite())
+            .map_or("".to_string(), |g| format!("{:+.0}%", g * 100.0));
+        let is_knee = doc.knees.iter().any(|k| {
+            k.series == r.series && k.knee.as_ref().is_some_and(|k| k.clients == r.clients)
+        });
+        let _ = write!(
+            line,
+            "{:>7} {:>10.0} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>4.0}%",
+            r.clients,
+            r.tps,
+            growth,
+            r.latency_avg_ms,
+            r.latency_p50_ms,
+            r.latency_p99_ms,
+            r.commits_per_flush,
+            ms("cpu") + ms("cpu_queue"),
+            ms("page_read"),
+            ms("lock_wait"),
+            ms("wal_fsync"),
+            r.cpu_utilisation * 100.0
+        );
+        if is_knee {
+            line.push_str("  ◀ knee");
+        }
+        if r.partial {
+            line.push_str("  (partial)");
+        }
+        let _ = writeln!(o, "{line}");
+    }
+    let _ = writeln!(
+        o,
+        "\ntps/2×: tps growth per doubling of clients; c/flush: commits per WAL flush; \
+         cpu, page_read, lock_wait, wal_fsync: ms per transaction"
+    );
+    let _ = writeln!(o, "knee: {}", doc.knee_rule);
+    for k in &doc.knees {
+        let _ = writeln!(o, "  {}: {}", k.series, k.note);
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(clients: u32, tps: f64, p99_ms: f64) -> KneeInput {
+        KneeInput {
+            clients,
+            tps,
+            p99_ms,
+        }
+    }
+
+    #[test]
+    fn knee_is_the_last_point_that_still_paid() {
+        // tps: +90%, +80%, +50%, +20%, then +5%, +2%, -3% per doubling, p99
+        // rising all along: the knee is 16 clients.
+        let table = [
+            pt(1, 1000.0, 1.0),
+            pt(2, 1900.0, 1.1),
+            pt(4, 3420.0, 1.3),
+            pt(8, 5130.0, 1.8),
+            pt(16, 6156.0, 2.9),
+            pt(32, 6464.0, 5.5),
+            pt(64, 6593.0, 11.0),
+            pt(128, 6395.0, 23.0),
+        ];
+        assert_eq!(find_knee(&table), Some(4));
+    }
+
+    #[test]
+    fn a_late_jump_moves_the_knee_past_it() {
+        // Flat at 4→8, but 8→16 still gains 15%: the knee is after that.
+        let table = [
+            pt(1, 1000.0, 1.0),
+            pt(2, 1800.0, 1.1),
+            pt(4, 3000.0, 1.3),
+            pt(8, 3100.0, 2.5),
+            pt(16, 3565.0, 4.4),
+            pt(32, 3600.0, 8.8),
+        ];
+        assert_eq!(find_knee(&table), Some(4));
+    }
+
+    #[test]
+    fn no_knee_while_tps_grows_or_p99_does_not_rise() {
+        let growing = [pt(1, 100.0, 1.0), pt(2, 190.0, 1.0), pt(4, 360.0, 1.1)];
+        assert_eq!(find_knee(&growing), None);
+        // Flat tps with flat p99 (an open-loop-like plateau) is no knee.
+        let flat_p99 = [pt(1, 100.0, 1.0), pt(2, 101.0, 1.0), pt(4, 102.0, 1.0)];
+        assert_eq!(find_knee(&flat_p99), None);
+        assert_eq!(find_knee(&[pt(8, 100.0, 1.0)]), None);
+        assert_eq!(find_knee(&[]), None);
+    }
+
+    #[test]
+    fn growth_is_per_doubling_across_uneven_steps() {
+        // 4× the clients for 21% more tps is 10% per doubling.
+        let g = growth_per_doubling(4, 1000.0, 16, 1210.0);
+        assert!((g - 0.10).abs() < 1e-9, "{g}");
+        // Just under 10% per doubling over a tripling of clients.
+        let g = growth_per_doubling(10, 1000.0, 30, 1160.0);
+        assert!(g < KNEE_GROWTH && g > 0.09, "{g}");
+    }
+
+    #[test]
+    fn knees_of_a_table_name_the_point_and_its_commits_per_flush() {
+        let mk =
+            |series: &str, clients: u32, tps: f64, p99: f64, cpf: f64, prev: Option<(u32, f64)>| {
+                SweepRow {
+                    series: series.into(),
+                    device: Some(series.into()),
+                    settings: BTreeMap::new(),
+                    clients,
+                    tps,
+                    tps_growth_per_doubling: prev
+                        .map(|(c, t)| growth_per_doubling(c, t, clients, tps)),
+                    latency_avg_ms: 0.0,
+                    latency_p50_ms: 0.0,
+                    latency_p99_ms: p99,
+                    commits_per_flush: cpf,
+                    breakdown_ms: BTreeMap::new(),
+                    cpu_utilisation: 0.0,
+                    partial: false,
+                }
+            };
+        let table = vec![
+            mk("gp3", 1, 400.0, 4.0, 1.0, None),
+            mk("gp3", 2, 780.0, 4.2, 1.6, Some((1, 400.0))),
+            mk("gp3", 4, 800.0, 8.0, 3.1, Some((2, 780.0))),
+            mk("gp3", 8, 810.0, 16.0, 6.0, Some((4, 800.0))),
+            mk("nvme", 1, 1000.0, 1.0, 1.0, None),
+            mk("nvme", 2, 1950.0, 1.0, 1.2, Some((1, 1000.0))),
+        ];
+        let k = knees(&table);
+        assert_eq!(k.len(), 2);
+        let gp3 = k[0].knee.as_ref().expect("gp3 has a knee");
+        assert_eq!(gp3.clients, 2);
+        assert_eq!(gp3.commits_per_flush, 1.6);
+        assert!(k[0].note.starts_with("2 clients"), "{}", k[0].note);
+        assert!(k[1].knee.is_none());
+        assert!(k[1].note.contains("still grows"), "{}", k[1].note);
+        // An interrupted last point (low tps) does not make a knee.
+        let mut cut = table[4..].to_vec();
+        cut.push(mk("nvme", 4, 2000.0, 1.5, 1.3, Some((2, 1950.0))));
+        cut[2].partial = true;
+        assert!(knees(&cut)[0].knee.is_none());
+        cut[2].partial = false;
+        assert_eq!(knees(&cut)[0].knee.as_ref().map(|k| k.clients), Some(2));
+    }
+
+    #[test]
+    fn client_lists_continue_progressions() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            parse_clients(&s(&["1", "2", "4", "...", "64"])).unwrap(),
+            vec![1, 2, 4, 8, 16, 32, 64]
+        );
+        assert_eq!(
+            parse_clients(&s(&["10", "20", "...", "50"])).unwrap(),
+            vec![10, 20, 30, 40, 50]
+        );
+        assert_eq!(
+            parse_clients(&s(&["1", "2", "...", "5"])).unwrap(),
+            vec![1, 2, 3, 4, 5]
+        );
+        assert_eq!(
+            parse_clients(&s(&["1", "2", "4", "...", "100"])).unwrap(),
+            vec![1, 2, 4, 8, 16, 32, 64, 100]
+        );
+        assert_eq!(
+            parse_clients(&s(&["1", "3", "9", "...", "81"])).unwrap(),
+            vec![1, 3, 9, 27, 81]
+        );
+        assert_eq!(parse_clients(&s(&["8", "1", "8"])).unwrap(), vec![1, 8]);
+        // 4,6,9 has ratio 1.5: no whole geometric progression, so arithmetic (+3).
+        assert_eq!(
+            parse_clients(&s(&["4", "6", "9", "...", "15"])).unwrap(),
+            vec![4, 6, 9, 12, 15]
+        );
+        assert!(parse_clients(&s(&["0"])).is_err());
+        assert!(parse_clients(&s(&["4", "..."])).is_err());
+        assert!(parse_clients(&s(&["4", "2", "...", "8"])).is_err());
+    }
+
+    #[test]
+    fn sets_with_lists_multiply_the_grid() {
+        let sets = parse_sets(&[
+            "commit_delay=0,10,100".to_string(),
+            "shared_buffers=1GB".to_string(),
+            "synchronous_commit=on,off".to_string(),
+        ])
+        .unwrap();
+        assert_eq!(sets[0].values, vec!["0", "10", "100"]);
+        let grid = Grid {
+            clients: vec![1, 2],
+            devices: vec!["nvme".into(), "gp3".into()],
+            settings: sets
+                .iter()
+                .filter(|d| d.values.len() > 1)
+                .map(|d| GridSetting {
+                    name: d.name.clone(),
+                    values: d.values.clone(),
+                })
+                .collect(),
+            fixed_settings: vec!["shared_buffers=1GB".into()],
+        };
+        let points = grid.points();
+        assert_eq!(points.len(), 2 * 3 * 2 * 2);
+        assert_eq!(
+            grid.assignments(&points[1]),
+            vec![
+                "shared_buffers=1GB",
+                "commit_delay=0",
+                "synchronous_commit=on"
+            ]
+        );
+        assert!(parse_sets(&["commit_delay".to_string()]).is_err());
+        assert!(parse_sets(&["commit_delay=0,,10".to_string()]).is_err());
+    }
+}
