@@ -13,7 +13,7 @@
 //! | QD1 8 KiB random write | `write` |
 //! | 8 KiB WAL append + fdatasync, 1 stream | `flush`: the fdatasync alone (that is, the pair less the write) |
 //! | the same, 4 streams on 4 WAL files | `flush_to_media`: true if 4 streams do not reach 1.5 × one stream's rate |
-//! | random read at QD 1, 2, 4, …, 64 | `channels` from the plateau (Little's law: plateau IOPS × the profile's mean QD1 read latency); the knee is the first QD whose doubling adds less than 15% |
+//! | random read at QD 1, 2, 4, …, 64 | `channels` at the knee, the first QD whose doubling adds less than 15% (Little's law: IOPS there × the profile's mean QD1 read latency) |
 //! | random write at QD16, mixed 50/50 at QD32 | a cap: when QD1 already runs far below its own latency's rate (a throttle, not the disk) and the read sweep is flat, `caps.iops` (mixed ≈ read plateau) or `caps.read_iops`/`caps.write_iops` (mixed ≈ twice); `flush_counts_as_io` when write+fdatasync runs at half the write cap |
 //! | sequential 1 MiB reads and WAL writes, 4 streams | `bandwidth_mib_s`: the faster of the two |
 //!
@@ -210,7 +210,7 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
                 "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
                 args.dir.display(),
                 args.size,
-                STREAMS as u64 * WAL_SEGMENT_BYTES >> 20
+                (u64::from(STREAMS) * WAL_SEGMENT_BYTES) >> 20
             )
         })?;
         measure(args, &dd, &layout, &name, progress, &stop)
@@ -323,7 +323,7 @@ fn prepare_dir(dir: &Path) -> Result<ProbeDir> {
     })
 }
 
-/// "vda (254:0)" for the disk holding `dir`, as far as /sys says.
+/// "vda 254:0" for the disk holding `dir`, as far as /sys says.
 fn device_of(dir: &Path) -> String {
     let Ok(m) = std::fs::metadata(dir) else {
         return "unknown device".into();
@@ -336,7 +336,7 @@ fn device_of(dir: &Path) -> String {
         .lines()
         .find_map(|l| l.strip_prefix("DEVNAME="))
         .unwrap_or("unknown device");
-    format!("{name} ({major}:{minor})")
+    format!("{name} {major}:{minor}")
 }
 
 fn hostname() -> String {
@@ -940,25 +940,124 @@ pub fn derive(
     let read_m = latency_of(m.qd1_read.read, "QD1 read")?;
     let write_m = latency_of(m.qd1_write.write, "QD1 write")?;
     let flush_m = latency_of(m.wal1.sync, "WAL fdatasync")?;
+    let bandwidth = sig3(m.seq_read.mib_per_s.max(m.seq_write.mib_per_s).max(1.0));
+    let qd1_flush = m.wal1.ops_per_s;
+    let par_flush = m.wal4.ops_per_s;
+    let agree = |a: f64, b: f64| a.max(b) / a.min(b).max(1e-9) <= AGREE;
+
+    // A throttle first: it shapes how every other figure is read.
+    let knee_qd = knee(&m.sweep);
+    let plateau = m.sweep.iter().map(|s| s.1).fold(0.0, f64::max);
+    let p1 = m.sweep[0].1;
+    let natural_qd1 = 1e6 / read_m.p50.max(0.1);
+    let flat = m.sweep.last().map_or(0.0, |s| s.1) < FLAT_SWEEP * p1;
+    let throttled = p1 < THROTTLED_QD1 * natural_qd1;
+    let write_rate = m.write16.ops_per_s;
+    let mixed_rate = m.mixed.ops_per_s;
+    let mut caps = Caps::default();
+    // Write+fdatasync pairs per second the caps allow, if a write cap binds.
+    let mut capped_pairs = None;
+    if flat && throttled {
+        // blk-throttle-like: I/O within budget runs at device speed, the
+        // rest stalls for the slice: 100 ms buckets.
+        caps.bucket_ms = 100.0;
+        // The throttle lets bursts through; its rate is the sweep's median.
+        let mut rates: Vec<f64> = m.sweep.iter().map(|s| s.1).collect();
+        rates.sort_by(f64::total_cmp);
+        let cap = sig3(rates[rates.len() / 2]);
+        let lead = format!(
+            "QD1 reads run at {p1:.0}/s where their {:.1} µs median allows {natural_qd1:.0}/s, and \
+             the read sweep is flat: a throttle",
+            read_m.p50
+        );
+        if agree(mixed_rate, cap) && agree(write_rate, cap) {
+            caps.iops = Some(cap);
+            findings.push(format!(
+                "{lead}; reads, writes and the 50/50 mix all stop at ~{cap} IOPS: a combined \
+                 cap, caps.iops = {cap}"
+            ));
+        } else if agree(mixed_rate, cap + write_rate) {
+            let wcap = sig3(write_rate);
+            caps.read_iops = Some(cap);
+            caps.write_iops = Some(wcap);
+            findings.push(format!(
+                "{lead}; reads stop at ~{cap} IOPS, writes at ~{wcap}, the 50/50 mix at their \
+                 sum: per-direction caps"
+            ));
+        } else {
+            caps.iops = Some(cap);
+            findings.push(format!(
+                "{lead} of ~{cap} IOPS (writes {write_rate:.0}/s and the mix {mixed_rate:.0}/s \
+                 do not tell combined from per-direction; taken as combined)"
+            ));
+        }
+        let write_cap = caps.write_iops.or(caps.iops).unwrap_or(f64::INFINITY);
+        // Four streams of write + fdatasync saturate the write cap: at half
+        // of it, each fdatasync costs a write I/O too.
+        if agree(par_flush * 2.0, write_cap) || agree(qd1_flush * 2.0, write_cap) {
+            caps.flush_counts_as_io = true;
+            findings.push(format!(
+                "write + fdatasync runs at {par_flush:.0}/s ({STREAMS} streams), half the write \
+                 cap: each fdatasync is charged as a write I/O (flush_counts_as_io)"
+            ));
+            capped_pairs = Some(write_cap / 2.0);
+        } else if agree(par_flush, write_cap) {
+            capped_pairs = Some(write_cap);
+        }
+    }
+    let capped = flat && throttled;
+
+    // Flushes: do four streams go faster than one? Behind a write cap that
+    // both rates hit, they cannot, whatever the disk does.
+    let flush_to_media = match capped_pairs {
+        Some(limit) if agree(par_flush, limit) => {
+            findings.push(format!(
+                "{STREAMS} streams of WAL append + fdatasync: {par_flush:.0}/s, the write cap's \
+                 limit: whether flushes scale does not show behind it, flush_to_media = false"
+            ));
+            false
+        }
+        _ => {
+            let serial = par_flush < FLUSH_SCALING_MIN * qd1_flush;
+            findings.push(format!(
+                "{STREAMS} streams of WAL append + fdatasync: {par_flush:.0}/s against one \
+                 stream's {qd1_flush:.0}/s ({:.1}×): {}",
+                par_flush / qd1_flush.max(1e-9),
+                if serial {
+                    "flushes do not scale, flush_to_media = true"
+                } else {
+                    "flushes scale, flush_to_media = false"
+                }
+            ));
+            serial
+        }
+    };
+
+    // The sequential tests see the medium or a throughput cap, whichever
+    // is lower. Behind a throttle it is the cap; and the medium must never
+    // take more than half the fastest median to move one 8 KiB page.
+    let floor_mib_s =
+        2.0 * PAGE_BYTES as f64 / 1_048_576.0 / (read_m.p50.min(write_m.p50).max(0.1) / 1e6);
+    let bandwidth = if capped {
+        let (r, w) = (sig3(m.seq_read.mib_per_s), sig3(m.seq_write.mib_per_s));
+        if caps.iops.is_some() {
+            caps.mib_s = Some(r.max(w).max(1.0));
+        } else {
+            caps.read_mib_s = Some(r.max(1.0));
+            caps.write_mib_s = Some(w.max(1.0));
+        }
+        findings.push(format!(
+            "sequential 1 MiB reads {r} MiB/s and writes {w} MiB/s behind the throttle: taken as \
+             its throughput caps; bandwidth_mib_s is set so it does not bind"
+        ));
+        sig3((10.0 * r.max(w)).max(floor_mib_s))
+    } else {
+        sig3(bandwidth.max(floor_mib_s))
+    };
     let placeholder = Latency {
         median_us: 1.0,
         p99_us: 1.0,
     };
-    let bandwidth = sig3(m.seq_read.mib_per_s.max(m.seq_write.mib_per_s).max(1.0));
-    let qd1_flush = m.wal1.ops_per_s;
-    let par_flush = m.wal4.ops_per_s;
-    let flush_to_media = par_flush < FLUSH_SCALING_MIN * qd1_flush;
-    findings.push(format!(
-        "{STREAMS} streams of WAL append + fdatasync: {par_flush:.0}/s against one stream's \
-         {qd1_flush:.0}/s ({:.1}×): {}",
-        par_flush / qd1_flush.max(1e-9),
-        if flush_to_media {
-            "flushes do not scale, flush_to_media = true"
-        } else {
-            "flushes scale, flush_to_media = false"
-        }
-    ));
-
     let mut p = Profile {
         name: name.to_string(),
         description: String::new(),
@@ -971,74 +1070,45 @@ pub fn derive(
         bandwidth_mib_s: bandwidth,
         network_rtt_us: 0.0,
         flush_to_media,
-        caps: Caps::default(),
+        caps,
     };
-    p.read = fitted(read_m, p.fixed_us(Op::Read));
-    p.write = fitted(write_m, p.fixed_us(Op::Write));
-    p.flush = fitted(flush_m, p.fixed_us(Op::Flush));
-    let read = p.read;
-    findings.push(format!(
-        "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give the \
-         measured means ({:.1}, {:.1}, {:.1} µs); measured p99s {:.0}, {:.0}, {:.0} µs",
-        p.read.p99_us,
-        p.write.p99_us,
-        p.flush.p99_us,
-        read_m.mean,
-        write_m.mean,
-        flush_m.mean,
-        read_m.p99,
-        write_m.p99,
-        flush_m.p99
-    ));
-
-    let knee_qd = knee(&m.sweep);
-    let plateau = m.sweep.iter().map(|s| s.1).fold(0.0, f64::max);
-    let p1 = m.sweep[0].1;
-    let natural_qd1 = 1e6 / read.median_us;
-    let flat = m.sweep.last().map_or(0.0, |s| s.1) < FLAT_SWEEP * p1;
-    let throttled = p1 < THROTTLED_QD1 * natural_qd1;
-    let write_cap = m.write16.ops_per_s;
-    let mixed_rate = m.mixed.ops_per_s;
-    let agree = |a: f64, b: f64| a.max(b) / a.min(b).max(1e-9) <= AGREE;
-    if flat && throttled {
-        let mut caps = Caps {
-            bucket_ms: 100.0_f64.min(crate::device::profile::BUCKET_MS_MAX),
-            ..Caps::default()
-        };
-        let cap = sig3(plateau);
-        if agree(mixed_rate, plateau) && agree(write_cap, plateau) {
-            caps.iops = Some(cap);
-            findings.push(format!(
-                "QD1 reads run at {p1:.0}/s where their {:.0} µs median allows {natural_qd1:.0}/s, \
-                 and reads, writes and the 50/50 mix all stop at ~{cap} IOPS: a combined cap, \
-                 caps.iops = {cap}",
-                read.median_us
-            ));
-        } else if agree(mixed_rate, plateau + write_cap) {
-            let wcap = sig3(write_cap);
-            caps.read_iops = Some(cap);
-            caps.write_iops = Some(wcap);
-            findings.push(format!(
-                "QD1 reads run at {p1:.0}/s where their {:.0} µs median allows {natural_qd1:.0}/s, \
-                 reads stop at ~{cap} IOPS, writes at ~{wcap}, the 50/50 mix at their sum: \
-                 per-direction caps",
-                read.median_us
-            ));
-            if (qd1_flush * 2.0 / write_cap - 1.0).abs() < AGREE - 1.0 {
-                caps.flush_counts_as_io = true;
-                findings.push(format!(
-                    "write + fdatasync runs at {qd1_flush:.0}/s, half the write cap: each \
-                     fdatasync is charged as a write I/O (flush_counts_as_io)"
-                ));
+    if capped {
+        // The means include the throttle's stalls, which the model's caps
+        // make themselves: state the measured percentiles.
+        let measured = |l: LatencyUs| {
+            let median = sig3(l.p50.max(0.1));
+            Latency {
+                median_us: median,
+                p99_us: sig3(l.p99).max(median),
             }
-        } else {
-            caps.iops = Some(cap);
-            findings.push(format!(
-                "QD1 reads run at {p1:.0}/s where their median allows {natural_qd1:.0}/s and the \
-                 sweep is flat: a cap of ~{cap} IOPS (writes {write_cap:.0}/s, mix \
-                 {mixed_rate:.0}/s do not tell combined from per-direction; taken as combined)"
-            ));
-        }
+        };
+        p.read = measured(read_m);
+        p.write = measured(write_m);
+        p.flush = measured(flush_m);
+        findings.push(
+            "latencies are the measured p50 and p99 (the means include the throttle's stalls)"
+                .to_string(),
+        );
+    } else {
+        p.read = fitted(read_m, p.fixed_us(Op::Read));
+        p.write = fitted(write_m, p.fixed_us(Op::Write));
+        p.flush = fitted(flush_m, p.fixed_us(Op::Flush));
+        findings.push(format!(
+            "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give \
+             the measured means ({:.1}, {:.1}, {:.1} µs); measured p99s {:.0}, {:.0}, {:.0} µs",
+            p.read.p99_us,
+            p.write.p99_us,
+            p.flush.p99_us,
+            read_m.mean,
+            write_m.mean,
+            flush_m.mean,
+            read_m.p99,
+            write_m.p99,
+            flush_m.p99
+        ));
+    }
+
+    if capped {
         // Behind a cap the device's own parallelism does not show: enough
         // channels that the cap, not they, binds.
         p.channels = ((2.0 * plateau * p.qd1_mean_us(Op::Read) / 1e6).ceil() as u32).max(4);
@@ -1046,28 +1116,38 @@ pub fn derive(
             "channels {}: hidden behind the cap, set so that the cap binds",
             p.channels
         ));
-        p.caps = caps;
     } else {
-        let k = (plateau * p.qd1_mean_us(Op::Read) / 1e6)
+        // Little's law at the knee: the operations the device works on at
+        // once where adding more stops paying. The plateau beyond it (a
+        // virtualised or networked disk keeps gaining slowly at depths a
+        // database rarely reaches) would overstate the parallelism seen at
+        // the low depths that matter here.
+        let at_knee = m
+            .sweep
+            .iter()
+            .find(|s| s.0 == knee_qd)
+            .map_or(plateau, |s| s.1);
+        let k = (at_knee * p.qd1_mean_us(Op::Read) / 1e6)
             .round()
             .clamp(1.0, 64.0);
         p.channels = k as u32;
         findings.push(format!(
-            "random-read IOPS stop scaling at QD{knee_qd} (doubling adds < {:.0}%), plateau \
-             {plateau:.0} IOPS; × the profile's mean QD1 read latency {:.1} µs = {} channels",
+            "random-read IOPS stop scaling at QD{knee_qd} (doubling adds < {:.0}%): \
+             {at_knee:.0} IOPS there × the profile's mean QD1 read latency {:.1} µs = {} \
+             channels (the plateau, {plateau:.0} IOPS, is not modelled beyond that)",
             (KNEE_GAIN - 1.0) * 100.0,
             p.qd1_mean_us(Op::Read),
             p.channels
         ));
     }
-    p.description = format!("Calibrated by pgiosim on {} ({device})", hostname());
+    p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
     let sweep_text: Vec<String> = m
         .sweep
         .iter()
         .map(|(q, r)| format!("QD{q} {r:.0}"))
         .collect();
     p.source = format!(
-        "pgiosim calibrate {} in {} on {} ({device}), {engine}, O_DIRECT, data file {}, {} s per \
+        "pgiosim calibrate {} in {} on {}, {device}, {engine}, O_DIRECT, data file {}, {} s per \
          test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs; QD1 8 KiB random write p50 {:.1} \
          µs p99 {:.1} µs; 8 KiB WAL append + fdatasync {:.0}/s, the fdatasync alone p50 {:.1} µs \
          p99 {:.1} µs, {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
@@ -1093,6 +1173,9 @@ pub fn derive(
         m.seq_write.mib_per_s,
         findings.join("; ")
     );
+    let text = serde_json::to_string(&p)?;
+    let p = Profile::from_json(&text, "the calibrated profile")
+        .context("calibrate: the measured figures do not make a valid profile")?;
     Ok((p, knee_qd, findings))
 }
 

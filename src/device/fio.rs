@@ -1078,6 +1078,71 @@ mod tests {
         assert!(e.contains("z.json: jobs: empty"), "{e}");
     }
 
+    fn job(slot: Slot, read_iops: f64, write_iops: f64) -> FioJob {
+        let lat = LatencyNs {
+            mean: 600e3,
+            p50: Some(550e3),
+            p99: Some(1800e3),
+        };
+        let dir = |iops: f64| DirFigures {
+            ios: (iops * 30.0) as u64,
+            iops,
+            bw_bytes: iops * 4096.0,
+            clat: Some(lat),
+            lat_mean_ns: Some(lat.mean),
+        };
+        FioJob {
+            origin: "gp3.json".into(),
+            index: 0,
+            name: slot.label(),
+            rw: "randread".into(),
+            bs_read: 4096,
+            bs_write: 4096,
+            iodepth: if slot.depth == Depth::Qd1 { 1 } else { 64 },
+            numjobs: if slot.depth == Depth::Qd1 { 1 } else { 8 },
+            sync: if slot.kind == Kind::SyncedWrite {
+                "fsync".into()
+            } else {
+                String::new()
+            },
+            read: dir(read_iops),
+            write: dir(write_iops),
+            sync_lat: None,
+            slot: Ok(slot),
+        }
+    }
+
+    #[test]
+    fn agreeing_parallel_iops_are_a_cap() {
+        // A gp3-like battery: every parallel 4k test stops at ~3,000 IOPS.
+        let s = |depth, kind| Slot {
+            size: Size::Small,
+            depth,
+            kind,
+        };
+        let file = FioFile {
+            origin: "gp3.json".into(),
+            version: "fio-3.33".into(),
+            time: String::new(),
+            disks: vec![],
+            jobs: vec![
+                job(s(Depth::Qd1, Kind::Read), 1800.0, 0.0),
+                job(s(Depth::Qd1, Kind::Write), 0.0, 1600.0),
+                job(s(Depth::Parallel, Kind::Read), 3010.0, 0.0),
+                job(s(Depth::Parallel, Kind::Write), 0.0, 2990.0),
+                job(s(Depth::Parallel, Kind::Mixed), 1500.0, 1495.0),
+            ],
+        };
+        let base = Profile::shipped("nvme").unwrap();
+        let imp = build(&[file], "ebs", &base).unwrap();
+        assert_eq!(imp.profile.caps.iops, Some(3000.0));
+        assert_eq!(imp.profile.read.median_us, 550.0);
+        // Channels are doubled, so the cap, not they, sets the rate.
+        let iops = microbench::read_iops(&imp.profile, 512, 1);
+        assert!((iops - 3000.0).abs() < 100.0, "{iops}");
+        assert!(imp.warning().unwrap().contains("1M read QD1"));
+    }
+
     #[test]
     fn sig3_rounds() {
         assert_eq!(sig3(36.096), 36.1);

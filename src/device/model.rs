@@ -238,6 +238,13 @@ impl DeviceModel {
     /// Calls come in non-decreasing `now` order. `bytes` is ignored for a
     /// flush.
     pub fn submit(&mut self, now: Nanos, op: Op, bytes: u64) -> Nanos {
+        self.submit_timed(now, op, bytes).0
+    }
+
+    /// Like [`DeviceModel::submit`], also returning the service time drawn
+    /// for the operation (ns), which the completion time includes once:
+    /// `run --emulate` swaps it for one matched to the real disk's.
+    pub fn submit_timed(&mut self, now: Nanos, op: Op, bytes: u64) -> (Nanos, f64) {
         assert!(
             now >= self.last_now,
             "device model: submit at {now} ns after a submit at {} ns",
@@ -270,7 +277,7 @@ impl DeviceModel {
             }
             done
         };
-        (done + self.rtt_ns).round() as Nanos
+        ((done + self.rtt_ns).round() as Nanos, service)
     }
 
     /// Operations `bytes` counts as against the IOPS caps.

@@ -18,6 +18,22 @@
 //! run says so ("local disk slower than the profile for N% of I/Os") rather
 //! than pretending to be the faster disk.
 //!
+//! # Matched service times
+//!
+//! The model's completion is its queueing and caps plus a service time
+//! drawn from the profile's log-normal. Drawn independently of the real
+//! disk, a profile as fast as the local disk would be delivered at the
+//! later of two independent draws, slower than either, and half its I/Os
+//! would count as late. So the draw is replaced, once the real completion
+//! is known, by the profile's service time at the same quantile as the real
+//! latency among the last [`RANK_WINDOW`] real latencies of that kind:
+//! a real I/O slower than most gets a profile service time slower than
+//! most. The delivered latencies still follow the profile's distribution
+//! (the quantiles are uniform), the local disk's own spread is not added on
+//! top, and "late" means the local disk is slower than the profile at that
+//! quantile. The first [`RANK_MIN`] I/Os of each kind keep the model's
+//! independent draw.
+//!
 //! # What it does not do
 //!
 //! * The real I/O is issued at once, not when the profile's caps would let
@@ -25,14 +41,12 @@
 //!   loop of clients this changes nothing the core sees, as every request
 //!   is delivered at its modelled time; the local disk just gets the work
 //!   earlier, which hides its latency behind the cap's wait.
-//! * A profile about as fast as the local disk is delivered at the later of
-//!   two independent draws (the real one and the model's), which is slower
-//!   than either alone by a fraction of their spread: emulating a disk with
-//!   the local disk's own latencies adds a few µs per I/O.
+//! * The model books its channels with its own draw, not the matched one:
+//!   at channel saturation queueing follows the independent draws.
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::path::Path;
 use std::rc::Rc;
 
@@ -45,7 +59,7 @@ use crate::cli::UsageError;
 use crate::core::io::{IoCompletion, IoRequest, Token};
 use crate::core::time::{Nanos, US};
 use crate::device::model::{DeviceModel, Op};
-use crate::device::profile::{self, Profile};
+use crate::device::profile::{self, Profile, lognormal_sigma};
 
 /// A real completion later than the modelled one by at most this much, or
 /// by at most [`LATE_TOLERANCE_FRACTION`] of the modelled latency, is not
@@ -57,13 +71,104 @@ pub const LATE_TOLERANCE_FRACTION: f64 = 0.10;
 /// faithful (below it, it is noted only).
 pub const LATE_WARN_SHARE: f64 = 0.01;
 
+/// Real latencies a new one is ranked among (per kind of operation).
+pub const RANK_WINDOW: usize = 2048;
+/// Real latencies needed before service times are matched to them.
+pub const RANK_MIN: usize = 64;
+
 /// One request in flight.
 #[derive(Clone, Copy, Debug)]
 struct Pending {
     op: Op,
     submitted: Nanos,
-    /// When the profile's disk would complete it.
+    /// When the profile's disk would complete it, with the model's draw.
     modelled: Nanos,
+    /// The service time the model drew, included once in `modelled`, ns.
+    service: f64,
+}
+
+/// The last [`RANK_WINDOW`] real latencies of one kind, in arrival order
+/// and sorted, to rank a new one.
+#[derive(Debug, Default)]
+struct Ranks {
+    window: VecDeque<Nanos>,
+    sorted: Vec<Nanos>,
+}
+
+impl Ranks {
+    /// Mid-rank quantile of `x` among the window (ties count half), in
+    /// (0, 1); None while the window holds fewer than [`RANK_MIN`].
+    fn quantile(&self, x: Nanos) -> Option<f64> {
+        let n = self.sorted.len();
+        if n < RANK_MIN {
+            return None;
+        }
+        let below = self.sorted.partition_point(|&v| v < x);
+        let upto = self.sorted.partition_point(|&v| v <= x);
+        let rank = (below + upto) as f64 / 2.0;
+        Some(((rank + 0.5) / (n as f64 + 1.0)).clamp(1e-6, 1.0 - 1e-6))
+    }
+
+    fn push(&mut self, x: Nanos) {
+        if self.window.len() == RANK_WINDOW
+            && let Some(old) = self.window.pop_front()
+        {
+            let i = self.sorted.partition_point(|&v| v < old);
+            self.sorted.remove(i);
+        }
+        self.window.push_back(x);
+        let i = self.sorted.partition_point(|&v| v < x);
+        self.sorted.insert(i, x);
+    }
+}
+
+/// The inverse of the standard normal CDF (Acklam's rational
+/// approximation, relative error below 1.2e-9).
+pub fn probit(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    const LOW: f64 = 0.024_25;
+    if p < LOW {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p <= 1.0 - LOW {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    }
 }
 
 /// How the local disk kept up with the profile, per kind of operation.
@@ -199,6 +304,9 @@ impl EmulationHandle {
 pub struct EmulatedDevice {
     inner: Box<dyn Device>,
     model: DeviceModel,
+    /// (median ns, σ) of the profile's service-time log-normal, per op.
+    service: [(f64, f64); 3],
+    ranks: [Ranks; 3],
     name: &'static str,
     pending: HashMap<Token, Pending>,
     /// Real completions waiting for their delivery time: (deliver at, seq, token).
@@ -219,9 +327,15 @@ impl EmulatedDevice {
             profile: profile.name.clone(),
             ..EmulationStats::default()
         };
+        let fit = |op| {
+            let (median_us, p99_us) = profile.service_us(op);
+            (median_us * 1e3, lognormal_sigma(median_us, p99_us))
+        };
         EmulatedDevice {
             inner,
             model: DeviceModel::new(profile, seed),
+            service: [fit(Op::Read), fit(Op::Write), fit(Op::Flush)],
+            ranks: Default::default(),
             name,
             pending: HashMap::new(),
             held: BinaryHeap::new(),
@@ -238,9 +352,18 @@ impl EmulatedDevice {
 
     /// A real completion: hold it until its modelled time.
     fn on_real(&mut self, c: IoCompletion) -> Result<()> {
-        let Some(p) = self.pending.get(&c.token).copied() else {
+        let Some(mut p) = self.pending.get(&c.token).copied() else {
             bail!("emulation: completion for unknown token {}", c.token);
         };
+        let real = c.at.saturating_sub(p.submitted);
+        let ranks = &mut self.ranks[p.op as usize];
+        if let Some(u) = ranks.quantile(real) {
+            let (median, sigma) = self.service[p.op as usize];
+            let matched = median * (sigma * probit(u)).exp();
+            let t = p.modelled as f64 - p.service + matched;
+            p.modelled = (t.round() as Nanos).max(p.submitted);
+        }
+        ranks.push(real);
         let deliver = c.at.max(p.modelled);
         let modelled_ns = p.modelled.saturating_sub(p.submitted);
         let tolerance = LATE_TOLERANCE.max((modelled_ns as f64 * LATE_TOLERANCE_FRACTION) as Nanos);
@@ -277,7 +400,7 @@ impl Device for EmulatedDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let now = self.inner.now();
         let (op, bytes) = model_op(req.kind);
-        let modelled = self.model.submit(now, op, bytes);
+        let (modelled, service) = self.model.submit_timed(now, op, bytes);
         if self.pending.contains_key(&req.token) {
             bail!("emulation: token {} is already in flight", req.token);
         }
@@ -288,6 +411,7 @@ impl Device for EmulatedDevice {
                 op,
                 submitted: now,
                 modelled,
+                service,
             },
         );
         Ok(())
@@ -549,6 +673,44 @@ mod tests {
         dev.wait(None, SEC, &mut out).unwrap();
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].at, 1000 * US);
+    }
+
+    #[test]
+    fn probit_inverts_the_normal_cdf() {
+        assert!(probit(0.5).abs() < 1e-9);
+        assert!((probit(0.99) - crate::device::profile::Z99).abs() < 1e-6);
+        assert!((probit(0.01) + crate::device::profile::Z99).abs() < 1e-6);
+        assert!((probit(0.001) + 3.090_232).abs() < 1e-5);
+    }
+
+    #[test]
+    fn ranks_are_mid_ranks_in_a_sliding_window() {
+        let mut r = Ranks::default();
+        assert_eq!(r.quantile(5), None);
+        for i in 0..RANK_WINDOW as u64 + 100 {
+            r.push(i);
+        }
+        assert_eq!(r.sorted.len(), RANK_WINDOW);
+        assert_eq!(r.sorted[0], 100);
+        let mid = r.quantile(100 + RANK_WINDOW as u64 / 2).unwrap();
+        assert!((mid - 0.5).abs() < 0.01, "{mid}");
+        assert!(r.quantile(0).unwrap() < 0.001);
+    }
+
+    #[test]
+    fn a_profile_like_the_local_disk_is_delivered_like_it() {
+        // The "local disk" is the model of a profile; emulate that same
+        // profile: matched draws neither slow it down nor count it late.
+        let p = Profile::shipped("this-vm").unwrap();
+        let inner = SimDevice::new(DeviceModel::new(&p, 1));
+        let mut dev = EmulatedDevice::new(Box::new(inner), &p, 2);
+        let n = 20_000;
+        let end = run_qd1(&mut dev, n);
+        let mean_us = end as f64 / n as f64 / 1e3;
+        let want = p.qd1_mean_us(Op::Read);
+        assert!((mean_us / want - 1.0).abs() < 0.03, "{mean_us} vs {want}");
+        let s = dev.handle().stats();
+        assert!(s.read.late_share() < 0.02, "{}", s.summary());
     }
 
     #[test]
