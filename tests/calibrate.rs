@@ -601,9 +601,12 @@ fn script_emulate_vs_cap_quick() {
         .map(|r| {
             r.flatten()
                 .filter(|e| {
-                    e.file_name()
-                        .to_string_lossy()
-                        .starts_with("pgiosim-emulate-vs-cap")
+                    // Named after the script's pid: one whose script still
+                    // runs belongs to another, concurrent run, not a leak.
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let pid = name.rsplit('-').next().unwrap_or("");
+                    name.starts_with("pgiosim-emulate-vs-cap")
+                        && !std::path::Path::new("/proc").join(pid).exists()
                 })
                 .collect()
         })
