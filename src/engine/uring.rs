@@ -141,6 +141,9 @@ fn build_ring(entries: u32) -> io::Result<IoUring> {
         .setup_coop_taskrun()
         .setup_single_issuer()
         .setup_defer_taskrun()
+        // Without it the kernel never sets IORING_SQ_TASKRUN, so polling near a
+        // timer never reaps finished I/O: completions wait for a blocking wait.
+        .setup_taskrun_flag()
         .build(entries);
     match deferred {
         Err(e) if is_errno(&e, libc::EINVAL) => IoUring::new(entries),
