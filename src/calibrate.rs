@@ -435,7 +435,10 @@ impl Pattern for RandIo {
         let write = self.write_share > 0.0 && self.rng.random::<f64>() < self.write_share;
         self.issued[slot as usize] = (dev.now(), write);
         let kind = if write {
-            IoKind::WritePage { block }
+            IoKind::WritePage {
+                block,
+                kernel_writeback: false,
+            }
         } else {
             IoKind::ReadPage { block }
         };

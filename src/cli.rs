@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
-use crate::core::config::CoreConfig;
+use crate::core::config::{CoreConfig, WAL_FLUSH_CPU};
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
 use crate::core::time::{MS, Nanos, SEC, US};
@@ -21,7 +21,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
-use crate::report::{RunInfo, RunResult, text};
+use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
 use crate::workload::{self, Script};
@@ -584,6 +584,10 @@ fn core_config(
         os_cache_pages,
         wal_segments: WAL_SEGMENTS,
         round_trip: scale_round_trip,
+        wal_flush_cpu: WAL_FLUSH_CPU,
+        backend_flush_after: s.backend_flush_after_bytes,
+        bgwriter_flush_after: s.bgwriter_flush_after_bytes,
+        checkpoint_flush_after: s.checkpoint_flush_after_bytes,
     })
 }
 
@@ -669,6 +673,7 @@ fn run_info(
         wal_dir: String::new(),
         seed: cfg.seed,
         device: None,
+        timer_lag: None,
     }
 }
 
@@ -684,10 +689,19 @@ fn execute_plan(
     dev: &mut dyn Device,
     stop: &Arc<AtomicBool>,
 ) -> Result<RunResult> {
+    let mut info = info;
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
-    let ending = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
+    let (ending, lag) = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
         eprintln!("{}", text::progress_line(&p));
     })?;
+    if info.mode == "run" {
+        info.timer_lag = Some(TimerLagFigures {
+            timers: lag.timers,
+            mean_us: lag.mean_us(),
+            p99_us: lag.quantile_us(0.99),
+            max_us: lag.max_us(),
+        });
+    }
     let partial = ending == Ending::Interrupted;
     Ok(RunResult::from_database(
         &db,
@@ -906,7 +920,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| dev.name().to_string());
     let mut db = Database::new(cfg, Box::new(workload));
-    let ending = driver::drive(&mut db, dev.as_mut(), &stop, None, &mut |_| {})?;
+    let (ending, _) = driver::drive(&mut db, dev.as_mut(), &stop, None, &mut |_| {})?;
     let c = db.stats().counters;
     let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
     let r = VacuumResult {

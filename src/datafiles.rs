@@ -816,7 +816,7 @@ impl OpenFiles {
             Ok(FileRef::Wal(segment))
         };
         match kind {
-            IoKind::ReadPage { block } | IoKind::WritePage { block } => {
+            IoKind::ReadPage { block } | IoKind::WritePage { block, .. } => {
                 if block >= data_blocks {
                     bail!(
                         "data block {block} requested, but {} holds {data_blocks} blocks",

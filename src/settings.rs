@@ -86,6 +86,15 @@ pub struct Settings {
     pub wal_writer_delay_ms: u64,
     /// Default 1MB, base unit 8kB, 0 and up.
     pub wal_writer_flush_after_bytes: u64,
+    /// 0..2MB, base unit 8kB, default 0: a backend leaves the writeback of
+    /// the pages it writes to the kernel.
+    pub backend_flush_after_bytes: u64,
+    /// 0..2MB, base unit 8kB, default 512kB (Linux): the bgwriter starts
+    /// writeback itself (sync_file_range) after this much.
+    pub bgwriter_flush_after_bytes: u64,
+    /// 0..2MB, base unit 8kB, default 256kB (Linux): likewise the
+    /// checkpointer.
+    pub checkpoint_flush_after_bytes: u64,
     /// Default on: an autovacuum worker vacuums tables past their dead-tuple threshold.
     pub autovacuum: bool,
     /// 1..10000, default 200: cost credits between vacuum sleeps.
@@ -119,6 +128,9 @@ impl Default for Settings {
             bgwriter_lru_multiplier: 2.0,
             wal_writer_delay_ms: 200,
             wal_writer_flush_after_bytes: MB,
+            backend_flush_after_bytes: 0,
+            bgwriter_flush_after_bytes: 512 * KB,
+            checkpoint_flush_after_bytes: 256 * KB,
             autovacuum: true,
             vacuum_cost_limit: 200,
             vacuum_cost_delay_ms: 0,
@@ -231,6 +243,9 @@ impl Settings {
         "bgwriter_lru_multiplier",
         "wal_writer_delay",
         "wal_writer_flush_after",
+        "backend_flush_after",
+        "bgwriter_flush_after",
+        "checkpoint_flush_after",
         "autovacuum",
         "vacuum_cost_limit",
         "vacuum_cost_delay",
@@ -424,6 +439,9 @@ impl Settings {
                         format_micros(self.wal_writer_delay_ms.saturating_mul(US_PER_MS))
                     }
                     Id::WalWriterFlushAfter => format_bytes(self.wal_writer_flush_after_bytes),
+                    Id::BackendFlushAfter => format_bytes(self.backend_flush_after_bytes),
+                    Id::BgwriterFlushAfter => format_bytes(self.bgwriter_flush_after_bytes),
+                    Id::CheckpointFlushAfter => format_bytes(self.checkpoint_flush_after_bytes),
                     Id::Autovacuum => on_off(self.autovacuum),
                     Id::VacuumCostLimit => self.vacuum_cost_limit.to_string(),
                     Id::VacuumCostDelay => format_with_ms(self.vacuum_cost_delay_ms as i64),
@@ -490,6 +508,15 @@ impl Settings {
             (Id::WalWriterFlushAfter, Parsed::Int(v)) => {
                 self.wal_writer_flush_after_bytes = unsigned(v) * XLOG_BLCKSZ_BYTES;
             }
+            (Id::BackendFlushAfter, Parsed::Int(v)) => {
+                self.backend_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
+            }
+            (Id::BgwriterFlushAfter, Parsed::Int(v)) => {
+                self.bgwriter_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
+            }
+            (Id::CheckpointFlushAfter, Parsed::Int(v)) => {
+                self.checkpoint_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
+            }
             (Id::Autovacuum, Parsed::Bool(b)) => self.autovacuum = b,
             (Id::VacuumCostLimit, Parsed::Int(v)) => self.vacuum_cost_limit = small(v),
             (Id::VacuumCostDelay, Parsed::Int(v)) => self.vacuum_cost_delay_ms = unsigned(v),
@@ -525,6 +552,9 @@ enum Id {
     BgwriterLruMultiplier,
     WalWriterDelay,
     WalWriterFlushAfter,
+    BackendFlushAfter,
+    BgwriterFlushAfter,
+    CheckpointFlushAfter,
     Autovacuum,
     VacuumCostLimit,
     VacuumCostDelay,
@@ -576,6 +606,8 @@ enum Parsed {
 }
 
 const BLOCKS: Unit = Unit::Bytes(BLCKSZ_BYTES);
+/// Upper bound of the *_flush_after settings, in 8kB blocks (2MB).
+const WRITEBACK_MAX_PENDING_FLUSHES: i64 = 256;
 const WAL_BLOCKS: Unit = Unit::Bytes(XLOG_BLCKSZ_BYTES);
 const MEGABYTES: Unit = Unit::Bytes(MB);
 const SECONDS: Unit = Unit::Micros(US_PER_S);
@@ -590,7 +622,7 @@ const MICROSECONDS: Unit = Unit::Micros(1);
 const MIN_WAL_SIZE_MB: i64 = (2 * WAL_SEGMENT_BYTES / MB) as i64;
 
 /// PostgreSQL 15's definitions (guc.c `ConfigureNames*`), in [`Settings::NAMES`] order.
-const SPECS: [Spec; 21] = [
+const SPECS: [Spec; 24] = [
     Spec {
         id: Id::SharedBuffers,
         name: "shared_buffers",
@@ -711,6 +743,33 @@ const SPECS: [Spec; 21] = [
             unit: WAL_BLOCKS,
             min: 0,
             max: INT_MAX,
+        },
+    },
+    Spec {
+        id: Id::BackendFlushAfter,
+        name: "backend_flush_after",
+        kind: Kind::Int {
+            unit: BLOCKS,
+            min: 0,
+            max: WRITEBACK_MAX_PENDING_FLUSHES,
+        },
+    },
+    Spec {
+        id: Id::BgwriterFlushAfter,
+        name: "bgwriter_flush_after",
+        kind: Kind::Int {
+            unit: BLOCKS,
+            min: 0,
+            max: WRITEBACK_MAX_PENDING_FLUSHES,
+        },
+    },
+    Spec {
+        id: Id::CheckpointFlushAfter,
+        name: "checkpoint_flush_after",
+        kind: Kind::Int {
+            unit: BLOCKS,
+            min: 0,
+            max: WRITEBACK_MAX_PENDING_FLUSHES,
         },
     },
     Spec {
@@ -2013,6 +2072,9 @@ mod tests {
             ("bgwriter_lru_multiplier", "2"),
             ("wal_writer_delay", "200ms"),
             ("wal_writer_flush_after", "1MB"),
+            ("backend_flush_after", "0"),
+            ("bgwriter_flush_after", "512kB"),
+            ("checkpoint_flush_after", "256kB"),
             ("autovacuum", "on"),
             ("vacuum_cost_limit", "200"),
             ("vacuum_cost_delay", "0"),
@@ -2766,7 +2828,7 @@ mod tests {
         for name in [
             "work_mem",
             "max_connections",
-            "bgwriter_flush_after",
+            "bgwriter_lru_percent",
             "fsync",
             "WORK_MEM",
         ] {
@@ -2785,9 +2847,9 @@ mod tests {
         );
         // A typo of an unmodelled setting must not point at a modelled one.
         assert_eq!(
-            err("bgwriter_flush_afte", "1"),
+            err("bgwriter_lru_percen", "1"),
             SettingError::Unknown {
-                name: "bgwriter_flush_afte".to_string(),
+                name: "bgwriter_lru_percen".to_string(),
                 suggestion: None
             }
         );
@@ -3147,9 +3209,9 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..12, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..15, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 12);
+            prop_assert_eq!(settings_with_units.len(), 15);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
             let set = with(name, &base.to_string());

@@ -100,6 +100,10 @@ fn run_report_is_consistent() {
     assert_eq!(ts.len(), 2);
     let ts_tx: f64 = ts.iter().map(|s| s["tps"].as_f64().unwrap()).sum();
     assert!((ts_tx - n).abs() <= 1.0 + 0.01 * n);
+    // The loop's own timer lateness is reported: every transaction has timers.
+    let lag = &r["run"]["timer_lag"];
+    assert!(f(lag, &["timers"]) >= n, "{lag}");
+    assert!(f(lag, &["mean_us"]) >= 0.0 && f(lag, &["max_us"]) >= f(lag, &["p99_us"]));
 }
 
 #[test]

@@ -1,6 +1,16 @@
 //! What the core needs to know about a run, in its own units.
 
-use super::time::Nanos;
+use super::time::{Nanos, US};
+
+/// Default [`CoreConfig::wal_flush_cpu`]. Its size matters less than that it
+/// is CPU: on a saturated server the flusher waits for a core like every
+/// backend, so flushes end later and more commits join each one. Without
+/// it the model flushed every commit alone on this 2-core VM (1.02 commits
+/// per flush) where PostgreSQL groups 1.4 to 3 (pg_stat_wal in
+/// reference/pgbench-anchors.md). 10 µs is about what pg_stat_wal's mean
+/// wal_sync_time (112 µs at 1 client) adds to fio's fdatasync (90 µs) on
+/// the same disk, halved: part of that gap is the kernel's own writeback.
+pub const WAL_FLUSH_CPU: Nanos = 10 * US;
 
 /// The core's configuration: PostgreSQL settings already resolved to bytes
 /// and nanoseconds, plus the run's shape.
@@ -48,6 +58,15 @@ pub struct CoreConfig {
     pub wal_segments: u32,
     /// Client round trip per statement.
     pub round_trip: Nanos,
+    /// backend_flush_after, bgwriter_flush_after, checkpoint_flush_after
+    /// (bytes): 0 leaves the writeback of that writer's pages to the kernel.
+    pub backend_flush_after: u64,
+    pub bgwriter_flush_after: u64,
+    pub checkpoint_flush_after: u64,
+    /// CPU the process that flushed the WAL needs once its fdatasync is done
+    /// (waking up, releasing WALWriteLock, waking the group) before the next
+    /// flush can start. See [`WAL_FLUSH_CPU`].
+    pub wal_flush_cpu: Nanos,
     /// Rate-limited (open-loop) run: transactions per second over all
     /// clients, started on a Poisson schedule (pgbench -R).
     pub rate: Option<f64>,

@@ -30,6 +30,10 @@ use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
 use crate::workload::{Step, TableHeap, Workload};
 
+/// The CPU scheduler's name for the process waking from a WAL fdatasync.
+/// One flush is in flight at a time, so one id serves.
+const FLUSHER: u32 = u32::MAX;
+
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
@@ -79,14 +83,35 @@ struct Client {
 /// Why an I/O was issued.
 #[derive(Debug, Clone, Copy)]
 enum Purpose {
-    Read { client: u32, buf: BufId },
-    VictimWrite { client: u32, buf: BufId, block: u64 },
-    CheckpointWrite { buf: BufId, block: u64 },
-    BgWrite { buf: BufId, block: u64 },
-    Wal,
+    Read {
+        client: u32,
+        buf: BufId,
+    },
+    VictimWrite {
+        client: u32,
+        buf: BufId,
+        block: u64,
+    },
+    CheckpointWrite {
+        buf: BufId,
+        block: u64,
+    },
+    BgWrite {
+        buf: BufId,
+        block: u64,
+    },
+    /// A WAL write or (`sync`) the fdatasync that ends a flush.
+    Wal {
+        sync: bool,
+    },
     DataSync,
-    VacuumRead { buf: BufId },
-    VacuumWrite { buf: BufId, block: u64 },
+    VacuumRead {
+        buf: BufId,
+    },
+    VacuumWrite {
+        buf: BufId,
+        block: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -346,19 +371,28 @@ impl Database {
         self.timers.peek().map(|Reverse((t, _, _))| *t)
     }
 
-    /// Fire every timer due at or before `now`.
-    /// Timers fire at `now`, not at their due time: when a real event loop
-    /// wakes late, the lateness is charged to what the process waited for.
+    /// Fire every timer due at or before `now`, in time order, each at its
+    /// due time (or at the last event already handled, if that is later).
+    ///
+    /// A real event loop that wakes late thus catches up instead of
+    /// stretching modelled CPU bursts and round trips, which stand for work
+    /// of PostgreSQL and pgbench, not of pgiosim's loop. The driver reports
+    /// the loop's lateness separately. In virtual time both are the same.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        let now = self.advance_clock(now);
-        while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
-            if t > now || self.finished {
+        while let Some(&Reverse((due, _, _))) = self.timers.peek() {
+            if due > now || self.finished {
                 break;
             }
-            self.timers.pop();
-            self.fire(now, timer);
+            let at = self.advance_clock(due);
+            while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+                if t > at || self.finished {
+                    break;
+                }
+                self.timers.pop();
+                self.fire(at, timer);
+            }
+            self.settle(at);
         }
-        self.settle(now);
     }
 
     /// Event times never go backwards inside the core, even if a device
@@ -413,13 +447,16 @@ impl Database {
                 self.stats.counters.bgwriter_writes += 1;
                 self.bgwriter_next(now);
             }
-            Purpose::Wal => {
-                let mut woken = std::mem::take(&mut self.woken);
-                self.wal.handle_io_done(&mut woken);
-                for w in woken.drain(..) {
-                    self.wal_flushed_for(now, w);
+            Purpose::Wal { sync } => {
+                if sync && self.cfg.wal_flush_cpu > 0 {
+                    // The flusher must get a core before anyone learns the
+                    // flush is done (CoreConfig::wal_flush_cpu).
+                    if let Some(finish) = self.cpu.request(now, FLUSHER, self.cfg.wal_flush_cpu) {
+                        self.set_timer(finish, Timer::CpuDone(FLUSHER));
+                    }
+                } else {
+                    self.wal_io_done(now);
                 }
-                self.woken = woken;
             }
             Purpose::VacuumRead { buf } => {
                 self.pool.read_done(buf);
@@ -452,6 +489,16 @@ impl Database {
             }
         }
         self.settle(now);
+    }
+
+    /// The WAL I/O in flight is done (and its flusher awake).
+    fn wal_io_done(&mut self, now: Nanos) {
+        let mut woken = std::mem::take(&mut self.woken);
+        self.wal.handle_io_done(&mut woken);
+        for w in woken.drain(..) {
+            self.wal_flushed_for(now, w);
+        }
+        self.woken = woken;
     }
 
     /// Stop now (Ctrl-C): no new work; the run is over at `now`.
@@ -567,10 +614,16 @@ impl Database {
             }
             Timer::CpuDone(c) => {
                 if let Some((next, finish)) = self.cpu.release(now) {
-                    self.clients[next as usize].clock.switch(now, Bucket::Cpu);
+                    if next != FLUSHER {
+                        self.clients[next as usize].clock.switch(now, Bucket::Cpu);
+                    }
                     self.set_timer(finish, Timer::CpuDone(next));
                 }
-                self.make_ready(c);
+                if c == FLUSHER {
+                    self.wal_io_done(now);
+                } else {
+                    self.make_ready(c);
+                }
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {
                 self.clients[client as usize]
@@ -664,12 +717,14 @@ impl Database {
                         offset,
                         len,
                     },
-                    Purpose::Wal,
+                    Purpose::Wal { sync: false },
                     now,
                 ),
-                WalAction::Io(WalIo::Sync { segment }) => {
-                    self.issue(IoKind::WalSync { segment }, Purpose::Wal, now)
-                }
+                WalAction::Io(WalIo::Sync { segment }) => self.issue(
+                    IoKind::WalSync { segment },
+                    Purpose::Wal { sync: true },
+                    now,
+                ),
                 WalAction::DelayUntil(t) => self.set_timer(t, Timer::CommitDelay),
             }
         }
@@ -697,7 +752,10 @@ impl Database {
                 CkptWait::WalFlush { buf, block } => {
                     self.ckpt_wait = CkptWait::Io;
                     self.issue(
-                        IoKind::WritePage { block },
+                        IoKind::WritePage {
+                            block,
+                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
+                        },
                         Purpose::CheckpointWrite { buf, block },
                         now,
                     );
@@ -709,7 +767,10 @@ impl Database {
             Waiter::BgWriter => {
                 let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
                 self.issue(
-                    IoKind::WritePage { block },
+                    IoKind::WritePage {
+                        block,
+                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
+                    },
                     Purpose::BgWrite { buf, block },
                     now,
                 );
@@ -736,12 +797,12 @@ impl Database {
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;
                     let rt = self.cfg.round_trip;
-                    // With a core for every client the CPU never queues, so a
-                    // round trip and the CPU burst after it are one timer:
-                    // same result, half the events (this is most of `model`'s
-                    // work on a cached data set).
+                    // With a core for every client (and for the WAL flusher)
+                    // the CPU never queues, so a round trip and the CPU burst
+                    // after it are one timer: same result, half the events
+                    // (this is most of `model`'s work on a cached data set).
                     if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
-                        && self.cfg.cpus >= self.cfg.clients
+                        && self.cfg.cpus >= self.cfg.clients + u32::from(self.cfg.wal_flush_cpu > 0)
                         && demand > 0
                     {
                         cl.pc += 1;
@@ -977,7 +1038,10 @@ impl Database {
         self.stats.counters.backend_writes += 1;
         self.clients[c as usize].wait = Wait::VictimWrite;
         self.issue(
-            IoKind::WritePage { block },
+            IoKind::WritePage {
+                block,
+                kernel_writeback: self.cfg.backend_flush_after == 0,
+            },
             Purpose::VictimWrite {
                 client: c,
                 buf: v,
@@ -1097,7 +1161,10 @@ impl Database {
                 if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
                     self.ckpt_wait = CkptWait::Io;
                     self.issue(
-                        IoKind::WritePage { block },
+                        IoKind::WritePage {
+                            block,
+                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
+                        },
                         Purpose::CheckpointWrite { buf, block },
                         now,
                     );
@@ -1275,7 +1342,10 @@ impl Database {
         self.stats.counters.vacuum_writes += 1;
         self.vac_wait = VacWait::Io;
         self.issue(
-            IoKind::WritePage { block },
+            IoKind::WritePage {
+                block,
+                kernel_writeback: self.cfg.backend_flush_after == 0,
+            },
             Purpose::VacuumWrite { buf: v, block },
             now,
         );
@@ -1347,7 +1417,10 @@ impl Database {
             let (block, lsn) = self.pool.start_write(buf);
             if self.wal.wait_for_flush(lsn, Waiter::BgWriter) {
                 self.issue(
-                    IoKind::WritePage { block },
+                    IoKind::WritePage {
+                        block,
+                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
+                    },
                     Purpose::BgWrite { buf, block },
                     now,
                 );

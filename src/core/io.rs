@@ -19,8 +19,11 @@ pub type Token = u64;
 pub enum IoKind {
     /// Read one 8 KiB data block (`block` counts data blocks from 0).
     ReadPage { block: u64 },
-    /// Write one 8 KiB data block.
-    WritePage { block: u64 },
+    /// Write one 8 KiB data block. `kernel_writeback`: PostgreSQL leaves
+    /// this page's writeback to the kernel (its writer's *_flush_after is 0),
+    /// which matters where a cap does not charge the kernel's writeback
+    /// (cgroup v1).
+    WritePage { block: u64, kernel_writeback: bool },
     /// Write `len` bytes (a multiple of 8 KiB) of WAL at byte `offset`
     /// (a multiple of 8 KiB) inside WAL segment file `segment`.
     WalWrite { segment: u32, offset: u64, len: u64 },

@@ -32,9 +32,11 @@
 //! | `caps.mib_s` | MiB/s | provisioned throughput, both directions together |
 //! | `caps.read_mib_s`, `caps.write_mib_s` | MiB/s | per-direction throughput caps |
 //! | `caps.op_size_kib` | KiB | an I/O up to this size counts as one operation against the IOPS caps, a larger one as ceil(size / this); null: every I/O counts as one |
-//! | `caps.bucket_ms` | ms | depth of every cap's token bucket, in milliseconds of its rate: after a quiet spell this much work passes at device speed; default 10 |
+//! | `caps.limiter` | | how a cap holds back I/O over its rate: `token_bucket` (default) paces it smoothly once the bucket is spent (provider volumes); `blk_throttle` is Linux's cgroup throttle, which grants rate × `bucket_ms` of I/O per window of `bucket_ms` and holds the rest, in order, until the next window, so a saturated cap runs in bursts and stalls |
+//! | `caps.bucket_ms` | ms | `token_bucket`: depth of every cap's bucket, in milliseconds of its rate (after a quiet spell this much work passes at device speed); `blk_throttle`: the window (the kernel's slice, 100 ms on this VM's disk); default 10 |
 //! | `caps.burst.size_ios` | I/Os | burst credit bucket (gp2 style): credits held when full; I/O runs at `caps.iops` while credits last |
 //! | `caps.burst.baseline_iops` | I/O per s | rate the burst credits refill at, and so the IOPS once they are spent |
+//! | `caps.kernel_writeback_uncapped` | bool | data pages whose writeback PostgreSQL leaves to the kernel (writers with `*_flush_after` = 0: backends, by default) pass the caps: cgroup v1 charges the kernel's own writeback to no cgroup; default false |
 //! | `caps.flush_counts_as_io` | bool | a flush takes one write I/O from the IOPS caps (cgroup blk-throttle charges the empty pre-flush of each fdatasync, so write + fdatasync costs 2); default false |
 //!
 //! Loading checks every field: an error names the file, the field and the
@@ -155,6 +157,33 @@ pub struct Caps {
     /// write + fdatasync costs 2 write I/Os there. Unknown for EBS.
     #[serde(default)]
     pub flush_counts_as_io: bool,
+    /// How the caps (all but `burst`) hold back I/O over their rate.
+    #[serde(default)]
+    pub limiter: Limiter,
+    /// Whether data pages whose writeback PostgreSQL leaves to the kernel
+    /// pass the caps. cgroup v1 blk-throttle charges the kernel flusher's
+    /// writeback to no cgroup, so a backend's evicted pages (its
+    /// backend_flush_after is 0) escape a cgroup v1 cap, while the
+    /// checkpointer's and bgwriter's, whose writeback they start themselves
+    /// (sync_file_range), are charged.
+    #[serde(default)]
+    pub kernel_writeback_uncapped: bool,
+}
+
+/// How a cap holds back I/O over its rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Limiter {
+    /// A token bucket `bucket_ms` deep: once it is spent, I/O is paced
+    /// evenly at the rate. What provider volumes are usually described as.
+    #[default]
+    TokenBucket,
+    /// Linux blk-throttle (cgroup v1 `blkio.throttle.*`, v2 `io.max`): each
+    /// window of `bucket_ms` grants rate × `bucket_ms` of I/O; the rest waits,
+    /// in order, for the next window (block/blk-throttle.c,
+    /// tg_within_iops_limit). A saturated cap so runs I/O at device speed
+    /// early in each window and stalls for the rest of it.
+    BlkThrottle,
 }
 
 /// A burst credit bucket: the volume runs at `caps.iops` while it has
@@ -194,6 +223,8 @@ impl Default for Caps {
             bucket_ms: default_bucket_ms(),
             burst: None,
             flush_counts_as_io: false,
+            limiter: Limiter::TokenBucket,
+            kernel_writeback_uncapped: false,
         }
     }
 }
@@ -350,6 +381,12 @@ impl Profile {
         }
         if c.flush_counts_as_io {
             parts.push("flush counts as a write I/O".to_string());
+        }
+        if c.limiter == Limiter::BlkThrottle {
+            parts.push(format!("blk-throttle {} ms windows", fmt_num(c.bucket_ms)));
+        }
+        if c.kernel_writeback_uncapped {
+            parts.push("kernel writeback uncapped".to_string());
         }
         parts.join(", ")
     }
@@ -524,6 +561,13 @@ impl Profile {
                 c.bucket_ms
             ));
         }
+        if c.limiter == Limiter::BlkThrottle && c.bucket_ms <= 0.0 {
+            return Err(format!(
+                "caps.bucket_ms: {} must be above 0 with caps.limiter blk_throttle \
+                 (it is the throttle's window)",
+                c.bucket_ms
+            ));
+        }
         if let Some(b) = c.burst {
             let Some(iops) = c.iops else {
                 return Err("caps.burst: needs caps.iops, the rate a burst runs at".into());
@@ -650,6 +694,8 @@ fn locate_caps(v: &Value) -> Located {
             ("bucket_ms", leaf::<f64>),
             ("burst", locate_burst),
             ("flush_counts_as_io", leaf::<bool>),
+            ("limiter", leaf::<Limiter>),
+            ("kernel_writeback_uncapped", leaf::<bool>),
         ],
     )
 }

@@ -25,6 +25,68 @@ pub struct Progress {
     pub stddev_ms: f64,
 }
 
+/// How late the loop handed the core its timers, on the device's clock.
+///
+/// On the real clock, modelled CPU bursts and round trips stay true only
+/// while this stays small: a loop that falls behind (host CPU taken by
+/// others, a submission that blocks in the kernel) stretches every timer,
+/// and the core books the stretch as queueing. Always zero in virtual time.
+#[derive(Debug, Clone)]
+pub struct TimerLag {
+    /// Timers handled.
+    pub timers: u64,
+    /// Sum of lateness, nanoseconds.
+    pub sum_ns: u128,
+    /// Lateness distribution, nanoseconds.
+    pub hist: hdrhistogram::Histogram<u64>,
+}
+
+impl Default for TimerLag {
+    fn default() -> Self {
+        Self {
+            timers: 0,
+            sum_ns: 0,
+            hist: hdrhistogram::Histogram::new_with_bounds(1, 60 * SEC, 2)
+                .expect("valid histogram bounds"),
+        }
+    }
+}
+
+impl TimerLag {
+    fn record(&mut self, late_ns: Nanos) {
+        self.timers += 1;
+        self.sum_ns += late_ns as u128;
+        self.hist.saturating_record(late_ns.max(1));
+    }
+
+    /// Mean lateness, microseconds.
+    pub fn mean_us(&self) -> f64 {
+        if self.timers == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.timers as f64 / 1e3
+        }
+    }
+
+    /// Lateness at quantile `q`, microseconds.
+    pub fn quantile_us(&self, q: f64) -> f64 {
+        if self.timers == 0 {
+            0.0
+        } else {
+            self.hist.value_at_quantile(q) as f64 / 1e3
+        }
+    }
+
+    /// Largest lateness, microseconds.
+    pub fn max_us(&self) -> f64 {
+        if self.timers == 0 {
+            0.0
+        } else {
+            self.hist.max() as f64 / 1e3
+        }
+    }
+}
+
 /// How the loop ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ending {
@@ -39,14 +101,16 @@ const MAX_BLOCK: Nanos = 50 * MS;
 
 /// Run `db` on `dev` until it finishes or `stop` is raised; every `progress`
 /// nanoseconds (if set) `on_progress` gets the last interval's figures.
+/// Returns how the run ended and how late its timers were handled.
 pub fn drive(
     db: &mut Database,
     dev: &mut dyn Device,
     stop: &Arc<AtomicBool>,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
-) -> Result<Ending> {
+) -> Result<(Ending, TimerLag)> {
     set_precise_timers();
+    let mut lag = TimerLag::default();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(256);
     let mut ending = Ending::Completed;
     let mut next_progress = progress;
@@ -87,11 +151,21 @@ pub fn drive(
             Some(d) => dev.wait(Some(d - spin), MAX_BLOCK, &mut completions)?,
             None => dev.wait(None, MAX_BLOCK, &mut completions)?,
         }
+        // Events in time order: timers due before a completion fire first.
         for c in completions.drain(..) {
+            if let Some(t) = db.poll_timeout()
+                && t < c.at
+            {
+                lag.record(c.at - t);
+                db.handle_timeout(c.at - 1);
+            }
             db.handle_completion(c);
         }
         let now = dev.now();
-        if db.poll_timeout().is_some_and(|t| t <= now) {
+        if let Some(t) = db.poll_timeout()
+            && t <= now
+        {
+            lag.record(now - t);
             db.handle_timeout(now);
         }
         if let Some(p) = next_progress
@@ -116,7 +190,7 @@ pub fn drive(
             next_progress = Some(p + progress.unwrap_or(SEC));
         }
     }
-    Ok(ending)
+    Ok((ending, lag))
 }
 
 /// Modelled CPU bursts and round trips are timers of tens of microseconds;

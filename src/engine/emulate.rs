@@ -399,8 +399,8 @@ impl EmulatedDevice {
 impl Device for EmulatedDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let now = self.inner.now();
-        let (op, bytes) = model_op(req.kind);
-        let (modelled, service) = self.model.submit_timed(now, op, bytes);
+        let (op, bytes, writeback) = model_op(req.kind);
+        let (modelled, service) = self.model.submit_io(now, op, bytes, writeback);
         if self.pending.contains_key(&req.token) {
             bail!("emulation: token {} is already in flight", req.token);
         }

@@ -32,20 +32,23 @@ impl SimDevice {
     }
 }
 
-/// What a request is, in the device model's terms.
-pub fn model_op(kind: IoKind) -> (Op, u64) {
+/// What a request is, in the device model's terms: the operation, its
+/// bytes, and whether the kernel starts its writeback.
+pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
     match kind {
-        IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES),
-        IoKind::WritePage { .. } => (Op::Write, PAGE_BYTES),
-        IoKind::WalWrite { len, .. } => (Op::Write, len),
-        IoKind::WalSync { .. } | IoKind::DataSync => (Op::Flush, 0),
+        IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES, false),
+        IoKind::WritePage {
+            kernel_writeback, ..
+        } => (Op::Write, PAGE_BYTES, kernel_writeback),
+        IoKind::WalWrite { len, .. } => (Op::Write, len, false),
+        IoKind::WalSync { .. } | IoKind::DataSync => (Op::Flush, 0, false),
     }
 }
 
 impl Device for SimDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
-        let (op, bytes) = model_op(req.kind);
-        let done = self.model.submit(self.now, op, bytes);
+        let (op, bytes, writeback) = model_op(req.kind);
+        let (done, _) = self.model.submit_io(self.now, op, bytes, writeback);
         self.seq += 1;
         self.pending
             .push(Reverse((done.max(self.now), self.seq, req.token)));

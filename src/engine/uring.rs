@@ -508,7 +508,10 @@ mod tests {
         let kinds = [
             IoKind::ReadPage { block: 0 },
             IoKind::ReadPage { block: 63 },
-            IoKind::WritePage { block: 5 },
+            IoKind::WritePage {
+                block: 5,
+                kernel_writeback: false,
+            },
             IoKind::WalWrite {
                 segment: 1,
                 offset: 8192,

@@ -55,6 +55,25 @@ pub struct RunInfo {
     /// The device profile, for modelled runs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,
+    /// How late pgiosim's own loop handled its timers (`run` only): modelled
+    /// CPU and round trips are only as true as this is small.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timer_lag: Option<TimerLagFigures>,
+}
+
+/// Lateness of the real-clock loop's timers, microseconds.
+#[derive(Debug, Clone, Serialize)]
+pub struct TimerLagFigures {
+    pub timers: u64,
+    pub mean_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+impl TimerLagFigures {
+    /// A mean lateness above this stretches a 54 µs CPU burst by a fifth or
+    /// more: worth a warning.
+    pub const WARN_MEAN_US: f64 = 10.0;
 }
 
 /// Latency figures in milliseconds.

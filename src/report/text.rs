@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::RunResult;
+use super::{RunResult, TimerLagFigures};
 
 /// Render the report as pgbench-like text.
 pub fn render(r: &RunResult) -> String {
@@ -183,6 +183,25 @@ pub fn render(r: &RunResult) -> String {
         "modelled CPU utilisation",
         format!("{:.1}% of {} cores", io.cpu_utilisation * 100.0, r.run.cpus),
     );
+    if let Some(lag) = &r.run.timer_lag {
+        row(
+            &mut o,
+            "timer lag (pgiosim's own loop)",
+            format!(
+                "mean {:.1} µs, p99 {:.1} µs, max {:.0} µs",
+                lag.mean_us, lag.p99_us, lag.max_us
+            ),
+        );
+        if lag.mean_us > TimerLagFigures::WARN_MEAN_US {
+            let _ = writeln!(
+                o,
+                "\nwarning: pgiosim handled its timers {:.0} µs late on average, so modelled \
+                 CPU and round trips ran long and the excess shows as cpu_queue; the host's \
+                 CPU was busy, or submitting I/O blocked (a throttled cgroup can do that)",
+                lag.mean_us
+            );
+        }
+    }
     o
 }
 
