@@ -481,6 +481,7 @@ fn core_config(
     args: &WorkloadArgs,
     s: &Settings,
     scale_round_trip: u64,
+    read_cpu: u64,
     seed: u64,
 ) -> Result<CoreConfig> {
     if args.clients == 0 {
@@ -584,6 +585,7 @@ fn core_config(
         os_cache_pages,
         wal_segments: WAL_SEGMENTS,
         round_trip: scale_round_trip,
+        read_cpu,
         wal_flush_cpu: WAL_FLUSH_CPU,
         backend_flush_after: s.backend_flush_after_bytes,
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
@@ -633,7 +635,13 @@ fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
     let workload = Script::mix(&w.choice.parts()?, w.scale)?;
     let seed = w.seed.unwrap_or_else(rand::random);
-    let cfg = core_config(w, &settings, workload.round_trip(), seed)?;
+    let cfg = core_config(
+        w,
+        &settings,
+        workload.round_trip(),
+        workload.read_cpu(),
+        seed,
+    )?;
     let progress = match w.progress {
         None => None,
         Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
@@ -888,7 +896,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let mut wargs = WorkloadArgs::parse_defaults();
     wargs.seed = args.seed;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut cfg = core_config(&wargs, &settings, 0, seed)?;
+    let mut cfg = core_config(&wargs, &settings, 0, 0, seed)?;
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());

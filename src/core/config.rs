@@ -58,6 +58,8 @@ pub struct CoreConfig {
     pub wal_segments: u32,
     /// Client round trip per statement.
     pub round_trip: Nanos,
+    /// CPU a backend spends on each data-file read it waits for.
+    pub read_cpu: Nanos,
     /// backend_flush_after, bgwriter_flush_after, checkpoint_flush_after
     /// (bytes): 0 leaves the writeback of that writer's pages to the kernel.
     pub backend_flush_after: u64,

@@ -417,7 +417,12 @@ impl Database {
             Purpose::Read { client, buf } => {
                 self.pool.read_done(buf);
                 self.clients[client as usize].held = Some(buf);
-                self.make_ready(client);
+                if self.cfg.read_cpu > 0 {
+                    // The read's syscall and completion are the backend's CPU.
+                    self.start_cpu(now, client, self.cfg.read_cpu);
+                } else {
+                    self.make_ready(client);
+                }
                 if let Some(ws) = self.buf_waiters.remove(&buf) {
                     for w in ws {
                         self.make_ready(w);
@@ -489,6 +494,19 @@ impl Database {
             }
         }
         self.settle(now);
+    }
+
+    /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
+    fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
+        let cl = &mut self.clients[c as usize];
+        cl.wait = Wait::Cpu;
+        match self.cpu.request(now, c, demand) {
+            Some(finish) => {
+                cl.clock.switch(now, Bucket::Cpu);
+                self.set_timer(finish, Timer::CpuDone(c));
+            }
+            None => cl.clock.switch(now, Bucket::CpuQueue),
+        }
     }
 
     /// The WAL I/O in flight is done (and its flusher awake).
@@ -831,15 +849,7 @@ impl Database {
                 Step::Cpu(demand) => {
                     self.clients[ci].pc += 1;
                     if demand > 0 {
-                        let cl = &mut self.clients[ci];
-                        cl.wait = Wait::Cpu;
-                        match self.cpu.request(now, c, demand) {
-                            Some(finish) => {
-                                cl.clock.switch(now, Bucket::Cpu);
-                                self.set_timer(finish, Timer::CpuDone(c));
-                            }
-                            None => cl.clock.switch(now, Bucket::CpuQueue),
-                        }
+                        self.start_cpu(now, c, demand);
                         return;
                     }
                 }

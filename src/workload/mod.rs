@@ -52,6 +52,8 @@ pub trait Workload {
     fn checkpoint_record_bytes(&self) -> u32;
     /// Client round trip per statement.
     fn round_trip(&self) -> Nanos;
+    /// CPU a backend spends on each data-file read it waits for.
+    fn read_cpu(&self) -> Nanos;
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
     /// The workload and where its numbers come from, for reports.

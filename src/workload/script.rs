@@ -174,6 +174,7 @@ pub struct Script {
     checkpoint_record_bytes: u32,
     index_insert_wal: u32,
     round_trip: Nanos,
+    read_cpu: Nanos,
     described: serde_json::Value,
     keys: Vec<u64>,
     path: Vec<u64>,
@@ -355,6 +356,7 @@ impl Script {
             checkpoint_record_bytes: first.checkpoint_record_bytes,
             index_insert_wal: first.index_insert_wal_bytes,
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
+            read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             described,
             keys: Vec::new(),
             path: Vec::new(),
@@ -399,6 +401,10 @@ impl Workload for Script {
 
     fn round_trip(&self) -> Nanos {
         self.round_trip
+    }
+
+    fn read_cpu(&self) -> Nanos {
+        self.read_cpu
     }
 
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>) {

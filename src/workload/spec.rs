@@ -245,6 +245,10 @@ pub struct WorkloadSpec {
     pub cpu_us_per_statement: f64,
     /// Client round trip per statement, µs.
     pub round_trip_us_per_statement: f64,
+    /// CPU a backend spends on each data-file read it waits for (the read
+    /// syscall, the kernel's block I/O and completion), µs; default 0.
+    #[serde(default)]
+    pub cpu_us_per_read: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -308,6 +312,7 @@ impl WorkloadSpec {
                 "round_trip_us_per_statement",
                 self.round_trip_us_per_statement,
             ),
+            ("cpu_us_per_read", self.cpu_us_per_read),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
