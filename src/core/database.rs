@@ -7,8 +7,7 @@
 //! `poll_timeout()` drain what the database wants. The real engine and the
 //! simulator drive this same code; only the device and the clock differ.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
 use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
@@ -26,6 +25,7 @@ use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
 use super::stats::Stats;
 use super::time::{MS, Nanos};
+use super::timer_queue::TimerQueue;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
 use crate::workload::{Step, TableHeap, Workload};
@@ -189,8 +189,7 @@ pub struct Database {
     vacuums: Vec<VacuumEvent>,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
-    timers: BinaryHeap<Reverse<(Nanos, u64, Timer)>>,
-    timer_seq: u64,
+    timers: TimerQueue<Timer>,
     requests: VecDeque<IoRequest>,
     io: Vec<Option<Purpose>>,
     free_tokens: Vec<Token>,
@@ -271,8 +270,7 @@ impl Database {
             vacuums: Vec::new(),
             clients,
             ready: (0..cfg.clients).collect(),
-            timers: BinaryHeap::new(),
-            timer_seq: 0,
+            timers: TimerQueue::new(),
             requests: VecDeque::new(),
             io: Vec::new(),
             free_tokens: Vec::new(),
@@ -343,7 +341,7 @@ impl Database {
         if self.finished {
             return None;
         }
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.peek_time()
     }
 
     /// Fire every timer due at or before `now`.
@@ -351,11 +349,11 @@ impl Database {
     /// wakes late, the lateness is charged to what the process waited for.
     pub fn handle_timeout(&mut self, now: Nanos) {
         let now = self.advance_clock(now);
-        while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+        while let Some(t) = self.timers.peek_time() {
             if t > now || self.finished {
                 break;
             }
-            self.timers.pop();
+            let (_, timer) = self.timers.pop().expect("peeked");
             self.fire(now, timer);
         }
         self.settle(now);
@@ -522,8 +520,9 @@ impl Database {
     }
 
     fn set_timer(&mut self, at: Nanos, timer: Timer) {
-        self.timer_seq += 1;
-        self.timers.push(Reverse((at, self.timer_seq, timer)));
+        // `clock` is the current event's time: most timers are set with
+        // one recurring delay, which the queue serves from a FIFO lane.
+        self.timers.push_after(self.clock, at, timer);
     }
 
     fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {

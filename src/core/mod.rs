@@ -14,6 +14,7 @@ pub mod locks;
 pub mod os_cache;
 pub mod stats;
 pub mod time;
+pub mod timer_queue;
 pub mod vacuum;
 pub mod wal;
 
