@@ -9,12 +9,13 @@
 
 use std::collections::VecDeque;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use rand::SeedableRng;
 
 use super::SimRng;
 use super::bgwriter::BgWriter;
+use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
@@ -197,7 +198,7 @@ pub struct Database {
     buf_waiters: HashMap<BufId, Vec<u32>>,
     /// Pages changed since the last checkpoint's redo point: the next change
     /// of any other page logs a full-page image.
-    touched: HashSet<u64>,
+    touched: BlockSet,
     woken: Vec<Waiter>,
     granted: Vec<u32>,
     finished: bool,
@@ -276,7 +277,7 @@ impl Database {
             free_tokens: Vec::new(),
             outstanding: 0,
             buf_waiters: HashMap::default(),
-            touched: HashSet::default(),
+            touched: BlockSet::new(workload.data_blocks()),
             woken: Vec::new(),
             granted: Vec::new(),
             finished: false,

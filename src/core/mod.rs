@@ -3,6 +3,7 @@
 //! test (`tests/core_is_pure.rs`) keeps it that way.
 
 pub mod bgwriter;
+pub mod block_set;
 pub mod breakdown;
 pub mod buffer_pool;
 pub mod checkpointer;
