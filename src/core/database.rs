@@ -235,7 +235,7 @@ impl Database {
             .collect();
         let mut db = Database {
             fpi_bytes: workload.full_page_image_bytes() as u64,
-            pool: BufferPool::new(cfg.nbuffers),
+            pool: BufferPool::with_blocks(cfg.nbuffers, workload.data_blocks()),
             wal: Wal::new(
                 cfg.wal_segments,
                 cfg.wal_buffers_bytes,
@@ -338,6 +338,7 @@ impl Database {
     }
 
     /// When the database next wants `handle_timeout`, if ever.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         if self.finished {
             return None;
@@ -874,20 +875,38 @@ impl Database {
 
     /// Get `block` into a pinned, valid buffer for client `c`; None if the
     /// client has to wait (it re-runs the step when woken).
+    #[inline]
     fn access(&mut self, now: Nanos, c: u32, block: u64, extend: bool) -> Option<BufId> {
         let ci = c as usize;
         if let Some(b) = self.clients[ci].held.take() {
             debug_assert_eq!(self.pool.block(b), Some(block));
             return Some(b);
         }
-        match self.pool.lookup(block) {
-            Lookup::Hit(b) => {
-                self.stats.counters.buffer_hits += 1;
-                if let Some(v) = self.clients[ci].victim.take() {
-                    self.pool.unpin(v);
-                }
-                return Some(b);
+        // The hit is the common case and stays inline; the rest is not.
+        let found = self.pool.lookup(block);
+        if let Lookup::Hit(b) = found {
+            self.stats.counters.buffer_hits += 1;
+            if let Some(v) = self.clients[ci].victim.take() {
+                self.pool.unpin(v);
             }
+            return Some(b);
+        }
+        self.access_slow(now, c, block, extend, found)
+    }
+
+    /// `access` when the block is not in a valid buffer.
+    #[inline(never)]
+    fn access_slow(
+        &mut self,
+        now: Nanos,
+        c: u32,
+        block: u64,
+        extend: bool,
+        found: Lookup,
+    ) -> Option<BufId> {
+        let ci = c as usize;
+        match found {
+            Lookup::Hit(_) => unreachable!("access handles hits"),
             Lookup::ReadInProgress(b) => {
                 if let Some(v) = self.clients[ci].victim.take() {
                     self.pool.unpin(v);
