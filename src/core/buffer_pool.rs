@@ -61,11 +61,66 @@ pub enum Lookup {
     Miss,
 }
 
+/// Block → buffer. A direct array when the data set is small next to the
+/// pool (at most `DIRECT_PER_BUFFER` blocks a buffer): a lookup is then an
+/// index instead of a hash probe (lookups run for every page access). Else,
+/// and for blocks past the array, a hash map: memory stays per buffer.
+#[derive(Debug)]
+struct PageTable {
+    direct: Vec<BufId>,
+    hashed: HashMap<u64, BufId>,
+}
+
+const DIRECT_PER_BUFFER: u64 = 16;
+const NO_BUF: BufId = BufId::MAX;
+
+impl PageTable {
+    fn new(nbuffers: u32, blocks: u64) -> Self {
+        let direct = if blocks <= nbuffers as u64 * DIRECT_PER_BUFFER {
+            vec![NO_BUF; blocks as usize]
+        } else {
+            Vec::new()
+        };
+        let hashed = if direct.is_empty() {
+            HashMap::with_capacity_and_hasher(nbuffers as usize, Default::default())
+        } else {
+            HashMap::default()
+        };
+        PageTable { direct, hashed }
+    }
+
+    #[inline]
+    fn get(&self, block: u64) -> Option<BufId> {
+        match self.direct.get(block as usize) {
+            Some(&b) => (b != NO_BUF).then_some(b),
+            None => self.hashed.get(&block).copied(),
+        }
+    }
+
+    fn insert(&mut self, block: u64, b: BufId) {
+        match self.direct.get_mut(block as usize) {
+            Some(slot) => *slot = b,
+            None => {
+                self.hashed.insert(block, b);
+            }
+        }
+    }
+
+    fn remove(&mut self, block: u64) {
+        match self.direct.get_mut(block as usize) {
+            Some(slot) => *slot = NO_BUF,
+            None => {
+                self.hashed.remove(&block);
+            }
+        }
+    }
+}
+
 /// The buffer pool.
 #[derive(Debug)]
 pub struct BufferPool {
     bufs: Vec<BufDesc>,
-    table: HashMap<u64, BufId>,
+    table: PageTable,
     /// Buffers never used yet: the freelist is only non-empty at start.
     free: Vec<BufId>,
     hand: BufId,
@@ -79,10 +134,16 @@ pub struct BufferPool {
 impl BufferPool {
     /// A pool of `nbuffers` empty buffers.
     pub fn new(nbuffers: u32) -> Self {
+        Self::with_blocks(nbuffers, 0)
+    }
+
+    /// A pool of `nbuffers` empty buffers over a data set of `blocks`
+    /// blocks (which sizes the page table).
+    pub fn with_blocks(nbuffers: u32, blocks: u64) -> Self {
         assert!(nbuffers > 0);
         BufferPool {
             bufs: vec![BufDesc::EMPTY; nbuffers as usize],
-            table: HashMap::with_capacity_and_hasher(nbuffers as usize, Default::default()),
+            table: PageTable::new(nbuffers, blocks),
             free: (0..nbuffers).rev().collect(),
             hand: 0,
             passes: 0,
@@ -108,9 +169,9 @@ impl BufferPool {
 
     /// Look `block` up; a hit pins the buffer and bumps its usage count.
     pub fn lookup(&mut self, block: u64) -> Lookup {
-        match self.table.get(&block) {
+        match self.table.get(block) {
             None => Lookup::Miss,
-            Some(&b) => {
+            Some(b) => {
                 let d = &mut self.bufs[b as usize];
                 if d.valid {
                     d.pins += 1;
@@ -182,11 +243,11 @@ impl BufferPool {
     /// dirtied it meanwhile, or `block` got loaded by someone else.
     pub fn assign(&mut self, b: BufId, block: u64) -> bool {
         let d = self.bufs[b as usize];
-        if d.pins != 1 || d.dirty || d.writing || self.table.contains_key(&block) {
+        if d.pins != 1 || d.dirty || d.writing || self.table.get(block).is_some() {
             return false;
         }
         if d.block != NO_BLOCK {
-            self.table.remove(&d.block);
+            self.table.remove(d.block);
         }
         self.table.insert(block, b);
         self.bufs[b as usize] = BufDesc {

@@ -7,15 +7,15 @@
 //! `poll_timeout()` drain what the database wants. The real engine and the
 //! simulator drive this same code; only the device and the clock differ.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 
-use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
+use rustc_hash::FxHashMap as HashMap;
 
 use rand::SeedableRng;
 
 use super::SimRng;
 use super::bgwriter::BgWriter;
+use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
@@ -26,6 +26,7 @@ use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
 use super::stats::Stats;
 use super::time::{MS, Nanos};
+use super::timer_queue::TimerQueue;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
 use crate::workload::{Step, TableHeap, Workload};
@@ -214,8 +215,7 @@ pub struct Database {
     vacuums: Vec<VacuumEvent>,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
-    timers: BinaryHeap<Reverse<(Nanos, u64, Timer)>>,
-    timer_seq: u64,
+    timers: TimerQueue<Timer>,
     requests: VecDeque<IoRequest>,
     io: Vec<Option<Purpose>>,
     free_tokens: Vec<Token>,
@@ -223,7 +223,7 @@ pub struct Database {
     buf_waiters: HashMap<BufId, Vec<u32>>,
     /// Pages changed since the last checkpoint's redo point: the next change
     /// of any other page logs a full-page image.
-    touched: HashSet<u64>,
+    touched: BlockSet,
     woken: Vec<Waiter>,
     granted: Vec<u32>,
     finished: bool,
@@ -260,7 +260,7 @@ impl Database {
             .collect();
         let mut db = Database {
             fpi_bytes: workload.full_page_image_bytes() as u64,
-            pool: BufferPool::new(cfg.nbuffers),
+            pool: BufferPool::with_blocks(cfg.nbuffers, workload.data_blocks()),
             wal: Wal::new(
                 cfg.wal_segments,
                 cfg.wal_buffers_bytes,
@@ -296,14 +296,13 @@ impl Database {
             vacuums: Vec::new(),
             clients,
             ready: (0..cfg.clients).collect(),
-            timers: BinaryHeap::new(),
-            timer_seq: 0,
+            timers: TimerQueue::new(),
             requests: VecDeque::new(),
             io: Vec::new(),
             free_tokens: Vec::new(),
             outstanding: 0,
             buf_waiters: HashMap::default(),
-            touched: HashSet::default(),
+            touched: BlockSet::new(workload.data_blocks()),
             woken: Vec::new(),
             granted: Vec::new(),
             finished: false,
@@ -364,11 +363,12 @@ impl Database {
     }
 
     /// When the database next wants `handle_timeout`, if ever.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
         if self.finished {
             return None;
         }
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.peek_time()
     }
 
     /// Fire every timer due at or before `now`, in time order, each at its
@@ -379,16 +379,16 @@ impl Database {
     /// of PostgreSQL and pgbench, not of pgiosim's loop. The driver reports
     /// the loop's lateness separately. In virtual time both are the same.
     pub fn handle_timeout(&mut self, now: Nanos) {
-        while let Some(&Reverse((due, _, _))) = self.timers.peek() {
+        while let Some(due) = self.timers.peek_time() {
             if due > now || self.finished {
                 break;
             }
             let at = self.advance_clock(due);
-            while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+            while let Some(t) = self.timers.peek_time() {
                 if t > at || self.finished {
                     break;
                 }
-                self.timers.pop();
+                let (_, timer) = self.timers.pop().expect("peeked");
                 self.fire(at, timer);
             }
             self.settle(at);
@@ -587,8 +587,9 @@ impl Database {
     }
 
     fn set_timer(&mut self, at: Nanos, timer: Timer) {
-        self.timer_seq += 1;
-        self.timers.push(Reverse((at, self.timer_seq, timer)));
+        // `clock` is the current event's time: most timers are set with
+        // one recurring delay, which the queue serves from a FIFO lane.
+        self.timers.push_after(self.clock, at, timer);
     }
 
     fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
@@ -945,20 +946,38 @@ impl Database {
 
     /// Get `block` into a pinned, valid buffer for client `c`; None if the
     /// client has to wait (it re-runs the step when woken).
+    #[inline]
     fn access(&mut self, now: Nanos, c: u32, block: u64, extend: bool) -> Option<BufId> {
         let ci = c as usize;
         if let Some(b) = self.clients[ci].held.take() {
             debug_assert_eq!(self.pool.block(b), Some(block));
             return Some(b);
         }
-        match self.pool.lookup(block) {
-            Lookup::Hit(b) => {
-                self.stats.counters.buffer_hits += 1;
-                if let Some(v) = self.clients[ci].victim.take() {
-                    self.pool.unpin(v);
-                }
-                return Some(b);
+        // The hit is the common case and stays inline; the rest is not.
+        let found = self.pool.lookup(block);
+        if let Lookup::Hit(b) = found {
+            self.stats.counters.buffer_hits += 1;
+            if let Some(v) = self.clients[ci].victim.take() {
+                self.pool.unpin(v);
             }
+            return Some(b);
+        }
+        self.access_slow(now, c, block, extend, found)
+    }
+
+    /// `access` when the block is not in a valid buffer.
+    #[inline(never)]
+    fn access_slow(
+        &mut self,
+        now: Nanos,
+        c: u32,
+        block: u64,
+        extend: bool,
+        found: Lookup,
+    ) -> Option<BufId> {
+        let ci = c as usize;
+        match found {
+            Lookup::Hit(_) => unreachable!("access handles hits"),
             Lookup::ReadInProgress(b) => {
                 if let Some(v) = self.clients[ci].victim.take() {
                     self.pool.unpin(v);

@@ -6,6 +6,7 @@
 //! the wait grows with the WAL flush latency.
 
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 
 use rustc_hash::FxHashMap as HashMap;
 
@@ -33,20 +34,18 @@ impl RowLocks {
     /// `client` asks for `row`: true if granted now (or already held by it),
     /// false if it must wait for `release_all` to hand it over.
     pub fn acquire(&mut self, row: RowId, client: u32) -> bool {
-        match self.rows.get_mut(&row) {
-            None => {
-                self.rows.insert(
-                    row,
-                    Row {
-                        holder: client,
-                        waiters: VecDeque::new(),
-                    },
-                );
+        // One hash lookup per call (entry API), not a get then an insert.
+        match self.rows.entry(row) {
+            Entry::Vacant(v) => {
+                v.insert(Row {
+                    holder: client,
+                    waiters: VecDeque::new(),
+                });
                 true
             }
-            Some(r) if r.holder == client => true,
-            Some(r) => {
-                r.waiters.push_back(client);
+            Entry::Occupied(o) if o.get().holder == client => true,
+            Entry::Occupied(mut o) => {
+                o.get_mut().waiters.push_back(client);
                 false
             }
         }
@@ -55,10 +54,11 @@ impl RowLocks {
     /// `client` commits: each row it holds passes to its first waiter, in
     /// arrival order. The clients granted a row are appended to `granted`.
     pub fn release_all(&mut self, rows: &[RowId], client: u32, granted: &mut Vec<u32>) {
-        for row in rows {
-            let Some(r) = self.rows.get_mut(row) else {
+        for &row in rows {
+            let Entry::Occupied(mut o) = self.rows.entry(row) else {
                 continue;
             };
+            let r = o.get_mut();
             if r.holder != client {
                 continue;
             }
@@ -68,7 +68,7 @@ impl RowLocks {
                     granted.push(next);
                 }
                 None => {
-                    self.rows.remove(row);
+                    o.remove();
                 }
             }
         }

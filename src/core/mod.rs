@@ -3,6 +3,7 @@
 //! test (`tests/core_is_pure.rs`) keeps it that way.
 
 pub mod bgwriter;
+pub mod block_set;
 pub mod breakdown;
 pub mod buffer_pool;
 pub mod checkpointer;
@@ -14,6 +15,7 @@ pub mod locks;
 pub mod os_cache;
 pub mod stats;
 pub mod time;
+pub mod timer_queue;
 pub mod vacuum;
 pub mod wal;
 

@@ -2,22 +2,19 @@
 //! device model. It implements the same `Device` trait as io_uring and
 //! psync, so the very same driver loop and core run in virtual time.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use anyhow::Result;
 
 use super::Device;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use crate::core::time::Nanos;
+use crate::core::timer_queue::TimerQueue;
 use crate::device::model::{DeviceModel, Op};
 
 /// A device in virtual time: each request completes when the model says.
 pub struct SimDevice {
     model: DeviceModel,
     now: Nanos,
-    seq: u64,
-    pending: BinaryHeap<Reverse<(Nanos, u64, Token)>>,
+    pending: TimerQueue<Token>,
 }
 
 impl SimDevice {
@@ -26,8 +23,7 @@ impl SimDevice {
         SimDevice {
             model,
             now: 0,
-            seq: 0,
-            pending: BinaryHeap::new(),
+            pending: TimerQueue::new(),
         }
     }
 }
@@ -49,9 +45,7 @@ impl Device for SimDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let (op, bytes, writeback) = model_op(req.kind);
         let (done, _) = self.model.submit_io(self.now, op, bytes, writeback);
-        self.seq += 1;
-        self.pending
-            .push(Reverse((done.max(self.now), self.seq, req.token)));
+        self.pending.push(done.max(self.now), req.token);
         Ok(())
     }
 
@@ -61,10 +55,10 @@ impl Device for SimDevice {
         _max_block: Nanos,
         out: &mut Vec<IoCompletion>,
     ) -> Result<()> {
-        match self.pending.peek() {
-            Some(&Reverse((t, _, _))) if deadline.is_none_or(|d| t <= d) => {
+        match self.pending.peek_time() {
+            Some(t) if deadline.is_none_or(|d| t <= d) => {
                 self.now = self.now.max(t);
-                while let Some(&Reverse((t2, _, token))) = self.pending.peek() {
+                while let Some((t2, token)) = self.pending.peek() {
                     if t2 > self.now {
                         break;
                     }

@@ -272,7 +272,7 @@ impl RunResult {
                     bucket: b.name().to_string(),
                     mean_us: ratio(sum, tx) / 1e3,
                     share: ratio(ratio(sum, tx), mean_lat_ns),
-                    p99_us: s.buckets[b.index()].value_at_quantile(0.99) as f64 / 1e3,
+                    p99_us: s.bucket_histogram(b.index()).value_at_quantile(0.99) as f64 / 1e3,
                 }
             })
             .collect();

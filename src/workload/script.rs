@@ -28,6 +28,9 @@ pub struct Btree {
     pub levels: Vec<Extent>,
     items_per_leaf: u64,
     fanout: u64,
+    /// Per level, leaves under one of its pages (fanout^levels below):
+    /// computed once, not per lookup.
+    spans: Vec<u64>,
 }
 
 impl Btree {
@@ -47,10 +50,15 @@ impl Btree {
             });
             next += c;
         }
+        let depth = levels.len();
+        let spans = (0..depth)
+            .map(|i| fanout.pow((depth - 1 - i) as u32))
+            .collect();
         Btree {
             levels,
             items_per_leaf,
             fanout,
+            spans,
         }
     }
 
@@ -61,13 +69,20 @@ impl Btree {
 
     /// Pages read to find `key` (0-based), root to leaf.
     pub fn path(&self, key: u64, out: &mut Vec<u64>) {
+        out.extend(self.path_blocks(key));
+    }
+
+    fn path_blocks(&self, key: u64) -> impl Iterator<Item = u64> + '_ {
         let leaf = key / self.items_per_leaf;
-        let depth = self.levels.len();
-        for (i, level) in self.levels.iter().enumerate() {
-            let below = (depth - 1 - i) as u32;
-            let idx = (leaf / self.fanout.pow(below)).min(level.blocks - 1);
-            out.push(level.first + idx);
-        }
+        self.levels
+            .iter()
+            .zip(&self.spans)
+            .map(move |(level, &span)| level.first + (leaf / span).min(level.blocks - 1))
+    }
+
+    /// `path` as read steps appended to `out`.
+    fn read_path(&self, key: u64, out: &mut Vec<Step>) {
+        out.extend(self.path_blocks(key).map(Step::Read));
     }
 
     /// The leaf holding `key`.
@@ -177,7 +192,6 @@ pub struct Script {
     read_cpu: Nanos,
     described: serde_json::Value,
     keys: Vec<u64>,
-    path: Vec<u64>,
 }
 
 impl Script {
@@ -359,7 +373,6 @@ impl Script {
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             described,
             keys: Vec::new(),
-            path: Vec::new(),
         })
     }
 
@@ -424,7 +437,6 @@ impl Workload for Script {
         for (_, sampler) in &tx.keys {
             self.keys.push(sampler.sample(rng));
         }
-        let mut path = std::mem::take(&mut self.path);
         for (cpu, stmt) in &tx.statements {
             out.push(Step::RoundTrip);
             out.push(Step::Cpu(*cpu));
@@ -433,9 +445,7 @@ impl Workload for Script {
                 Stmt::Read { table, key } => {
                     let (t, k) = (&self.tables[table], self.keys[key]);
                     if let Some(ix) = &t.index {
-                        path.clear();
-                        ix.path(k, &mut path);
-                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                        ix.read_path(k, out);
                     }
                     out.push(Step::Read(t.heap_block(k)));
                 }
@@ -443,9 +453,7 @@ impl Workload for Script {
                     let (t, k) = (&self.tables[table], self.keys[key]);
                     let last = (k + rows - 1).min(t.rows.saturating_sub(1));
                     if let Some(ix) = &t.index {
-                        path.clear();
-                        ix.path(k, &mut path);
-                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                        ix.read_path(k, out);
                         out.extend((ix.leaf(k) + 1..=ix.leaf(last)).map(Step::Read));
                     }
                     out.extend((t.heap_block(k)..=t.heap_block(last)).map(Step::Read));
@@ -459,9 +467,7 @@ impl Workload for Script {
                     let k = self.keys[key];
                     let t = &mut self.tables[table];
                     if let Some(ix) = &t.index {
-                        path.clear();
-                        ix.path(k, &mut path);
-                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                        ix.read_path(k, out);
                     }
                     out.push(Step::Lock(Self::row_id(table, k)));
                     let block = t.heap_block(k);
@@ -511,9 +517,7 @@ impl Workload for Script {
                 Stmt::Delete { table, key, wal } => {
                     let (t, k) = (&self.tables[table], self.keys[key]);
                     if let Some(ix) = &t.index {
-                        path.clear();
-                        ix.path(k, &mut path);
-                        out.extend(path.iter().map(|&b| Step::Read(b)));
+                        ix.read_path(k, out);
                     }
                     out.push(Step::Lock(Self::row_id(table, k)));
                     out.push(Step::Modify {
@@ -548,7 +552,6 @@ impl Workload for Script {
         out.push(Step::Commit {
             wal_bytes: tx.commit_wal,
         });
-        self.path = path;
     }
 
     fn describe(&self) -> serde_json::Value {

@@ -1,6 +1,7 @@
 //! Whole-database tests, driven by a tiny fixed-latency device in virtual
 //! time (the core is pure, so a loop and a heap are all it takes).
 
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::*;
