@@ -67,7 +67,7 @@ fn pgbench_compare_small_run() {
     let started = Instant::now();
     let out = Command::new(&script)
         .args(["--scales", "1", "--clients", "1,4", "--conditions", "local"])
-        .args(["--duration", "4", "--quiet-wait", "0"])
+        .args(["--duration", "4", "--quiet-wait", "0", "--cpu-calibration", "3"])
         .arg("--workdir")
         .arg(work.path())
         .arg("--json")
@@ -100,6 +100,11 @@ fn pgbench_compare_small_run() {
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON written"))
             .expect("valid JSON");
     assert_eq!(doc["schema"], "pgiosim.pgbench-compare");
+    // This host's CPU was measured and handed to pgiosim.
+    let cal = &doc["calibration"];
+    assert_eq!(cal["status"], "ok", "{cal}");
+    let per_stmt = num(cal, &["cpu_us_per_statement"]);
+    assert!((5.0..2000.0).contains(&per_stmt), "{cal}");
     let cells = doc["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 2, "one cell per client count");
     for cell in cells {

@@ -15,12 +15,15 @@ struct Lat {
     read: Nanos,
     write: Nanos,
     sync: Nanos,
+    /// How late the loop hands the core its timers (a busy real host).
+    timer_late: Nanos,
 }
 
 const FAST: Lat = Lat {
     read: 100 * US,
     write: 50 * US,
     sync: 1_000 * US,
+    timer_late: 0,
 };
 
 fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
@@ -111,7 +114,7 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
             inflight.push(Reverse((now + d, r.token, is_wal)));
         }
         let next_io = inflight.peek().map(|Reverse((t, _, _))| *t);
-        let next = match (next_io, db.poll_timeout()) {
+        let next = match (next_io, db.poll_timeout().map(|t| t + lat.timer_late)) {
             (Some(a), Some(b)) => a.min(b),
             (Some(a), None) => a,
             (None, Some(b)) => b,
@@ -124,6 +127,12 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
             let Reverse((at, token, is_wal)) = inflight.pop().unwrap();
             if is_wal {
                 wal_in_flight -= 1;
+            }
+            // As the driver does: timers due before the completion first.
+            if let Some(t) = db.poll_timeout()
+                && t < at
+            {
+                db.handle_timeout(at - 1);
             }
             db.handle_completion(IoCompletion { token, at });
         } else {
@@ -316,6 +325,7 @@ fn a_flusher_waiting_for_a_busy_core_lets_more_commits_join_the_next_flush() {
         read: US,
         write: 20 * US,
         sync: 80 * US,
+        timer_late: 0,
     };
     let per_flush =
         |o: &Outcome| o.db.stats().transactions as f64 / o.db.wal_counters().flushes as f64;
@@ -344,6 +354,31 @@ fn a_flusher_waiting_for_a_busy_core_lets_more_commits_join_the_next_flush() {
 }
 
 #[test]
+fn a_late_loop_does_not_stretch_modelled_cpu_or_round_trips() {
+    let lat = |timer_late| Lat {
+        read: 50 * US,
+        write: 20 * US,
+        sync: 80 * US,
+        timer_late,
+    };
+    let per_tx = |o: &Outcome, b: Bucket| {
+        let s = o.db.stats();
+        s.bucket_sum_ns[b.index()] as f64 / s.transactions as f64
+    };
+    let on_time = simulate(config(1, 8192), 20, lat(0));
+    let late = simulate(config(1, 8192), 20, lat(150 * US));
+    // Timers fire at their due time: CPU and round trips are what the
+    // workload says, however late the loop handles them.
+    for b in [Bucket::Cpu, Bucket::Other] {
+        let (a, l) = (per_tx(&on_time, b), per_tx(&late, b));
+        assert!((l - a).abs() <= 0.01 * a, "{b:?}: {l} vs {a}");
+    }
+    assert_eq!(per_tx(&late, Bucket::CpuQueue), 0.0);
+    // The lateness lands on the I/O issued after a late timer.
+    assert!(late.db.stats().transactions < on_time.db.stats().transactions);
+}
+
+#[test]
 fn cpu_bound_when_cores_are_few() {
     let mut cfg = config(16, 8192);
     cfg.cpus = 1;
@@ -351,6 +386,7 @@ fn cpu_bound_when_cores_are_few() {
         read: US,
         write: US,
         sync: US,
+        timer_late: 0,
     };
     let o = simulate(cfg, 20, fast);
     let s = o.db.stats();
