@@ -67,7 +67,14 @@ fn pgbench_compare_small_run() {
     let started = Instant::now();
     let out = Command::new(&script)
         .args(["--scales", "1", "--clients", "1,4", "--conditions", "local"])
-        .args(["--duration", "4", "--quiet-wait", "0", "--cpu-calibration", "3"])
+        .args([
+            "--duration",
+            "4",
+            "--quiet-wait",
+            "0",
+            "--cpu-calibration",
+            "3",
+        ])
         .arg("--workdir")
         .arg(work.path())
         .arg("--json")
