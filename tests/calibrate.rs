@@ -8,28 +8,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn pgiosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
-        .args(args)
-        .output()
-        .expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp() -> tempfile::TempDir {
-    // Under /var/tmp: a real disk filesystem (O_DIRECT works), not tmpfs.
-    tempfile::Builder::new()
-        .prefix("pgiosim-calibrate-test")
-        .tempdir_in("/var/tmp")
-        .unwrap()
-}
+mod common;
+use common::{pgiosim, text, tmp};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -63,7 +43,7 @@ fn fails_with(o: &Output, code: i32, parts: &[&str]) {
 
 #[test]
 fn calibrate_writes_a_valid_profile_and_removes_its_files() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("disk");
     let out = d.path().join("mydisk.json");
     let json = d.path().join("calibration.json");
@@ -123,7 +103,7 @@ fn calibrate_writes_a_valid_profile_and_removes_its_files() {
 
 #[test]
 fn calibrate_refuses_an_unwritable_dir() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let locked = d.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     // As root, permissions do not stop writes; the immutable attribute does.
@@ -154,7 +134,7 @@ fn calibrate_refuses_an_unwritable_dir() {
 
 #[test]
 fn calibrate_refuses_a_dir_with_too_little_room() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("disk");
     let out = d.path().join("p.json");
     let o = pgiosim(&[
@@ -215,7 +195,7 @@ fn calibrate_refuses_bad_flags() {
 
 #[test]
 fn from_fio_reads_the_16_test_battery() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("vm.json");
     let o = pgiosim(&[
         "profile",
@@ -251,7 +231,7 @@ fn from_fio_reads_the_16_test_battery() {
 
 #[test]
 fn from_fio_merges_files_fills_missing_tests_and_says_so() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("part.json");
     let o = pgiosim(&[
         "profile",
@@ -287,7 +267,7 @@ fn from_fio_merges_files_fills_missing_tests_and_says_so() {
 
 #[test]
 fn from_fio_refuses_what_is_not_fio_output() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("x.json");
     let o_arg = out.to_str().unwrap();
     let f = fixture("not-fio-a-profile.json");
@@ -325,7 +305,7 @@ fn bad_profile(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf
 
 #[test]
 fn bad_profiles_name_the_file_and_the_field() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let cases: Vec<(PathBuf, &str)> = vec![
         (
             bad_profile(d.path(), "negative.json", |v| {
@@ -399,7 +379,7 @@ fn bad_profiles_name_the_file_and_the_field() {
 
 #[test]
 fn emulated_run_is_shaped_like_the_profile() {
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let data = d.path().join("data");
     let json = d.path().join("r.json");
     // gp3 at QD1: ~0.55 ms reads and ~0.8 ms write+flush per commit, far
@@ -477,7 +457,7 @@ fn script_model_vs_run_quick() {
         eprintln!("SKIP: python3 is not installed");
         return;
     }
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("mvr");
     let json = d.path().join("mvr.json");
     let o = script(
@@ -527,7 +507,7 @@ fn script_calibrate_vs_fio_quick() {
         eprintln!("SKIP: fio is not installed and there is no apt-get");
         return;
     }
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("cvf");
     let json = d.path().join("cvf.json");
     let o = script(
@@ -558,7 +538,7 @@ fn script_emulate_vs_cap_quick() {
         eprintln!("SKIP: python3 is not installed");
         return;
     }
-    let d = tmp();
+    let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("evc");
     let json = d.path().join("evc.json");
     let o = script(

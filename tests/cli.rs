@@ -6,28 +6,15 @@ use std::time::Duration;
 
 use serde_json::Value;
 
+mod common;
+use common::{text, tmp};
+
 fn pgiosim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgiosim"))
 }
 
 fn run(args: &[&str]) -> Output {
     pgiosim().args(args).output().expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn tmp() -> tempfile::TempDir {
-    // Under /var/tmp: a real disk filesystem (O_DIRECT works), not tmpfs.
-    tempfile::Builder::new()
-        .prefix("pgiosim-test")
-        .tempdir_in("/var/tmp")
-        .unwrap()
 }
 
 fn dir_arg(d: &Path) -> String {
@@ -58,7 +45,7 @@ fn f(v: &Value, path: &[&str]) -> f64 {
 
 #[test]
 fn run_report_is_consistent() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
     assert_eq!(r["schema"], "pgiosim.result");
     assert_eq!(r["schema_version"], 1);
@@ -108,7 +95,7 @@ fn run_report_is_consistent() {
 
 #[test]
 fn transactions_per_client_and_reuse_of_prepared_files() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-t", "25", "-c", "3"]);
     assert_eq!(f(&r, &["summary", "transactions"]), 75.0);
     // Second run reuses the data set.
@@ -124,7 +111,7 @@ fn transactions_per_client_and_reuse_of_prepared_files() {
 
 #[test]
 fn report_text_has_pgbench_lines_and_breakdown() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
     let o = run(&["run", "--dir", &dir, "-s", "1", "-T", "1", "-P", "1"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -154,7 +141,7 @@ fn psync_fdatasyncs_match_the_real_syscalls() {
         eprintln!("SKIP: strace is not installed (apt-get install -y strace)");
         return;
     }
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
     let o = run(&["prepare", "--dir", &dir, "-s", "1", "-q"]);
     assert!(o.status.success(), "{}", text(&o));
@@ -204,7 +191,7 @@ fn checkpoint_runs_and_counts_writes() {
     // Scale 10 keeps nearly every change a first touch, so each transaction
     // logs a full-page image (~8 KB): 3,200 of them pass the 16 MB of WAL
     // that max_wal_size=32MB allows between checkpoints, however fast the disk.
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let json = d.path().join("result.json");
     let dir = dir_arg(d.path());
     let o = run(&[
@@ -235,7 +222,7 @@ fn checkpoint_runs_and_counts_writes() {
 
 #[test]
 fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let conf = d.path().join("postgresql.conf");
     std::fs::write(
         &conf,
@@ -269,7 +256,7 @@ fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
 
 #[test]
 fn interrupt_prints_a_partial_report() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
     let o = run(&["prepare", "--dir", &dir, "-s", "1", "-q"]);
     assert!(o.status.success());
@@ -316,7 +303,7 @@ fn bad_missing_dir() {
 
 #[test]
 fn bad_unwritable_dir() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let locked = d.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
     // As root, permissions do not stop writes; the immutable attribute does.
@@ -340,7 +327,7 @@ fn bad_unwritable_dir() {
 
 #[test]
 fn bad_not_enough_space() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let small = d.path().join("small");
     std::fs::create_dir(&small).unwrap();
     let mounted = Command::new("mount")
@@ -362,7 +349,7 @@ fn bad_not_enough_space() {
 
 #[test]
 fn bad_foreign_file_is_never_overwritten() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let victim = data.join("pgiosim.data");
@@ -382,7 +369,7 @@ fn bad_foreign_file_is_never_overwritten() {
 
 #[test]
 fn bad_block_device_is_refused() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let data = d.path().join("data");
     std::fs::create_dir(&data).unwrap();
     // A block device node (loop device 200, normally absent): never written.
@@ -458,7 +445,7 @@ fn bad_os_cache_size() {
 #[test]
 fn bad_o_direct_unsupported_suggests_buffered() {
     // ramfs has no O_DIRECT (tmpfs gained it in Linux 6.6).
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let ram = d.path().join("ram");
     std::fs::create_dir(&ram).unwrap();
     let mounted = Command::new("mount")
@@ -492,7 +479,7 @@ fn bad_o_direct_unsupported_suggests_buffered() {
 
 #[test]
 fn cleanup_removes_only_its_files() {
-    let d = tmp();
+    let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
     assert!(
         run(&["prepare", "--dir", &dir, "-s", "1", "-q"])

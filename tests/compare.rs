@@ -2,24 +2,11 @@
 //! and the refusals (schema versions, workloads, scales) with their reasons.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn pgiosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
-        .args(args)
-        .output()
-        .expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{pgiosim, text};
 
 /// A modelled result written to `dir/name.json`.
 fn model(dir: &Path, name: &str, extra: &[&str]) -> PathBuf {

@@ -2,24 +2,11 @@
 //! through the binary.
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn pgiosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
-        .args(args)
-        .output()
-        .expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{pgiosim, text};
 
 /// Run `model` with `--json -` and parse the result.
 fn model(args: &[&str]) -> Value {

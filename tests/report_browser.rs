@@ -7,23 +7,11 @@
 //! where it cannot be had the test prints `SKIP:` and passes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn pgiosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
-        .args(args)
-        .output()
-        .expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{pgiosim, text};
 
 fn ok(args: &[&str]) {
     let o = pgiosim(args);

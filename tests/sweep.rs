@@ -3,24 +3,11 @@
 //! (The knee rule itself is unit-tested in src/sweep.rs.)
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use serde_json::Value;
 
-fn pgiosim(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
-        .args(args)
-        .output()
-        .expect("start pgiosim")
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+mod common;
+use common::{pgiosim, text};
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()

@@ -1,0 +1,34 @@
+//! Helpers the integration tests share: run the binary, read what it
+//! printed, and a temp dir on a real disk. Each test crate uses some of
+//! them, hence the `allow(dead_code)`s.
+
+use std::process::{Command, Output};
+
+/// Run pgiosim with `args` and wait for it.
+#[allow(dead_code)]
+pub fn pgiosim(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+        .args(args)
+        .output()
+        .expect("start pgiosim")
+}
+
+/// Standard output then standard error, as one string.
+#[allow(dead_code)]
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// A temp dir under /var/tmp: a real disk filesystem (O_DIRECT works), not
+/// tmpfs.
+#[allow(dead_code)]
+pub fn tmp(prefix: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in("/var/tmp")
+        .unwrap()
+}
