@@ -952,6 +952,34 @@ pub fn knee(sweep: &[(u32, f64)]) -> u32 {
     sweep.last().map_or(1, |s| s.0)
 }
 
+/// µs each operation in flight adds to the others' latency, fitted to a
+/// read sweep (depth, IOPS) as latency(n) = `l1` + c × (n − 1) with equal
+/// weight on every depth's relative error; 0 if latency does not grow.
+pub fn contention_fit(sweep: &[(u32, f64)], l1: f64) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for &(qd, iops) in sweep {
+        if qd < 2 || iops <= 0.0 {
+            continue;
+        }
+        let latency = f64::from(qd) * 1e6 / iops;
+        let x = f64::from(qd - 1) / latency;
+        num += x * (1.0 - l1 / latency);
+        den += x * x;
+    }
+    if den > 0.0 { (num / den).max(0.0) } else { 0.0 }
+}
+
+/// Root mean square relative error of `model` (operations per µs at a
+/// depth) over the sweep.
+fn sweep_error(sweep: &[(u32, f64)], model: impl Fn(f64) -> f64) -> f64 {
+    let errs: Vec<f64> = sweep
+        .iter()
+        .filter(|s| s.1 > 0.0)
+        .map(|&(qd, iops)| model(f64::from(qd)) * 1e6 / iops - 1.0)
+        .collect();
+    (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt()
+}
+
 /// The profile, the knee and what was concluded, from the measurements.
 pub fn derive(
     m: &Measured,
@@ -1091,6 +1119,7 @@ pub fn derive(
         write: placeholder,
         flush: placeholder,
         channels: 1,
+        contention_us: 0.0,
         bandwidth_mib_s: bandwidth,
         network_rtt_us: 0.0,
         flush_to_media,
@@ -1141,22 +1170,46 @@ pub fn derive(
             p.channels
         ));
     } else {
-        // Little's law where IOPS stop scaling: the plateau's IOPS × the
-        // time one operation takes. A virtualised or networked disk often
-        // gets slower per operation well before that (the sweep shows it);
-        // the model's channels do not, so the profile matches the plateau
-        // (fio's QD32 figure) and overstates low-depth parallelism.
-        let k = (plateau * p.qd1_mean_us(Op::Read) / 1e6)
-            .round()
-            .clamp(1.0, 64.0);
-        p.channels = k as u32;
-        findings.push(format!(
-            "random-read IOPS stop scaling at QD{knee_qd} (no deeper queue gives {:.0}% more); plateau \
-             {plateau:.0} IOPS × the profile's mean QD1 read latency {:.1} µs = {} channels",
-            (KNEE_GAIN - 1.0) * 100.0,
-            p.qd1_mean_us(Op::Read),
-            p.channels
-        ));
+        // Two shapes of parallelism; the sweep says which this disk has.
+        // Channels: Little's law where IOPS stop scaling, the plateau's
+        // IOPS × the time one operation takes; latency stays flat until
+        // they are all busy (a local SSD). Contention: every operation in
+        // flight slows the others from the second one on (a virtualised or
+        // networked disk); latency grows by the same step per depth.
+        let l1 = p.qd1_mean_us(Op::Read);
+        let k = (plateau * l1 / 1e6).round().clamp(1.0, 64.0);
+        let c = contention_fit(&m.sweep, l1);
+        let max_qd = m.sweep.iter().map(|s| s.0).max().unwrap_or(1);
+        let channels_err = sweep_error(&m.sweep, |n| n.min(k) / l1);
+        let contention_err = sweep_error(&m.sweep, |n| n / (l1 + c * (n - 1.0)));
+        let describe = |err: f64| format!("{:.0}%", 100.0 * err);
+        if c > 0.0 && contention_err < channels_err {
+            p.contention_us = sig3(c);
+            p.channels = max_qd.max(1);
+            findings.push(format!(
+                "random-read latency grows by {c:.1} µs per operation in flight from QD1 on \
+                 (mean {l1:.1} µs at QD1): contention_us = {}, channels {} so that they never \
+                 bind below QD{max_qd}; this fits the sweep to {} rms, {} channels with no \
+                 contention to {}",
+                p.contention_us,
+                p.channels,
+                describe(contention_err),
+                k,
+                describe(channels_err)
+            ));
+        } else {
+            p.channels = k as u32;
+            findings.push(format!(
+                "random-read IOPS stop scaling at QD{knee_qd} (no deeper queue gives {:.0}% more); \
+                 plateau {plateau:.0} IOPS × the profile's mean QD1 read latency {l1:.1} µs = {} \
+                 channels; this fits the sweep to {} rms, a contention of {c:.1} µs per \
+                 operation in flight to {}",
+                (KNEE_GAIN - 1.0) * 100.0,
+                p.channels,
+                describe(channels_err),
+                describe(contention_err)
+            ));
+        }
     }
     p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
     let sweep_text: Vec<String> = m
@@ -1570,13 +1623,15 @@ mod tests {
     }
 
     #[test]
-    fn an_uncapped_disk_gets_channels_at_the_knee() {
+    fn a_disk_slowing_from_qd2_gets_contention() {
         let (p, knee_qd, findings) =
             derive(&this_vm(), "vm", &args(), "vda 254:0", "io_uring").expect("a valid profile");
         // 57,676 at QD32 is 15% below QD64's 68,241: still scaling.
         assert_eq!(knee_qd, 64);
-        // The plateau, 68,241 IOPS, × the model's ~69.6 µs mean: 5 channels.
-        assert_eq!(p.channels, 5);
+        // Latency grows from QD2 on: 5 channels (the plateau × the mean)
+        // would run QD4 at twice the measured IOPS.
+        assert_eq!(p.channels, 64, "{findings:?}");
+        assert_eq!(p.contention_us, 15.8, "{findings:?}");
         assert_eq!(p.caps, Caps::default());
         assert!(!p.flush_to_media, "{findings:?}");
         assert_eq!(p.read.median_us, 64.6);
@@ -1585,6 +1640,40 @@ mod tests {
         assert!((p.qd1_mean_us(Op::Read) - 69.6).abs() < 0.5);
         assert!((p.qd1_mean_us(Op::Flush) - 64.1).abs() < 0.5);
         assert!(p.source.contains("QD8 45537"), "{}", p.source);
+    }
+
+    #[test]
+    fn a_disk_flat_until_its_channels_are_busy_gets_channels() {
+        // A local SSD: 69.6 µs until eight are in flight, then a plateau.
+        let mut m = this_vm();
+        m.sweep = [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&qd| {
+                (
+                    qd,
+                    f64::from(qd.min(8)) * 1e6 / 69.6 * if qd > 8 { 1.02 } else { 1.0 },
+                )
+            })
+            .collect();
+        let (p, _, findings) =
+            derive(&m, "ssd", &args(), "nvme0n1 259:0", "io_uring").expect("a valid profile");
+        assert_eq!(p.contention_us, 0.0, "{findings:?}");
+        assert_eq!(p.channels, 8, "{findings:?}");
+    }
+
+    #[test]
+    fn contention_fit_recovers_a_linear_slowdown() {
+        let sweep: Vec<(u32, f64)> = [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&qd| (qd, f64::from(qd) * 1e6 / (59.0 + 13.5 * f64::from(qd - 1))))
+            .collect();
+        assert!((contention_fit(&sweep, 59.0) - 13.5).abs() < 1e-9);
+        // Latency that does not grow: no contention.
+        let flat: Vec<(u32, f64)> = [1u32, 2, 4]
+            .iter()
+            .map(|&q| (q, f64::from(q) * 1e4))
+            .collect();
+        assert_eq!(contention_fit(&flat, 100.0), 0.0);
     }
 
     #[test]

@@ -238,9 +238,11 @@ mod tests {
             let channel_us = p.qd1_mean_us(Op::Read) - p.network_rtt_us + p.transfer_us(IO_BYTES)
                 - p.transfer_us(p.latency_io_bytes());
             let latency_us = channel_us + p.network_rtt_us;
+            // Each read sees the other 31 in flight.
+            let contended_us = latency_us + 31.0 * p.contention_us;
             let want = read_cap(&p)
                 .min(f64::from(p.channels) / channel_us * 1e6)
-                .min(32.0 / latency_us * 1e6)
+                .min(32.0 / contended_us * 1e6)
                 .min(p.bandwidth_mib_s * 1_048_576.0 / IO_BYTES as f64);
             within(&format!("{} QD32 read IOPS", p.name), got, want, 0.05);
         }
@@ -374,12 +376,17 @@ mod tests {
             200_000.0,
             0.02,
         );
+        // design.md: 80-95k IOPS with two fio jobs at QD32; one submitter
+        // (calibrate's io_uring, fio libaio) saw 68-71k at QD64 here, and
+        // 48-55k at QD8.
         let vm = Profile::shipped("this-vm").unwrap();
         let iops = read_iops(&vm, 64, SEED);
         assert!(
-            (80_000.0..=95_000.0).contains(&iops),
-            "this-vm QD32×2: {iops}"
+            (68_000.0..=95_000.0).contains(&iops),
+            "this-vm QD64: {iops}"
         );
+        let qd8 = read_iops(&vm, 8, SEED);
+        assert!((48_000.0..=60_000.0).contains(&qd8), "this-vm QD8: {qd8}");
         within(
             "this-vm QD1 fsync'd writes/s",
             qd1_flush_rate(&vm, SEED),

@@ -356,6 +356,7 @@ impl EmulatedDevice {
             bail!("emulation: completion for unknown token {}", c.token);
         };
         let real = c.at.saturating_sub(p.submitted);
+        let drawn = p.modelled;
         let ranks = &mut self.ranks[p.op as usize];
         if let Some(u) = ranks.quantile(real) {
             let (median, sigma) = self.service[p.op as usize];
@@ -365,6 +366,8 @@ impl EmulatedDevice {
         }
         ranks.push(real);
         let deliver = c.at.max(p.modelled);
+        // The model's contention counts the operation until it is delivered.
+        self.model.moved(c.at, drawn, deliver);
         let modelled_ns = p.modelled.saturating_sub(p.submitted);
         let tolerance = LATE_TOLERANCE.max((modelled_ns as f64 * LATE_TOLERANCE_FRACTION) as Nanos);
         {
