@@ -171,7 +171,7 @@ pub struct BufferPool {
     /// Complete passes of the clock hand (`completePasses`).
     passes: u64,
     /// Buffers handed out since the last `take_recent_allocs` (bgwriter).
-    recent_allocs: u64,
+    pub(super) recent_allocs: u64,
     dirty_count: u64,
 }
 
