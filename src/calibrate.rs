@@ -67,7 +67,11 @@ pub const SIZE_MIN_BYTES: u64 = 16 << 20;
 pub const SUBDIR: &str = "pgiosim-calibrate";
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
 /// half-length passes count as 6.
-const TESTS: u64 = 14;
+const TESTS: u64 = 16;
+/// Default pause between the isolated tests' operations, µs.
+pub const THINK_US: f64 = 200.0;
+/// Longest pause `--think-us` takes, µs.
+const THINK_US_MAX: f64 = 100_000.0;
 
 /// Flags of `calibrate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -79,13 +83,22 @@ pub struct CalibrateArgs {
     /// Where to write the device profile (JSON).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
-    /// Length of each of the 14 tests, seconds (fractions allowed).
+    /// Length of each of the 16 tests, seconds (fractions allowed).
     #[arg(long, value_name = "SECONDS", default_value_t = 4.0)]
     pub seconds_per_test: f64,
     /// Size of the data file random reads go to, with postgresql.conf units
     /// (1GB, 512MB). Larger than the disk's cache gives truer latencies.
     #[arg(long, value_name = "SIZE", default_value = "1GB")]
     pub size: String,
+    /// Pause between operations of the tests that give the profile's QD1
+    /// latencies, µs (default: about two TPC-B statements of CPU and round
+    /// trip). A database issues I/O between stretches of CPU work, and on a
+    /// virtualised disk an isolated I/O is slower than one right after
+    /// another: this VM's WAL write + fdatasync takes 106-121 µs back to back
+    /// and 140-145 µs 100-250 µs apart, its 8 KiB reads 6-20% longer. 0:
+    /// back to back, as fio runs by default.
+    #[arg(long, value_name = "US", default_value_t = THINK_US)]
+    pub think_us: f64,
     /// Name of the profile [default: the output file's name without .json].
     #[arg(long)]
     pub name: Option<String>,
@@ -162,6 +175,12 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     }
     if args.seconds_per_test > 3600.0 {
         return Err(usage("--seconds-per-test: at most 3600"));
+    }
+    if !(args.think_us >= 0.0 && args.think_us <= THINK_US_MAX) {
+        return Err(usage(format!(
+            "--think-us: must be between 0 and {THINK_US_MAX}, got {}",
+            args.think_us
+        )));
     }
     let size = crate::settings::parse_memory_bytes(&args.size).ok_or_else(|| {
         usage(format!(
@@ -394,6 +413,10 @@ struct Rec {
 /// A test pattern: `slots` independent chains of requests.
 trait Pattern {
     fn slots(&self) -> u32;
+    /// The slot a request's token belongs to.
+    fn slot_of(&self, token: u64) -> u64 {
+        token
+    }
     fn start(&mut self, dev: &mut dyn Device, slot: u64) -> Result<()>;
     /// Handles a completion (recording into `recs`), continues the chain if
     /// `go_on`; returns whether the slot still has a request in flight.
@@ -496,6 +519,10 @@ impl Pattern for WalLoop {
         self.began.len() as u32
     }
 
+    fn slot_of(&self, token: u64) -> u64 {
+        token / 2
+    }
+
     fn start(&mut self, dev: &mut dyn Device, slot: u64) -> Result<()> {
         let s = slot as usize;
         let offset = self.offset[s];
@@ -593,13 +620,15 @@ impl Hists {
     }
 }
 
-/// Runs a pattern for `length` (the first `ramp` not counted). None if
+/// Runs a pattern for `length` (the first `ramp` not counted), each slot
+/// pausing `think` between one chain of requests and the next. None if
 /// stopped.
 fn closed_loop(
     name: &str,
     dev: &mut dyn Device,
     p: &mut dyn Pattern,
     length: Nanos,
+    think: Nanos,
     stop: &AtomicBool,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<TestResult>> {
@@ -617,6 +646,9 @@ fn closed_loop(
     let mut recs = Vec::with_capacity(8);
     let (mut ops, mut bytes) = (0u64, 0u64);
     let mut stopped = false;
+    // Slots pausing, with when they go on (pauses are all the same length,
+    // so the queue stays in order).
+    let mut resting: std::collections::VecDeque<(Nanos, u64)> = Default::default();
     while busy > 0 {
         let now = dev.now();
         if now > end + DRAIN_LIMIT {
@@ -625,13 +657,33 @@ fn closed_loop(
         if stop.load(Ordering::Relaxed) {
             stopped = true;
         }
+        while let Some(&(at, slot)) = resting.front()
+            && at <= now
+        {
+            resting.pop_front();
+            if now < end && !stopped {
+                p.start(dev, slot)?;
+            } else {
+                busy -= 1;
+            }
+        }
         bar.set_position(base_pos + (now.min(end) - t0) / MS);
         out.clear();
-        dev.wait((now < end).then_some(end), MAX_BLOCK, &mut out)?;
+        let wake = resting.front().map_or(end, |r| r.0.min(end));
+        dev.wait((now < wake).then_some(wake), MAX_BLOCK, &mut out)?;
         let go_on = dev.now() < end && !stopped;
         for c in &out {
             recs.clear();
-            if !p.on_done(dev, c, go_on, &mut recs)? {
+            if think > 0 {
+                // The chain ends here; the slot starts the next one later.
+                if !p.on_done(dev, c, false, &mut recs)? {
+                    if go_on {
+                        resting.push_back((c.at + think, p.slot_of(c.token)));
+                    } else {
+                        busy -= 1;
+                    }
+                }
+            } else if !p.on_done(dev, c, go_on, &mut recs)? {
                 busy -= 1;
             }
             if c.at < from || c.at > end {
@@ -782,12 +834,17 @@ fn measure(
     let mut dev = open_engine(dd, layout, args.quiet)?;
     let engine = dev.name().to_string();
     let mut tests: Vec<TestResult> = Vec::new();
+    let think = (args.think_us * 1e3).round() as Nanos;
+    let apart = format!("{} µs apart", args.think_us);
     macro_rules! run {
-        ($name:expr, $pattern:expr) => {{
+        ($name:expr, $pattern:expr) => {
+            run!($name, $pattern, 0)
+        };
+        ($name:expr, $pattern:expr, $think:expr) => {{
             let name: String = $name;
             bar.set_message(name.clone());
             let mut p = $pattern;
-            match closed_loop(&name, dev.as_mut(), &mut p, length, stop, &bar)? {
+            match closed_loop(&name, dev.as_mut(), &mut p, length, $think, stop, &bar)? {
                 Some(r) => {
                     tests.push(r.clone());
                     r
@@ -800,13 +857,24 @@ fn measure(
         "QD1 8 KiB random read".into(),
         RandIo::new(1, blocks, 0.0, 1)
     );
+    let iso_read = run!(
+        format!("QD1 8 KiB random read, {apart}"),
+        RandIo::new(1, blocks, 0.0, 3),
+        think
+    );
     let qd1_write = run!(
-        "QD1 8 KiB random write".into(),
-        RandIo::new(1, blocks, 1.0, 2)
+        format!("QD1 8 KiB random write, {apart}"),
+        RandIo::new(1, blocks, 1.0, 2),
+        think
     );
     let wal1 = run!(
         "8 KiB WAL append + fdatasync, 1 stream".into(),
         WalLoop::new(1, PAGE_BYTES, true, STREAMS)
+    );
+    let iso_wal = run!(
+        format!("8 KiB WAL append + fdatasync, 1 stream, {apart}"),
+        WalLoop::new(1, PAGE_BYTES, true, STREAMS),
+        think
     );
     let wal4 = run!(
         format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
@@ -821,7 +889,7 @@ fn measure(
         let name = format!("QD{qd} 8 KiB random read");
         bar.set_message(name.clone());
         let mut p = RandIo::new(qd, blocks, 0.0, u64::from(qd) + 100 * i as u64);
-        match closed_loop(&name, dev.as_mut(), &mut p, length / 2, stop, &bar)? {
+        match closed_loop(&name, dev.as_mut(), &mut p, length / 2, 0, stop, &bar)? {
             Some(r) => passes.push(r),
             None => return Ok(None),
         }
@@ -861,8 +929,11 @@ fn measure(
 
     let m = Measured {
         qd1_read,
+        iso_read,
         qd1_write,
         wal1,
+        iso_wal,
+        think_us: args.think_us,
         wal4,
         sweep,
         write16,
@@ -892,9 +963,18 @@ fn measure(
 /// The tests the profile is derived from.
 #[derive(Clone, Debug)]
 pub struct Measured {
+    /// QD1 reads back to back (the sweep's first depth).
     pub qd1_read: TestResult,
+    /// QD1 reads `think_us` apart: the profile's `read`.
+    pub iso_read: TestResult,
+    /// QD1 writes `think_us` apart: the profile's `write`.
     pub qd1_write: TestResult,
+    /// WAL append + fdatasync back to back: the one-stream rate.
     pub wal1: TestResult,
+    /// WAL append + fdatasync `think_us` apart: the profile's `flush`.
+    pub iso_wal: TestResult,
+    /// The pause of the isolated tests, µs.
+    pub think_us: f64,
     pub wal4: TestResult,
     pub sweep: Vec<(u32, f64)>,
     pub write16: TestResult,
@@ -989,9 +1069,12 @@ pub fn derive(
     engine: &str,
 ) -> Result<(Profile, u32, Vec<String>)> {
     let mut findings = Vec::new();
-    let read_m = latency_of(m.qd1_read.read, "QD1 read")?;
+    // The profile's latencies are those of isolated I/O (see --think-us);
+    // rates and the throttle test use the back-to-back runs.
+    let read_m = latency_of(m.iso_read.read, "isolated QD1 read")?;
+    let b2b_read = latency_of(m.qd1_read.read, "QD1 read")?;
     let write_m = latency_of(m.qd1_write.write, "QD1 write")?;
-    let flush_m = latency_of(m.wal1.sync, "WAL fdatasync")?;
+    let flush_m = latency_of(m.iso_wal.sync, "isolated WAL fdatasync")?;
     let bandwidth = sig3(m.seq_read.mib_per_s.max(m.seq_write.mib_per_s).max(1.0));
     let qd1_flush = m.wal1.ops_per_s;
     let par_flush = m.wal4.ops_per_s;
@@ -1001,7 +1084,7 @@ pub fn derive(
     let knee_qd = knee(&m.sweep);
     let plateau = m.sweep.iter().map(|s| s.1).fold(0.0, f64::max);
     let p1 = m.sweep[0].1;
-    let natural_qd1 = 1e6 / read_m.p50.max(0.1);
+    let natural_qd1 = 1e6 / b2b_read.p50.max(0.1);
     let flat = m.sweep.last().map_or(0.0, |s| s.1) < FLAT_SWEEP * p1;
     let throttled = p1 < THROTTLED_QD1 * natural_qd1;
     let write_rate = m.write16.ops_per_s;
@@ -1020,7 +1103,7 @@ pub fn derive(
         let lead = format!(
             "QD1 reads run at {p1:.0}/s where their {:.1} µs median allows {natural_qd1:.0}/s, and \
              the read sweep is flat: a throttle",
-            read_m.p50
+            b2b_read.p50
         );
         if agree(mixed_rate, cap) && agree(write_rate, cap) {
             caps.iops = Some(cap);
@@ -1176,8 +1259,13 @@ pub fn derive(
         // they are all busy (a local SSD). Contention: every operation in
         // flight slows the others from the second one on (a virtualised or
         // networked disk); latency grows by the same step per depth.
-        let l1 = p.qd1_mean_us(Op::Read);
-        let k = (plateau * l1 / 1e6).round().clamp(1.0, 64.0);
+        // Both shapes from the back-to-back QD1 latency, as the sweep ran.
+        let l1 = b2b_read.mean;
+        // Channels so that the model, with the profile's latency, reaches
+        // the plateau.
+        let k = (plateau * p.qd1_mean_us(Op::Read) / 1e6)
+            .round()
+            .clamp(1.0, 64.0);
         let c = contention_fit(&m.sweep, l1);
         let max_qd = m.sweep.iter().map(|s| s.0).max().unwrap_or(1);
         let channels_err = sweep_error(&m.sweep, |n| n.min(k) / l1);
@@ -1201,15 +1289,32 @@ pub fn derive(
             p.channels = k as u32;
             findings.push(format!(
                 "random-read IOPS stop scaling at QD{knee_qd} (no deeper queue gives {:.0}% more); \
-                 plateau {plateau:.0} IOPS × the profile's mean QD1 read latency {l1:.1} µs = {} \
+                 plateau {plateau:.0} IOPS × the profile's mean QD1 read latency {:.1} µs = {} \
                  channels; this fits the sweep to {} rms, a contention of {c:.1} µs per \
                  operation in flight to {}",
                 (KNEE_GAIN - 1.0) * 100.0,
+                p.qd1_mean_us(Op::Read),
                 p.channels,
                 describe(channels_err),
                 describe(contention_err)
             ));
         }
+    }
+    if m.think_us > 0.0
+        && let (Some(iso), Some(pair)) = (m.iso_wal.pair, m.wal1.pair)
+    {
+        findings.push(format!(
+            "I/O {} µs apart, as a database issues it between stretches of CPU work, is what \
+             read, write and flush describe: a read takes {:.1} µs on average against {:.1} µs \
+             back to back ({:+.0}%), WAL append + fdatasync {:.1} µs against {:.1} µs ({:+.0}%)",
+            m.think_us,
+            read_m.mean,
+            b2b_read.mean,
+            100.0 * (read_m.mean / b2b_read.mean.max(1e-9) - 1.0),
+            iso.mean,
+            pair.mean,
+            100.0 * (iso.mean / pair.mean.max(1e-9) - 1.0)
+        ));
     }
     p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
     let sweep_text: Vec<String> = m
@@ -1219,9 +1324,10 @@ pub fn derive(
         .collect();
     p.source = format!(
         "pgiosim calibrate {} in {} on {}, {device}, {engine}, O_DIRECT, data file {}, {} s per \
-         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs; QD1 8 KiB random write p50 {:.1} \
-         µs p99 {:.1} µs; 8 KiB WAL append + fdatasync {:.0}/s, the fdatasync alone p50 {:.1} µs \
-         p99 {:.1} µs, {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
+         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs ({think} µs apart; back to back p50 \
+         {:.1} µs); QD1 8 KiB random write p50 {:.1} µs p99 {:.1} µs ({think} µs apart); 8 KiB \
+         WAL append + fdatasync {:.0}/s back to back, the fdatasync alone p50 {:.1} µs p99 {:.1} \
+         µs ({think} µs apart), {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
          random write {:.0} IOPS; QD32 50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, \
          write {:.0} MiB/s. {}",
         utc_now(),
@@ -1229,20 +1335,22 @@ pub fn derive(
         hostname(),
         crate::settings::format_memory(m.size_bytes),
         args.seconds_per_test,
-        m.qd1_read.read.map_or(0.0, |l| l.p50),
-        m.qd1_read.read.map_or(0.0, |l| l.p99),
+        read_m.p50,
+        read_m.p99,
+        b2b_read.p50,
         m.qd1_write.write.map_or(0.0, |l| l.p50),
         m.qd1_write.write.map_or(0.0, |l| l.p99),
         qd1_flush,
-        m.wal1.sync.map_or(0.0, |l| l.p50),
-        m.wal1.sync.map_or(0.0, |l| l.p99),
+        flush_m.p50,
+        flush_m.p99,
         par_flush,
         sweep_text.join(", "),
         m.write16.ops_per_s,
         m.mixed.ops_per_s,
         m.seq_read.mib_per_s,
         m.seq_write.mib_per_s,
-        findings.join("; ")
+        findings.join("; "),
+        think = m.think_us
     );
     let text = serde_json::to_string(&p)?;
     let p = Profile::from_json(&text, "the calibrated profile")
@@ -1284,23 +1392,24 @@ fn model_mixed_iops(p: &Profile, qd: u32, write_share: f64) -> f64 {
 fn model_check(p: &Profile, m: &Measured) -> Vec<(String, f64, f64)> {
     let (_, p50, _) = microbench::qd1_read_latency(p, 1);
     let mut v = vec![(
-        "QD1 read p50, µs".to_string(),
-        m.qd1_read.read.map_or(0.0, |l| l.p50),
+        format!("QD1 read p50, {} µs apart, µs", m.think_us),
+        m.iso_read.read.map_or(0.0, |l| l.p50),
         p50,
     )];
     for &(qd, iops) in &m.sweep {
         if qd == 1 || qd == 8 || qd == 32 || qd == 64 {
+            let back = if qd == 1 { ", back to back" } else { "" };
             v.push((
-                format!("QD{qd} read IOPS"),
+                format!("QD{qd} read IOPS{back}"),
                 iops,
                 microbench::read_iops(p, qd, 1),
             ));
         }
     }
     v.push((
-        "QD1 write+fdatasync /s".into(),
-        m.wal1.ops_per_s,
-        microbench::qd1_flush_rate(p, 1),
+        format!("write+fdatasync, {} µs apart, µs", m.think_us),
+        m.iso_wal.pair.map_or(0.0, |l| l.mean),
+        1e6 / microbench::qd1_flush_rate(p, 1),
     ));
     v.push((
         format!("{STREAMS} × write+fdatasync /s"),
@@ -1590,6 +1699,7 @@ mod tests {
             dir: PathBuf::from("/mnt/disk"),
             output: PathBuf::from("disk.json"),
             seconds_per_test: 4.0,
+            think_us: THINK_US,
             size: "1GB".into(),
             name: None,
             json: None,
@@ -1602,8 +1712,11 @@ mod tests {
     fn this_vm() -> Measured {
         Measured {
             qd1_read: test(14_320.0, lat(64.6, 69.6, 131.7), None),
+            iso_read: test(1_750.0, lat(64.6, 69.6, 131.7), None),
             qd1_write: test(11_700.0, None, lat(77.1, 85.4, 188.2)),
             wal1: wal(7744.0, lat(54.8, 64.1, 165.6)),
+            iso_wal: wal(1_600.0, lat(54.8, 64.1, 165.6)),
+            think_us: 500.0,
             wal4: wal(14_261.0, lat(60.0, 70.0, 200.0)),
             sweep: vec![
                 (1, 14_320.0),
@@ -1690,8 +1803,11 @@ mod tests {
         // design.md (3,000 read and write IOPS, 125 MiB/s each way).
         let m = Measured {
             qd1_read: test(3000.0, lat(70.5, 333.0, 104.0), None),
+            iso_read: test(1_700.0, lat(70.5, 80.0, 104.0), None),
             qd1_write: test(3000.0, None, lat(62.0, 337.0, 2742.0)),
             wal1: wal(1476.7, lat(64.0, 640.0, 3942.0)),
+            iso_wal: wal(1_300.0, lat(64.0, 100.0, 3942.0)),
+            think_us: 500.0,
             wal4: wal(1440.0, lat(70.0, 700.0, 4000.0)),
             sweep: vec![
                 (1, 3000.0),

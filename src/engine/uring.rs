@@ -256,6 +256,15 @@ impl UringDevice {
     /// Hands queued SQEs to the kernel. When the kernel refuses more work
     /// until completions are reaped (EBUSY), reaps into the backlog.
     fn submit_queued(&mut self) -> Result<()> {
+        // io_uring_enter with nothing to submit costs a syscall, and the
+        // driver polls this in its spin near a timer: skip it unless the
+        // kernel holds completions the ring had no room for.
+        {
+            let sq = self.ring.submission();
+            if sq.is_empty() && !sq.cq_overflow() {
+                return Ok(());
+            }
+        }
         loop {
             match self.ring.submit() {
                 Ok(_) => return Ok(()),
