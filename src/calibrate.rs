@@ -67,9 +67,11 @@ pub const SIZE_MIN_BYTES: u64 = 16 << 20;
 pub const SUBDIR: &str = "pgiosim-calibrate";
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
 /// half-length passes count as 6.
-const TESTS: u64 = 16;
+const TESTS: u64 = 14;
+/// Tests added by `--think-us` (isolated reads and WAL syncs).
+const ISOLATED_TESTS: u64 = 2;
 /// Default pause between the isolated tests' operations, µs.
-pub const THINK_US: f64 = 200.0;
+pub const THINK_US: f64 = 0.0;
 /// Longest pause `--think-us` takes, µs.
 const THINK_US_MAX: f64 = 100_000.0;
 
@@ -83,7 +85,8 @@ pub struct CalibrateArgs {
     /// Where to write the device profile (JSON).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
-    /// Length of each of the 16 tests, seconds (fractions allowed).
+    /// Length of each of the 14 tests (16 with --think-us), seconds
+    /// (fractions allowed).
     #[arg(long, value_name = "SECONDS", default_value_t = 4.0)]
     pub seconds_per_test: f64,
     /// Size of the data file random reads go to, with postgresql.conf units
@@ -91,12 +94,12 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "SIZE", default_value = "1GB")]
     pub size: String,
     /// Pause between operations of the tests that give the profile's QD1
-    /// latencies, µs (default: about two TPC-B statements of CPU and round
-    /// trip). A database issues I/O between stretches of CPU work, and on a
-    /// virtualised disk an isolated I/O is slower than one right after
-    /// another: this VM's WAL write + fdatasync takes 106-121 µs back to back
-    /// and 140-145 µs 100-250 µs apart, its 8 KiB reads 6-20% longer. 0:
-    /// back to back, as fio runs by default.
+    /// latencies, µs; 0 (the default): back to back, as fio runs. A database
+    /// issues I/O between stretches of CPU work, and on a virtualised disk an
+    /// isolated I/O can be slower than one right after another: on this VM
+    /// 200 µs apart, WAL write + fdatasync took +6% to +61% longer in
+    /// different runs, reads +6% to +20%. Try 200 to describe the disk as a
+    /// lightly loaded database sees it.
     #[arg(long, value_name = "US", default_value_t = THINK_US)]
     pub think_us: f64,
     /// Name of the profile [default: the output file's name without .json].
@@ -821,7 +824,13 @@ fn measure(
     let length = (args.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;
     let bar = if progress {
-        let bar = indicatif::ProgressBar::new(TESTS * length / MS);
+        let tests = TESTS
+            + if args.think_us > 0.0 {
+                ISOLATED_TESTS
+            } else {
+                0
+            };
+        let bar = indicatif::ProgressBar::new(tests * length / MS);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "calibrate [{bar:30}] {percent:>3}% ETA {eta} {msg}",
         ) {
@@ -857,25 +866,41 @@ fn measure(
         "QD1 8 KiB random read".into(),
         RandIo::new(1, blocks, 0.0, 1)
     );
-    let iso_read = run!(
-        format!("QD1 8 KiB random read, {apart}"),
-        RandIo::new(1, blocks, 0.0, 3),
-        think
-    );
-    let qd1_write = run!(
-        format!("QD1 8 KiB random write, {apart}"),
-        RandIo::new(1, blocks, 1.0, 2),
-        think
-    );
+    // With no pause, the back-to-back tests are the isolated ones too.
+    let iso_read = if think > 0 {
+        run!(
+            format!("QD1 8 KiB random read, {apart}"),
+            RandIo::new(1, blocks, 0.0, 3),
+            think
+        )
+    } else {
+        qd1_read.clone()
+    };
+    let qd1_write = if think > 0 {
+        run!(
+            format!("QD1 8 KiB random write, {apart}"),
+            RandIo::new(1, blocks, 1.0, 2),
+            think
+        )
+    } else {
+        run!(
+            "QD1 8 KiB random write".into(),
+            RandIo::new(1, blocks, 1.0, 2)
+        )
+    };
     let wal1 = run!(
         "8 KiB WAL append + fdatasync, 1 stream".into(),
         WalLoop::new(1, PAGE_BYTES, true, STREAMS)
     );
-    let iso_wal = run!(
-        format!("8 KiB WAL append + fdatasync, 1 stream, {apart}"),
-        WalLoop::new(1, PAGE_BYTES, true, STREAMS),
-        think
-    );
+    let iso_wal = if think > 0 {
+        run!(
+            format!("8 KiB WAL append + fdatasync, 1 stream, {apart}"),
+            WalLoop::new(1, PAGE_BYTES, true, STREAMS),
+            think
+        )
+    } else {
+        wal1.clone()
+    };
     let wal4 = run!(
         format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
         WalLoop::new(STREAMS, PAGE_BYTES, true, STREAMS)
@@ -1324,10 +1349,10 @@ pub fn derive(
         .collect();
     p.source = format!(
         "pgiosim calibrate {} in {} on {}, {device}, {engine}, O_DIRECT, data file {}, {} s per \
-         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs ({think} µs apart; back to back p50 \
-         {:.1} µs); QD1 8 KiB random write p50 {:.1} µs p99 {:.1} µs ({think} µs apart); 8 KiB \
+         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs (pause{think}; back to back p50 \
+         {:.1} µs); QD1 8 KiB random write p50 {:.1} µs p99 {:.1} µs (pause{think}); 8 KiB \
          WAL append + fdatasync {:.0}/s back to back, the fdatasync alone p50 {:.1} µs p99 {:.1} \
-         µs ({think} µs apart), {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
+         µs (pause{think}), {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
          random write {:.0} IOPS; QD32 50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, \
          write {:.0} MiB/s. {}",
         utc_now(),
@@ -1350,7 +1375,11 @@ pub fn derive(
         m.seq_read.mib_per_s,
         m.seq_write.mib_per_s,
         findings.join("; "),
-        think = m.think_us
+        think = if m.think_us > 0.0 {
+            format!(" {} µs", m.think_us)
+        } else {
+            " none".to_string()
+        }
     );
     let text = serde_json::to_string(&p)?;
     let p = Profile::from_json(&text, "the calibrated profile")
@@ -1388,11 +1417,20 @@ fn model_mixed_iops(p: &Profile, qd: u32, write_share: f64) -> f64 {
     n as f64 / ((last - first) as f64 / 1e9)
 }
 
+/// ", N µs apart" for isolated tests, "" for back to back.
+fn apart(think_us: f64) -> String {
+    if think_us > 0.0 {
+        format!(", {think_us} µs apart")
+    } else {
+        String::new()
+    }
+}
+
 /// (figure, measured, the profile's model) for the tests the model can run.
 fn model_check(p: &Profile, m: &Measured) -> Vec<(String, f64, f64)> {
     let (_, p50, _) = microbench::qd1_read_latency(p, 1);
     let mut v = vec![(
-        format!("QD1 read p50, {} µs apart, µs", m.think_us),
+        format!("QD1 read p50{}, µs", apart(m.think_us)),
         m.iso_read.read.map_or(0.0, |l| l.p50),
         p50,
     )];
@@ -1407,7 +1445,7 @@ fn model_check(p: &Profile, m: &Measured) -> Vec<(String, f64, f64)> {
         }
     }
     v.push((
-        format!("write+fdatasync, {} µs apart, µs", m.think_us),
+        format!("write+fdatasync{}, µs", apart(m.think_us)),
         m.iso_wal.pair.map_or(0.0, |l| l.mean),
         1e6 / microbench::qd1_flush_rate(p, 1),
     ));

@@ -82,7 +82,7 @@ fn calibrate_writes_a_valid_profile_and_removes_its_files() {
     assert!(num(&p, &["bandwidth_mib_s"]) > 1.0);
     let cal = read_json(&json);
     assert_eq!(cal["sweep"].as_array().unwrap().len(), 7);
-    assert_eq!(cal["tests"].as_array().unwrap().len(), 16);
+    assert_eq!(cal["tests"].as_array().unwrap().len(), 14);
     // The profile is usable as it is.
     let o = pgiosim(&[
         "model",

@@ -258,10 +258,11 @@ impl UringDevice {
     fn submit_queued(&mut self) -> Result<()> {
         // io_uring_enter with nothing to submit costs a syscall, and the
         // driver polls this in its spin near a timer: skip it unless the
-        // kernel holds completions the ring had no room for.
+        // kernel has completions to post (deferred task work, flagged with
+        // IORING_SQ_TASKRUN) or held back for lack of room.
         {
             let sq = self.ring.submission();
-            if sq.is_empty() && !sq.cq_overflow() {
+            if sq.is_empty() && !sq.cq_overflow() && !sq.taskrun() {
                 return Ok(());
             }
         }
