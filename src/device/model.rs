@@ -40,8 +40,9 @@
 //!   log-normal, fitted so that the profile's QD1 median and p99 come out
 //!   (stated latency minus round trip and transfer, see
 //!   [`Profile::fixed_us`]), plus `contention_us` for every other
-//!   operation on the device (past the caps, not yet complete) when it is
-//!   submitted.
+//!   operation on the device (on a channel, not yet complete) when it
+//!   starts; operations a cap holds or that wait for a channel are not on
+//!   the device yet.
 //! * **Both.** The operation finishes when the device would have finished it
 //!   (queueing for a channel and for the medium) and when its own work has
 //!   run after the caps admitted it: `max(device_end, admitted + work)`.
@@ -66,7 +67,7 @@
 //!
 //! * **Load-dependent service time is linear and counted once.** Every
 //!   service time is drawn from the QD1 distribution, plus `contention_us`
-//!   per operation in flight when it is submitted; operations that arrive
+//!   per operation on the device when it starts; operations that arrive
 //!   while it runs do not slow it further. In a closed loop that is the same
 //!   on average; a burst arriving behind a long operation is cheaper than on
 //!   a real disk. Every kind of operation slows every other kind alike (this
@@ -285,7 +286,8 @@ pub struct DeviceModel {
     /// device, with how many complete then (as many entries as operations
     /// in flight).
     in_flight: BTreeMap<Nanos, u32>,
-    /// With contention: operations a cap holds, (admitted, completes).
+    /// With contention: operations not on the device yet (a cap holds
+    /// them, or they wait for a channel), (starts, completes).
     held: BTreeMap<(Nanos, Nanos), u32>,
 }
 
@@ -375,10 +377,18 @@ impl DeviceModel {
         } else {
             self.admit(now, op, bytes)
         };
-        // Counted when submitted: in a closed loop at depth n every
-        // operation then sees n − 1 others, what the calibration fitted.
+        // Counted when the operation starts on the device (past the caps
+        // and, unless it is a media flush, on a channel): in a closed loop
+        // at depth n ≤ channels every operation then sees n − 1 others, what
+        // the calibration fitted; past the channels, those queued for one
+        // do not slow the ones being served.
+        let on_channel = if op == Op::Flush && self.flush_to_media {
+            now
+        } else {
+            self.channels.peek().expect("k ≥ 1 channels").0
+        };
+        let starts = (admitted.round() as Nanos).max(now).max(on_channel);
         let service = if self.contention_ns > 0.0 {
-            let starts = (admitted.round() as Nanos).max(now);
             drawn + self.contention_ns * self.on_device(now, starts) as f64
         } else {
             drawn
@@ -409,9 +419,8 @@ impl DeviceModel {
         };
         if self.contention_ns > 0.0 {
             let done = done.round() as Nanos;
-            let admitted = admitted.round() as Nanos;
-            if admitted > now {
-                *self.held.entry((admitted, done)).or_default() += 1;
+            if starts > now {
+                *self.held.entry((starts, done)).or_default() += 1;
             } else {
                 *self.in_flight.entry(done).or_default() += 1;
             }
@@ -647,6 +656,17 @@ mod tests {
                 "QD{qd}: {mean_us} µs, want {want}"
             );
         }
+    }
+
+    #[test]
+    fn operations_queued_for_a_channel_do_not_slow_those_being_served() {
+        // 2 channels, 10 reads at once: they go two at a time, each beside
+        // one other, so 5 rounds of 108 + 10 µs; counting the queue would
+        // make the last ones take up to 108 + 9 × 10 µs each.
+        let mut m = DeviceModel::new(&contended(2, 10.0, serde_json::json!(null)), 1);
+        let last = (0..10).map(|_| m.submit(0, Op::Read, 8192)).max().unwrap();
+        assert!(last <= 5 * 118 * US + 10 * US, "{last}");
+        assert!(last >= 5 * 108 * US, "{last}");
     }
 
     #[test]

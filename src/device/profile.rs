@@ -88,7 +88,7 @@ pub struct Profile {
     /// Service channels: how many operations the device works on at once.
     pub channels: u32,
     /// µs added to an operation's service time for every other operation
-    /// in flight on the device when it starts (past the caps). Default 0.
+    /// on the device when it starts (past the caps, on a channel). Default 0.
     /// A virtualised or networked disk slows per operation as soon as a
     /// second one is in flight, long before its channels run out: this
     /// VM's disk reads at 59 µs alone and 145 µs at QD8, and its fdatasync
@@ -345,8 +345,13 @@ impl Profile {
         } else {
             "cheap, parallel"
         };
+        let contention = if self.contention_us > 0.0 {
+            format!(" | +{} per I/O in flight", fmt_us(self.contention_us))
+        } else {
+            String::new()
+        };
         format!(
-            "{:<15} {} | caps: {} | QD1 {} KiB read {} | flush {} ({})",
+            "{:<15} {} | caps: {} | QD1 {} KiB read {} | flush {} ({}){contention}",
             self.name,
             self.description,
             self.caps_text(),
