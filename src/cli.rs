@@ -70,8 +70,9 @@ pub enum Command {
     /// miss: use it to measure the disk. --os-cache SIZE models a kernel page
     /// cache in front of it (a modelled hit costs no I/O), for comparing with a
     /// real server whose data partly fits in RAM. --buffered goes through the
-    /// real kernel page cache, as PostgreSQL up to 17 does: use it to compare
-    /// with a real PostgreSQL on this same machine.
+    /// real kernel page cache, as PostgreSQL up to 17 does, and holds
+    /// shared_buffers' memory as the postmaster does: use it to compare with a
+    /// real PostgreSQL on this same machine.
     Run(RunArgs),
     /// Run the same workload in virtual time against a device model.
     ///
@@ -768,6 +769,22 @@ pub(crate) fn run_result(
             plan.cfg.seed
         );
     }
+    // Through the page cache, shared_buffers' memory must be taken from it
+    // as the postmaster takes it (see engine::shared_memory).
+    let _shared_buffers = if args.buffered {
+        let held =
+            crate::engine::shared_memory::SharedMemory::hold(plan.settings.shared_buffers_bytes)?;
+        if !w.quiet {
+            eprintln!(
+                "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
+                 page cache has the room it would have",
+                crate::settings::format_memory(held.len() as u64)
+            );
+        }
+        Some(held)
+    } else {
+        None
+    };
     let max_in_flight = w.clients + 4;
     let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
     let mut emulation = None;

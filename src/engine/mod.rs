@@ -10,6 +10,7 @@ pub mod bench;
 pub mod driver;
 pub mod emulate;
 pub mod psync;
+pub mod shared_memory;
 pub mod sim;
 pub mod uring;
 
