@@ -784,6 +784,37 @@ impl OpenFiles {
         }
     }
 
+    /// Whether a data-page write must start its own writeback: through the
+    /// page cache, when PostgreSQL's writer would call sync_file_range
+    /// (its *_flush_after is not 0, so the write is not left to the
+    /// kernel). Under cgroup v1 that writeback is charged to the writer's
+    /// cgroup, the kernel flusher's is not.
+    pub fn starts_writeback(&self, kind: IoKind) -> bool {
+        !self.direct
+            && matches!(
+                kind,
+                IoKind::WritePage {
+                    kernel_writeback: false,
+                    ..
+                }
+            )
+    }
+
+    /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` over `len` bytes at
+    /// `offset` of `r`: start writing them back, without waiting, as
+    /// PostgreSQL's IssuePendingWritebacks does.
+    pub fn start_writeback(&self, r: FileRef, offset: u64, len: u64) -> io::Result<()> {
+        let fd = self.file(r).as_raw_fd();
+        let (off, n) = (offset as libc::off64_t, len as libc::off64_t);
+        // SAFETY: a plain syscall on an open descriptor; no memory is passed.
+        let rc = unsafe { libc::sync_file_range(fd, off, n, libc::SYNC_FILE_RANGE_WRITE) };
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
     /// The path of the file `r` refers to.
     pub fn path(&self, r: FileRef) -> &Path {
         match r {
@@ -1200,6 +1231,35 @@ mod tests {
         let msg = format!("{err:#}");
         assert!(msg.contains("needs ") && msg.contains(" free"), "{msg}");
         assert!(!dd.data_path().exists());
+    }
+
+    #[test]
+    fn buffered_writes_of_writers_with_flush_after_start_their_writeback() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(tmp.path(), None);
+        let l = layout(10, 1, "x");
+        prepare(&dd, &l, false).unwrap();
+        let files = open(&dd, &l, false).unwrap();
+        let own = IoKind::WritePage {
+            block: 3,
+            kernel_writeback: false,
+        };
+        let left = IoKind::WritePage {
+            block: 3,
+            kernel_writeback: true,
+        };
+        assert!(files.starts_writeback(own));
+        assert!(!files.starts_writeback(left));
+        assert!(!files.starts_writeback(IoKind::ReadPage { block: 3 }));
+        let (f, off, len) = files.locate(own, files.data_blocks().unwrap()).unwrap();
+        files.file(f).write_all_at(&[1u8; 8192], off).unwrap();
+        files.start_writeback(f, off, len).unwrap();
+        // With O_DIRECT the write itself goes to the disk: nothing to start.
+        let direct = OpenFiles {
+            direct: true,
+            ..files
+        };
+        assert!(!direct.starts_writeback(own));
     }
 
     #[test]

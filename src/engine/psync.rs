@@ -151,7 +151,14 @@ fn execute(
         ),
         IoKind::WritePage { .. } => (
             "write",
-            file.write_all_at(&page.as_slice()[..job.len as usize], job.offset),
+            file.write_all_at(&page.as_slice()[..job.len as usize], job.offset)
+                .and_then(|()| {
+                    if files.starts_writeback(job.kind) {
+                        files.start_writeback(job.file, job.offset, job.len)
+                    } else {
+                        Ok(())
+                    }
+                }),
         ),
         IoKind::WalWrite { .. } => {
             if wal.len() < job.len as usize {

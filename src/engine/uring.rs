@@ -97,6 +97,9 @@ struct InFlight {
     offset: u64,
     /// Bytes expected to move (0 for fsync).
     len: u64,
+    /// Start the page's writeback once written (see
+    /// `OpenFiles::starts_writeback`).
+    writeback: bool,
 }
 
 /// The io_uring device: real files, real clock.
@@ -321,6 +324,17 @@ impl UringDevice {
                         op.len
                     )
                 });
+            } else if let Err(err) = if op.writeback {
+                self.files.start_writeback(op.file, op.offset, op.len)
+            } else {
+                Ok(())
+            } {
+                first_err.get_or_insert_with(|| {
+                    anyhow!(
+                        "sync_file_range of {path} at offset {} failed: {err}",
+                        op.offset
+                    )
+                });
             } else {
                 out.push(IoCompletion { token, at });
                 n += 1;
@@ -396,6 +410,7 @@ impl Device for UringDevice {
                 op,
                 offset,
                 len,
+                writeback: self.files.starts_writeback(req.kind),
             },
         );
         self.push(&entry.user_data(req.token))?;
