@@ -844,7 +844,6 @@ fn measure(
     let engine = dev.name().to_string();
     let mut tests: Vec<TestResult> = Vec::new();
     let think = (args.think_us * 1e3).round() as Nanos;
-    let apart = format!("{} µs apart", args.think_us);
     macro_rules! run {
         ($name:expr, $pattern:expr) => {
             run!($name, $pattern, 0)
@@ -869,32 +868,28 @@ fn measure(
     // With no pause, the back-to-back tests are the isolated ones too.
     let iso_read = if think > 0 {
         run!(
-            format!("QD1 8 KiB random read, {apart}"),
+            format!("QD1 8 KiB random read{}", apart(args.think_us)),
             RandIo::new(1, blocks, 0.0, 3),
             think
         )
     } else {
         qd1_read.clone()
     };
-    let qd1_write = if think > 0 {
-        run!(
-            format!("QD1 8 KiB random write, {apart}"),
-            RandIo::new(1, blocks, 1.0, 2),
-            think
-        )
-    } else {
-        run!(
-            "QD1 8 KiB random write".into(),
-            RandIo::new(1, blocks, 1.0, 2)
-        )
-    };
+    let qd1_write = run!(
+        format!("QD1 8 KiB random write{}", apart(args.think_us)),
+        RandIo::new(1, blocks, 1.0, 2),
+        think
+    );
     let wal1 = run!(
         "8 KiB WAL append + fdatasync, 1 stream".into(),
         WalLoop::new(1, PAGE_BYTES, true, STREAMS)
     );
     let iso_wal = if think > 0 {
         run!(
-            format!("8 KiB WAL append + fdatasync, 1 stream, {apart}"),
+            format!(
+                "8 KiB WAL append + fdatasync, 1 stream{}",
+                apart(args.think_us)
+            ),
             WalLoop::new(1, PAGE_BYTES, true, STREAMS),
             think
         )

@@ -382,16 +382,17 @@ impl DeviceModel {
         // at depth n ≤ channels every operation then sees n − 1 others, what
         // the calibration fitted; past the channels, those queued for one
         // do not slow the ones being served.
-        let on_channel = if op == Op::Flush && self.flush_to_media {
-            now
-        } else {
-            self.channels.peek().expect("k ≥ 1 channels").0
-        };
-        let starts = (admitted.round() as Nanos).max(now).max(on_channel);
-        let service = if self.contention_ns > 0.0 {
-            drawn + self.contention_ns * self.on_device(now, starts) as f64
-        } else {
-            drawn
+        let starts = (self.contention_ns > 0.0).then(|| {
+            let on_channel = if op == Op::Flush && self.flush_to_media {
+                now
+            } else {
+                self.channels.peek().expect("k ≥ 1 channels").0
+            };
+            (admitted.round() as Nanos).max(now).max(on_channel)
+        });
+        let service = match starts {
+            Some(at) => drawn + self.contention_ns * self.on_device(now, at) as f64,
+            None => drawn,
         };
         let done = if op == Op::Flush && self.flush_to_media {
             let start = admitted.max(self.destage_done).max(self.flush_free);
@@ -417,7 +418,7 @@ impl DeviceModel {
             }
             done
         };
-        if self.contention_ns > 0.0 {
+        if let Some(starts) = starts {
             let done = done.round() as Nanos;
             if starts > now {
                 *self.held.entry((starts, done)).or_default() += 1;

@@ -324,18 +324,18 @@ impl UringDevice {
                         op.len
                     )
                 });
-            } else if let Err(err) = if op.writeback {
-                self.files.start_writeback(op.file, op.offset, op.len)
             } else {
-                Ok(())
-            } {
-                first_err.get_or_insert_with(|| {
-                    anyhow!(
-                        "sync_file_range of {path} at offset {} failed: {err}",
-                        op.offset
-                    )
-                });
-            } else {
+                if op.writeback
+                    && let Err(err) = self.files.start_writeback(op.file, op.offset, op.len)
+                {
+                    first_err.get_or_insert_with(|| {
+                        anyhow!(
+                            "sync_file_range of {path} at offset {} failed: {err}",
+                            op.offset
+                        )
+                    });
+                    continue;
+                }
                 out.push(IoCompletion { token, at });
                 n += 1;
             }
