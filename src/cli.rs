@@ -483,6 +483,7 @@ fn core_config(
     s: &Settings,
     scale_round_trip: u64,
     read_cpu: u64,
+    write_cpu: u64,
     seed: u64,
 ) -> Result<CoreConfig> {
     if args.clients == 0 {
@@ -587,6 +588,7 @@ fn core_config(
         wal_segments: WAL_SEGMENTS,
         round_trip: scale_round_trip,
         read_cpu,
+        write_cpu,
         wal_flush_cpu: WAL_FLUSH_CPU,
         backend_flush_after: s.backend_flush_after_bytes,
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
@@ -641,6 +643,7 @@ fn plan(w: &WorkloadArgs) -> Result<Plan> {
         &settings,
         workload.round_trip(),
         workload.read_cpu(),
+        workload.write_cpu(),
         seed,
     )?;
     let progress = match w.progress {
@@ -913,7 +916,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let mut wargs = WorkloadArgs::parse_defaults();
     wargs.seed = args.seed;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut cfg = core_config(&wargs, &settings, 0, 0, seed)?;
+    let mut cfg = core_config(&wargs, &settings, 0, 0, 0, seed)?;
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());

@@ -60,6 +60,9 @@ pub struct CoreConfig {
     pub round_trip: Nanos,
     /// CPU a backend spends on each data-file read it waits for.
     pub read_cpu: Nanos,
+    /// CPU the writing process spends on each data-file write (a backend's
+    /// victim write, the bgwriter's, the checkpointer's, vacuum's).
+    pub write_cpu: Nanos,
     /// backend_flush_after, bgwriter_flush_after, checkpoint_flush_after
     /// (bytes): 0 leaves the writeback of that writer's pages to the kernel.
     pub backend_flush_after: u64,

@@ -35,6 +35,11 @@ use crate::workload::{Step, TableHeap, Workload};
 /// One flush is in flight at a time, so one id serves.
 const FLUSHER: u32 = u32::MAX;
 
+/// The CPU scheduler's name for a background writer's (bgwriter,
+/// checkpointer, autovacuum) CPU after a data-file write. Nobody waits for
+/// it; it only takes a core from the backends.
+const WRITER: u32 = u32::MAX - 1;
+
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
@@ -432,11 +437,17 @@ impl Database {
             Purpose::VictimWrite { client, buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                self.make_ready(client);
+                if self.cfg.write_cpu > 0 {
+                    // The write syscall copying the page is the backend's CPU.
+                    self.start_cpu(now, client, self.cfg.write_cpu);
+                } else {
+                    self.make_ready(client);
+                }
             }
             Purpose::CheckpointWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
+                self.writer_cpu(now);
                 self.stats.counters.checkpoint_writes += 1;
                 self.ckpt_wait = CkptWait::Sleeping;
                 if self.ckpt.on_schedule(now, self.wal.insert_lsn()) {
@@ -449,6 +460,7 @@ impl Database {
             Purpose::BgWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
+                self.writer_cpu(now);
                 self.stats.counters.bgwriter_writes += 1;
                 self.bgwriter_next(now);
             }
@@ -479,6 +491,7 @@ impl Database {
             Purpose::VacuumWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
+                self.writer_cpu(now);
                 self.vac_wait = VacWait::Running;
                 self.vacuum_step(now);
             }
@@ -506,6 +519,18 @@ impl Database {
                 self.set_timer(finish, Timer::CpuDone(c));
             }
             None => cl.clock.switch(now, Bucket::CpuQueue),
+        }
+    }
+
+    /// A background process wrote a data page: its CPU for that write
+    /// (CoreConfig::write_cpu) takes a core, without holding up the writer's
+    /// next write (its pacing is the bgwriter's rounds or the checkpoint's
+    /// schedule, not its CPU).
+    fn writer_cpu(&mut self, now: Nanos) {
+        if self.cfg.write_cpu > 0 {
+            if let Some(finish) = self.cpu.request(now, WRITER, self.cfg.write_cpu) {
+                self.set_timer(finish, Timer::CpuDone(WRITER));
+            }
         }
     }
 
@@ -633,15 +658,15 @@ impl Database {
             }
             Timer::CpuDone(c) => {
                 if let Some((next, finish)) = self.cpu.release(now) {
-                    if next != FLUSHER {
+                    if next != FLUSHER && next != WRITER {
                         self.clients[next as usize].clock.switch(now, Bucket::Cpu);
                     }
                     self.set_timer(finish, Timer::CpuDone(next));
                 }
-                if c == FLUSHER {
-                    self.wal_io_done(now);
-                } else {
-                    self.make_ready(c);
+                match c {
+                    FLUSHER => self.wal_io_done(now),
+                    WRITER => {}
+                    _ => self.make_ready(c),
                 }
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {

@@ -54,6 +54,8 @@ pub trait Workload {
     fn round_trip(&self) -> Nanos;
     /// CPU a backend spends on each data-file read it waits for.
     fn read_cpu(&self) -> Nanos;
+    /// CPU a process spends on each data-file write.
+    fn write_cpu(&self) -> Nanos;
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
     /// The workload and where its numbers come from, for reports.

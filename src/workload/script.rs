@@ -190,6 +190,7 @@ pub struct Script {
     index_insert_wal: u32,
     round_trip: Nanos,
     read_cpu: Nanos,
+    write_cpu: Nanos,
     described: serde_json::Value,
     keys: Vec<u64>,
 }
@@ -371,6 +372,7 @@ impl Script {
             index_insert_wal: first.index_insert_wal_bytes,
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
+            write_cpu: (first.cpu_us_per_write * US as f64) as Nanos,
             described,
             keys: Vec::new(),
         })
@@ -418,6 +420,10 @@ impl Workload for Script {
 
     fn read_cpu(&self) -> Nanos {
         self.read_cpu
+    }
+
+    fn write_cpu(&self) -> Nanos {
+        self.write_cpu
     }
 
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>) {

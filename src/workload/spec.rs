@@ -249,6 +249,12 @@ pub struct WorkloadSpec {
     /// syscall, the kernel's block I/O and completion), µs; default 0.
     #[serde(default)]
     pub cpu_us_per_read: f64,
+    /// CPU a process spends on each data-file write (the write syscall
+    /// copying the page to the kernel, the buffer's bookkeeping), µs: a
+    /// backend's eviction of a dirty buffer, the bgwriter's, the
+    /// checkpointer's and vacuum's writes; default 0.
+    #[serde(default)]
+    pub cpu_us_per_write: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -313,6 +319,7 @@ impl WorkloadSpec {
                 self.round_trip_us_per_statement,
             ),
             ("cpu_us_per_read", self.cpu_us_per_read),
+            ("cpu_us_per_write", self.cpu_us_per_write),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
