@@ -244,10 +244,16 @@ fn data_file_writes_cost_their_writers_cpu() {
     let cpu_tx = |o: &Outcome| o.db.stats().bucket_sum_ns[Bucket::Cpu.index()] as f64 / tx(o);
     let writes_tx = o.writes.len() as f64 / tx(&o);
     let victims_tx = o.db.stats().counters.backend_writes as f64 / tx(&o);
-    assert!(writes_tx > 0.2 && victims_tx > 0.05, "{writes_tx} {victims_tx}");
+    assert!(
+        writes_tx > 0.2 && victims_tx > 0.05,
+        "{writes_tx} {victims_tx}"
+    );
     let grew = busy_tx(&o) - busy_tx(&base);
     let want = 50_000.0 * writes_tx;
-    assert!((grew - want).abs() < 0.1 * want, "{grew} ns per tx, want {want}");
+    assert!(
+        (grew - want).abs() < 0.1 * want,
+        "{grew} ns per tx, want {want}"
+    );
     let backend_grew = cpu_tx(&o) - cpu_tx(&base);
     let backend_want = 50_000.0 * victims_tx;
     assert!(
