@@ -40,6 +40,10 @@ const FLUSHER: u32 = u32::MAX;
 /// it; it only takes a core from the backends.
 const WRITER: u32 = u32::MAX - 1;
 
+/// The CPU scheduler's name for the backend that leads the next WAL flush
+/// when it wakes (see `Database::wal_leader_waking`).
+const LEADER: u32 = u32::MAX - 2;
+
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
@@ -207,6 +211,12 @@ pub struct Database {
     bgw: BgWriter,
     bgw_queue: Vec<BufId>,
     bgw_busy: bool,
+    /// A flush just ended with backends still waiting for theirs. In
+    /// PostgreSQL they sleep on WALWriteLock, and the next flush starts when
+    /// one of them wakes, gets a core and takes the lock (XLogFlush), unless
+    /// a backend that is running meanwhile asks for a flush first and takes
+    /// the free lock itself. Commits inserted until then join that flush.
+    wal_leader_waking: bool,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -290,6 +300,7 @@ impl Database {
             ),
             bgw_queue: Vec::new(),
             bgw_busy: false,
+            wal_leader_waking: false,
             bgw_flush_wait: None,
             stats: Stats::new(),
             checkpoints: Vec::new(),
@@ -527,10 +538,10 @@ impl Database {
     /// next write (its pacing is the bgwriter's rounds or the checkpoint's
     /// schedule, not its CPU).
     fn writer_cpu(&mut self, now: Nanos) {
-        if self.cfg.write_cpu > 0 {
-            if let Some(finish) = self.cpu.request(now, WRITER, self.cfg.write_cpu) {
-                self.set_timer(finish, Timer::CpuDone(WRITER));
-            }
+        if self.cfg.write_cpu > 0
+            && let Some(finish) = self.cpu.request(now, WRITER, self.cfg.write_cpu)
+        {
+            self.set_timer(finish, Timer::CpuDone(WRITER));
         }
     }
 
@@ -538,10 +549,23 @@ impl Database {
     fn wal_io_done(&mut self, now: Nanos) {
         let mut woken = std::mem::take(&mut self.woken);
         self.wal.handle_io_done(&mut woken);
+        let flush_ended = !self.wal.flush_in_progress();
         for w in woken.drain(..) {
             self.wal_flushed_for(now, w);
         }
         self.woken = woken;
+        if flush_ended && self.wal.waiting() > 0 && self.cfg.wal_flush_cpu > 0 {
+            self.wal_leader_waking = true;
+            if let Some(finish) = self.cpu.request(now, LEADER, self.cfg.wal_flush_cpu) {
+                self.set_timer(finish, Timer::CpuDone(LEADER));
+            }
+        }
+    }
+
+    /// A running backend asks for a WAL flush: if the waiting leader has not
+    /// woken yet, this one takes WALWriteLock first.
+    fn flush_requested_while_running(&mut self) {
+        self.wal_leader_waking = false;
     }
 
     /// Stop now (Ctrl-C): no new work; the run is over at `now`.
@@ -658,13 +682,14 @@ impl Database {
             }
             Timer::CpuDone(c) => {
                 if let Some((next, finish)) = self.cpu.release(now) {
-                    if next != FLUSHER && next != WRITER {
+                    if next < self.cfg.clients {
                         self.clients[next as usize].clock.switch(now, Bucket::Cpu);
                     }
                     self.set_timer(finish, Timer::CpuDone(next));
                 }
                 match c {
                     FLUSHER => self.wal_io_done(now),
+                    LEADER => self.wal_leader_waking = false,
                     WRITER => {}
                     _ => self.make_ready(c),
                 }
@@ -739,6 +764,9 @@ impl Database {
     }
 
     fn pump_wal(&mut self, now: Nanos) {
+        if self.wal_leader_waking && !self.wal.flush_in_progress() {
+            return;
+        }
         let siblings = if self.cfg.commit_delay > 0 {
             let active = self
                 .clients
@@ -781,11 +809,11 @@ impl Database {
                 let cl = &self.clients[c as usize];
                 match cl.wait {
                     Wait::CommitFlush => {
+                        // The committer wakes and goes on with what follows
+                        // its commit record (the rest of the commit's CPU;
+                        // then the transaction ends and its locks go).
                         self.stats.counters.sync_commits += 1;
-                        self.finish_transaction(now, c);
-                        if self.clients[c as usize].wait == Wait::Running {
-                            self.ready.push_back(c);
-                        }
+                        self.make_ready(c);
                     }
                     Wait::VictimFlush => self.start_victim_write(now, c),
                     Wait::WalSpace => self.make_ready(c),
@@ -845,8 +873,11 @@ impl Database {
                     // the CPU never queues, so a round trip and the CPU burst
                     // after it are one timer: same result, half the events
                     // (this is most of `model`'s work on a cached data set).
+                    // Background writers' CPU has no bound on how many
+                    // bursts overlap, so it rules this out.
                     if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
                         && self.cfg.cpus >= self.cfg.clients + u32::from(self.cfg.wal_flush_cpu > 0)
+                        && self.cfg.write_cpu == 0
                         && demand > 0
                     {
                         cl.pc += 1;
@@ -940,10 +971,7 @@ impl Database {
                     {
                         cl.clock.switch(now, Bucket::WalFsync);
                         cl.wait = Wait::CommitFlush;
-                        return;
-                    }
-                    self.finish_transaction(now, c);
-                    if self.clients[ci].wait != Wait::Running {
+                        self.flush_requested_while_running();
                         return;
                     }
                 }
@@ -1069,6 +1097,7 @@ impl Database {
                     self.start_victim_write(now, c);
                 } else {
                     self.clients[ci].wait = Wait::VictimFlush;
+                    self.flush_requested_while_running();
                 }
                 return None;
             }
@@ -1082,6 +1111,12 @@ impl Database {
         if !self.pool.can_write(v) {
             // Cleaned by someone else meanwhile: just retry the step.
             self.make_ready(c);
+            return;
+        }
+        // Changed again while its WAL was flushed: FlushBuffer flushes WAL up
+        // to the LSN the page has when it is written.
+        if !self.wal.wait_for_flush(self.pool.lsn(v), Waiter::Client(c)) {
+            self.clients[c as usize].wait = Wait::VictimFlush;
             return;
         }
         let (block, lsn) = self.pool.start_write(v);

@@ -115,7 +115,16 @@ mod tests {
             let mut rng = SimRng::seed_from_u64(1);
             let mut steps = Vec::new();
             w.next_transaction(&mut rng, &mut steps);
-            assert!(matches!(steps.last(), Some(Step::Commit { .. })), "{name}");
+            // The commit comes last, but for the CPU after it.
+            let commit = steps
+                .iter()
+                .rposition(|s| matches!(s, Step::Commit { .. }))
+                .unwrap_or_else(|| panic!("{name}: no commit"));
+            assert!(
+                steps[commit + 1..].iter().all(|s| matches!(s, Step::Cpu(_))),
+                "{name}: {:?}",
+                &steps[commit..]
+            );
         }
     }
 
@@ -209,6 +218,29 @@ mod tests {
         }
         assert!(moved_early > 700, "{moved_early} of the first 1000 moved");
         assert!(moved_late < 10, "{moved_late} of the last 1000 moved");
+    }
+
+    #[test]
+    fn commit_splits_its_statements_cpu_around_the_flush() {
+        // 7 statements of 47 µs: all of it is spent, and half of END's
+        // comes after the commit record, before the locks are released.
+        let mut t = tpcb(1);
+        let mut rng = SimRng::seed_from_u64(3);
+        let mut steps = Vec::new();
+        t.next_transaction(&mut rng, &mut steps);
+        let cpu = |s: &[Step]| -> Nanos {
+            s.iter()
+                .map(|s| if let Step::Cpu(n) = s { *n } else { 0 })
+                .sum()
+        };
+        assert_eq!(cpu(&steps), 7 * 47 * crate::core::time::US);
+        let commit = steps
+            .iter()
+            .position(|s| matches!(s, Step::Commit { .. }))
+            .unwrap();
+        let half = Step::Cpu(47 * crate::core::time::US / 2);
+        assert_eq!(steps[commit + 1..], [half]);
+        assert_eq!(steps[commit - 1], half);
     }
 
     #[test]

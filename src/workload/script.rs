@@ -140,6 +140,15 @@ impl Table {
 /// another page (measured 54 B, postgres-facts.md section 2).
 const MOVED_ROW_LOCK_WAL_BYTES: u32 = 54;
 
+/// Share of the committing statement's CPU that comes after its commit
+/// record is durable. `CommitTransaction` (xact.c) inserts the record and
+/// waits in `XLogFlush` about midway: the commit-log update,
+/// `ProcArrayEndTransaction`, the resource owners' release (the row and
+/// transaction locks, whose waiters it wakes) and the reply to the client
+/// come after. So a committer must wake and get a core before its lock
+/// waiters can go on, which lengthens every lock chain by one wake-up.
+const COMMIT_CPU_AFTER_FLUSH: f64 = 0.5;
+
 #[derive(Debug, Clone)]
 enum Stmt {
     Read {
@@ -388,6 +397,12 @@ impl Script {
         self.scale
     }
 
+    /// The part of a committing statement's `cpu` run after the commit
+    /// record is durable.
+    fn after_commit(cpu: Nanos) -> Nanos {
+        (cpu as f64 * COMMIT_CPU_AFTER_FLUSH) as Nanos
+    }
+
     fn row_id(table: usize, key: u64) -> RowId {
         ((table as u64 + 1) << 56) | key
     }
@@ -443,9 +458,17 @@ impl Workload for Script {
         for (_, sampler) in &tx.keys {
             self.keys.push(sampler.sample(rng));
         }
-        for (cpu, stmt) in &tx.statements {
+        let last = tx.statements.len().saturating_sub(1);
+        for (i, (cpu, stmt)) in tx.statements.iter().enumerate() {
             out.push(Step::RoundTrip);
-            out.push(Step::Cpu(*cpu));
+            // The last statement commits: part of its CPU comes after the
+            // commit record is durable (see COMMIT_CPU_AFTER_FLUSH).
+            let cpu = if i == last {
+                *cpu - Self::after_commit(*cpu)
+            } else {
+                *cpu
+            };
+            out.push(Step::Cpu(cpu));
             let Some(stmt) = stmt else { continue };
             match *stmt {
                 Stmt::Read { table, key } => {
@@ -558,6 +581,10 @@ impl Workload for Script {
         out.push(Step::Commit {
             wal_bytes: tx.commit_wal,
         });
+        let after = tx.statements.last().map_or(0, |(cpu, _)| Self::after_commit(*cpu));
+        if after > 0 {
+            out.push(Step::Cpu(after));
+        }
     }
 
     fn describe(&self) -> serde_json::Value {
