@@ -121,7 +121,9 @@ mod tests {
                 .rposition(|s| matches!(s, Step::Commit { .. }))
                 .unwrap_or_else(|| panic!("{name}: no commit"));
             assert!(
-                steps[commit + 1..].iter().all(|s| matches!(s, Step::Cpu(_))),
+                steps[commit + 1..]
+                    .iter()
+                    .all(|s| matches!(s, Step::Cpu(_))),
                 "{name}: {:?}",
                 &steps[commit..]
             );

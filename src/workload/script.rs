@@ -581,7 +581,10 @@ impl Workload for Script {
         out.push(Step::Commit {
             wal_bytes: tx.commit_wal,
         });
-        let after = tx.statements.last().map_or(0, |(cpu, _)| Self::after_commit(*cpu));
+        let after = tx
+            .statements
+            .last()
+            .map_or(0, |(cpu, _)| Self::after_commit(*cpu));
         if after > 0 {
             out.push(Step::Cpu(after));
         }
