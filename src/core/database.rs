@@ -40,10 +40,6 @@ const FLUSHER: u32 = u32::MAX;
 /// it; it only takes a core from the backends.
 const WRITER: u32 = u32::MAX - 1;
 
-/// The CPU scheduler's name for the backend that leads the next WAL flush
-/// when it wakes (see `Database::wal_leader_waking`).
-const LEADER: u32 = u32::MAX - 2;
-
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wait {
@@ -211,12 +207,6 @@ pub struct Database {
     bgw: BgWriter,
     bgw_queue: Vec<BufId>,
     bgw_busy: bool,
-    /// A flush just ended with backends still waiting for theirs. In
-    /// PostgreSQL they sleep on WALWriteLock, and the next flush starts when
-    /// one of them wakes, gets a core and takes the lock (XLogFlush), unless
-    /// a backend that is running meanwhile asks for a flush first and takes
-    /// the free lock itself. Commits inserted until then join that flush.
-    wal_leader_waking: bool,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -300,7 +290,6 @@ impl Database {
             ),
             bgw_queue: Vec::new(),
             bgw_busy: false,
-            wal_leader_waking: false,
             bgw_flush_wait: None,
             stats: Stats::new(),
             checkpoints: Vec::new(),
@@ -549,23 +538,10 @@ impl Database {
     fn wal_io_done(&mut self, now: Nanos) {
         let mut woken = std::mem::take(&mut self.woken);
         self.wal.handle_io_done(&mut woken);
-        let flush_ended = !self.wal.flush_in_progress();
         for w in woken.drain(..) {
             self.wal_flushed_for(now, w);
         }
         self.woken = woken;
-        if flush_ended && self.wal.waiting() > 0 && self.cfg.wal_flush_cpu > 0 {
-            self.wal_leader_waking = true;
-            if let Some(finish) = self.cpu.request(now, LEADER, self.cfg.wal_flush_cpu) {
-                self.set_timer(finish, Timer::CpuDone(LEADER));
-            }
-        }
-    }
-
-    /// A running backend asks for a WAL flush: if the waiting leader has not
-    /// woken yet, this one takes WALWriteLock first.
-    fn flush_requested_while_running(&mut self) {
-        self.wal_leader_waking = false;
     }
 
     /// Stop now (Ctrl-C): no new work; the run is over at `now`.
@@ -689,7 +665,6 @@ impl Database {
                 }
                 match c {
                     FLUSHER => self.wal_io_done(now),
-                    LEADER => self.wal_leader_waking = false,
                     WRITER => {}
                     _ => self.make_ready(c),
                 }
@@ -764,9 +739,6 @@ impl Database {
     }
 
     fn pump_wal(&mut self, now: Nanos) {
-        if self.wal_leader_waking && !self.wal.flush_in_progress() {
-            return;
-        }
         let siblings = if self.cfg.commit_delay > 0 {
             let active = self
                 .clients
@@ -971,7 +943,6 @@ impl Database {
                     {
                         cl.clock.switch(now, Bucket::WalFsync);
                         cl.wait = Wait::CommitFlush;
-                        self.flush_requested_while_running();
                         return;
                     }
                 }
@@ -1097,7 +1068,6 @@ impl Database {
                     self.start_victim_write(now, c);
                 } else {
                     self.clients[ci].wait = Wait::VictimFlush;
-                    self.flush_requested_while_running();
                 }
                 return None;
             }
