@@ -35,10 +35,22 @@ use crate::workload::{Step, TableHeap, Workload};
 /// One flush is in flight at a time, so one id serves.
 const FLUSHER: u32 = u32::MAX;
 
-/// The CPU scheduler's name for a background writer's (bgwriter,
-/// checkpointer, autovacuum) CPU after a data-file write. Nobody waits for
-/// it; it only takes a core from the backends.
+/// The CPU scheduler's names for the background writers (bgwriter,
+/// checkpointer, vacuum) spending their CPU after data-file writes
+/// (`Database::writer_cpu`): `WRITER - Background as u32`.
 const WRITER: u32 = u32::MAX - 1;
+
+/// The processes other than backends that write data pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Background {
+    BgWriter = 0,
+    Checkpointer = 1,
+    Vacuum = 2,
+}
+
+/// How many `Background` writers there are: at most one CPU burst each is
+/// on a core or queued for one.
+const WRITERS: usize = 3;
 
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +219,9 @@ pub struct Database {
     bgw: BgWriter,
     bgw_queue: Vec<BufId>,
     bgw_busy: bool,
+    /// Per `Background` writer: whether its CPU burst is on a core or queued, and the
+    /// CPU of writes done since that burst started, to run after it.
+    writer_cpu: [(bool, Nanos); WRITERS],
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -290,6 +305,7 @@ impl Database {
             ),
             bgw_queue: Vec::new(),
             bgw_busy: false,
+            writer_cpu: [(false, 0); WRITERS],
             bgw_flush_wait: None,
             stats: Stats::new(),
             checkpoints: Vec::new(),
@@ -447,7 +463,7 @@ impl Database {
             Purpose::CheckpointWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                self.writer_cpu(now);
+                self.writer_cpu(now, Background::Checkpointer);
                 self.stats.counters.checkpoint_writes += 1;
                 self.ckpt_wait = CkptWait::Sleeping;
                 if self.ckpt.on_schedule(now, self.wal.insert_lsn()) {
@@ -460,7 +476,7 @@ impl Database {
             Purpose::BgWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                self.writer_cpu(now);
+                self.writer_cpu(now, Background::BgWriter);
                 self.stats.counters.bgwriter_writes += 1;
                 self.bgwriter_next(now);
             }
@@ -491,7 +507,7 @@ impl Database {
             Purpose::VacuumWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                self.writer_cpu(now);
+                self.writer_cpu(now, Background::Vacuum);
                 self.vac_wait = VacWait::Running;
                 self.vacuum_step(now);
             }
@@ -525,12 +541,29 @@ impl Database {
     /// A background process wrote a data page: its CPU for that write
     /// (CoreConfig::write_cpu) takes a core, without holding up the writer's
     /// next write (its pacing is the bgwriter's rounds or the checkpoint's
-    /// schedule, not its CPU).
-    fn writer_cpu(&mut self, now: Nanos) {
-        if self.cfg.write_cpu > 0
-            && let Some(finish) = self.cpu.request(now, WRITER, self.cfg.write_cpu)
+    /// schedule, not its CPU). One process is on one core at a time: CPU of
+    /// writes done while its burst runs or queues follows in the next burst.
+    fn writer_cpu(&mut self, now: Nanos, w: Background) {
+        if self.cfg.write_cpu == 0 {
+            return;
+        }
+        let (busy, pending) = &mut self.writer_cpu[w as usize];
+        *pending += self.cfg.write_cpu;
+        if !*busy {
+            self.writer_burst(now, w);
+        }
+    }
+
+    /// Writer `w`'s pending CPU, if any, goes to the scheduler as one burst.
+    fn writer_burst(&mut self, now: Nanos, w: Background) {
+        let (busy, pending) = &mut self.writer_cpu[w as usize];
+        let demand = std::mem::take(pending);
+        *busy = demand > 0;
+        let id = WRITER - w as u32;
+        if demand > 0
+            && let Some(finish) = self.cpu.request(now, id, demand)
         {
-            self.set_timer(finish, Timer::CpuDone(WRITER));
+            self.set_timer(finish, Timer::CpuDone(id));
         }
     }
 
@@ -665,7 +698,14 @@ impl Database {
                 }
                 match c {
                     FLUSHER => self.wal_io_done(now),
-                    WRITER => {}
+                    _ if c >= WRITER - (WRITERS as u32 - 1) => {
+                        let w = [
+                            Background::BgWriter,
+                            Background::Checkpointer,
+                            Background::Vacuum,
+                        ][(WRITER - c) as usize];
+                        self.writer_burst(now, w);
+                    }
                     _ => self.make_ready(c),
                 }
             }
@@ -845,11 +885,16 @@ impl Database {
                     // the CPU never queues, so a round trip and the CPU burst
                     // after it are one timer: same result, half the events
                     // (this is most of `model`'s work on a cached data set).
-                    // Background writers' CPU has no bound on how many
-                    // bursts overlap, so it rules this out.
+                    // Each background writer has at most one burst of its own.
                     if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
-                        && self.cfg.cpus >= self.cfg.clients + u32::from(self.cfg.wal_flush_cpu > 0)
-                        && self.cfg.write_cpu == 0
+                        && self.cfg.cpus
+                            >= self.cfg.clients
+                                + u32::from(self.cfg.wal_flush_cpu > 0)
+                                + if self.cfg.write_cpu > 0 {
+                                    WRITERS as u32
+                                } else {
+                                    0
+                                }
                         && demand > 0
                     {
                         cl.pc += 1;
