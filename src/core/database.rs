@@ -37,7 +37,7 @@ const FLUSHER: u32 = u32::MAX;
 
 /// The CPU scheduler's names for the background writers (bgwriter,
 /// checkpointer, vacuum) spending their CPU after data-file writes
-/// (`Database::writer_cpu`): `WRITER - Background as u32`.
+/// (`Database::writer_cpu`): `Background::cpu_id`.
 const WRITER: u32 = u32::MAX - 1;
 
 /// The processes other than backends that write data pages.
@@ -51,6 +51,25 @@ enum Background {
 /// How many `Background` writers there are: at most one CPU burst each is
 /// on a core or queued for one.
 const WRITERS: usize = 3;
+
+impl Background {
+    /// Every background writer, by index.
+    const ALL: [Background; WRITERS] = [
+        Background::BgWriter,
+        Background::Checkpointer,
+        Background::Vacuum,
+    ];
+
+    /// Its name in the CPU scheduler.
+    fn cpu_id(self) -> u32 {
+        WRITER - self as u32
+    }
+
+    /// The writer with CPU scheduler name `id`, if `id` is one.
+    fn of_cpu_id(id: u32) -> Option<Background> {
+        Self::ALL.get(WRITER.checked_sub(id)? as usize).copied()
+    }
+}
 
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -559,7 +578,7 @@ impl Database {
         let (busy, pending) = &mut self.writer_cpu[w as usize];
         let demand = std::mem::take(pending);
         *busy = demand > 0;
-        let id = WRITER - w as u32;
+        let id = w.cpu_id();
         if demand > 0
             && let Some(finish) = self.cpu.request(now, id, demand)
         {
@@ -696,17 +715,12 @@ impl Database {
                     }
                     self.set_timer(finish, Timer::CpuDone(next));
                 }
-                match c {
-                    FLUSHER => self.wal_io_done(now),
-                    _ if c >= WRITER - (WRITERS as u32 - 1) => {
-                        let w = [
-                            Background::BgWriter,
-                            Background::Checkpointer,
-                            Background::Vacuum,
-                        ][(WRITER - c) as usize];
-                        self.writer_burst(now, w);
-                    }
-                    _ => self.make_ready(c),
+                if c == FLUSHER {
+                    self.wal_io_done(now);
+                } else if let Some(w) = Background::of_cpu_id(c) {
+                    self.writer_burst(now, w);
+                } else {
+                    self.make_ready(c);
                 }
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {

@@ -26,6 +26,14 @@ const FAST: Lat = Lat {
     timer_late: 0,
 };
 
+/// A device that takes 1 µs for everything: only CPU and locks shape a run.
+const INSTANT: Lat = Lat {
+    read: US,
+    write: US,
+    sync: US,
+    timer_late: 0,
+};
+
 fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
     CoreConfig {
         clients,
@@ -415,13 +423,7 @@ fn a_late_loop_does_not_stretch_modelled_cpu_or_round_trips() {
 fn cpu_bound_when_cores_are_few() {
     let mut cfg = config(16, 8192);
     cfg.cpus = 1;
-    let fast = Lat {
-        read: US,
-        write: US,
-        sync: US,
-        timer_late: 0,
-    };
-    let o = simulate(cfg, 20, fast);
+    let o = simulate(cfg, 20, INSTANT);
     let s = o.db.stats();
     // 7 × 47 = 329 µs of CPU per transaction on one core: at most ~3,040 tps.
     let tps = s.transactions as f64 / 2.0;
@@ -533,13 +535,7 @@ fn a_row_lock_is_held_through_the_whole_commit() {
     let mut cfg = config(2, 1024);
     cfg.cpus = 2;
     cfg.round_trip = 0;
-    let quick = Lat {
-        read: US,
-        write: US,
-        sync: US,
-        timer_late: 0,
-    };
-    let o = simulate_workload(cfg, Box::new(Script::new(&spec, 1).unwrap()), quick);
+    let o = simulate_workload(cfg, Box::new(Script::new(&spec, 1).unwrap()), INSTANT);
     let s = o.db.stats();
     let tps = s.transactions as f64 / 2.0;
     assert!((900.0..1_100.0).contains(&tps), "{tps} tps");
