@@ -52,6 +52,10 @@ enum Background {
 /// on a core or queued for one.
 const WRITERS: usize = 3;
 
+/// The CPU scheduler's name for the backend that leads the next WAL flush
+/// when it wakes (see `Database::wal_leader_waking`).
+const LEADER: u32 = WRITER - WRITERS as u32;
+
 impl Background {
     /// Every background writer, by index.
     const ALL: [Background; WRITERS] = [
@@ -241,6 +245,12 @@ pub struct Database {
     /// Per `Background` writer: whether its CPU burst is on a core or queued, and the
     /// CPU of writes done since that burst started, to run after it.
     writer_cpu: [(bool, Nanos); WRITERS],
+    /// A flush just ended with backends still waiting for theirs. In
+    /// PostgreSQL they sleep on WALWriteLock, and the next flush starts when
+    /// one of them wakes, gets a core and takes the lock (XLogFlush), unless
+    /// a backend that is running meanwhile asks for a flush first and takes
+    /// the free lock itself. Commits inserted until then join that flush.
+    wal_leader_waking: bool,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -257,6 +267,8 @@ pub struct Database {
     timers: TimerQueue<Timer>,
     requests: VecDeque<IoRequest>,
     io: Vec<Option<Purpose>>,
+    /// When each token's I/O was handed out (indexed like `io`).
+    issued_at: Vec<Nanos>,
     free_tokens: Vec<Token>,
     outstanding: usize,
     buf_waiters: HashMap<BufId, Vec<u32>>,
@@ -326,6 +338,7 @@ impl Database {
             bgw_busy: false,
             writer_cpu: [(false, 0); WRITERS],
             bgw_flush_wait: None,
+            wal_leader_waking: false,
             stats: Stats::new(),
             checkpoints: Vec::new(),
             tables: workload.tables(),
@@ -339,6 +352,7 @@ impl Database {
             timers: TimerQueue::new(),
             requests: VecDeque::new(),
             io: Vec::new(),
+            issued_at: Vec::new(),
             free_tokens: Vec::new(),
             outstanding: 0,
             buf_waiters: HashMap::default(),
@@ -451,6 +465,14 @@ impl Database {
         self.outstanding -= 1;
         if self.finished {
             return;
+        }
+        let took = c.at.saturating_sub(self.issued_at[c.token as usize]);
+        let counters = &mut self.stats.counters;
+        match purpose {
+            Purpose::Read { .. } | Purpose::VacuumRead { .. } => counters.read_time.record(took),
+            Purpose::Wal { sync: false } => counters.wal_write_time.record(took),
+            Purpose::Wal { sync: true } => counters.wal_sync_time.record(took),
+            _ => {}
         }
         let now = self.advance_clock(c.at);
         match purpose {
@@ -590,10 +612,27 @@ impl Database {
     fn wal_io_done(&mut self, now: Nanos) {
         let mut woken = std::mem::take(&mut self.woken);
         self.wal.handle_io_done(&mut woken);
+        let flush_ended = !self.wal.flush_in_progress();
         for w in woken.drain(..) {
             self.wal_flushed_for(now, w);
         }
         self.woken = woken;
+        if flush_ended && self.wal.waiting() > 0 && self.cfg.wal_flush_cpu > 0 {
+            self.wal_leader_waking = true;
+            // First in the run queue: the scheduler runs a task waking from
+            // a sleep ahead of those already queued (CFS places it at
+            // min_vruntime less half a scheduling latency), and of the
+            // waiters LWLockRelease wakes, the first to run takes the lock.
+            if let Some(finish) = self.cpu.request_first(now, LEADER, self.cfg.wal_flush_cpu) {
+                self.set_timer(finish, Timer::CpuDone(LEADER));
+            }
+        }
+    }
+
+    /// A running backend asks for a WAL flush: if the waiting leader has not
+    /// woken yet, this one takes WALWriteLock first.
+    fn flush_requested_while_running(&mut self) {
+        self.wal_leader_waking = false;
     }
 
     /// Stop now (Ctrl-C): no new work; the run is over at `now`.
@@ -677,9 +716,11 @@ impl Database {
             }
             None => {
                 self.io.push(Some(purpose));
+                self.issued_at.push(0);
                 (self.io.len() - 1) as Token
             }
         };
+        self.issued_at[token as usize] = now;
         let s = self.stats.second(now);
         match kind {
             IoKind::ReadPage { .. } => s.data_reads += 1,
@@ -717,6 +758,8 @@ impl Database {
                 }
                 if c == FLUSHER {
                     self.wal_io_done(now);
+                } else if c == LEADER {
+                    self.wal_leader_waking = false;
                 } else if let Some(w) = Background::of_cpu_id(c) {
                     self.writer_burst(now, w);
                 } else {
@@ -793,6 +836,9 @@ impl Database {
     }
 
     fn pump_wal(&mut self, now: Nanos) {
+        if self.wal_leader_waking && !self.wal.flush_in_progress() {
+            return;
+        }
         let siblings = if self.cfg.commit_delay > 0 {
             let active = self
                 .clients
@@ -895,7 +941,7 @@ impl Database {
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;
                     let rt = self.cfg.round_trip;
-                    // With a core for every client (and for the WAL flusher)
+                    // With a core for every client (and for the WAL flush leaders)
                     // the CPU never queues, so a round trip and the CPU burst
                     // after it are one timer: same result, half the events
                     // (this is most of `model`'s work on a cached data set).
@@ -903,7 +949,7 @@ impl Database {
                     if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
                         && self.cfg.cpus
                             >= self.cfg.clients
-                                + u32::from(self.cfg.wal_flush_cpu > 0)
+                                + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
                                 + if self.cfg.write_cpu > 0 {
                                     WRITERS as u32
                                 } else {
@@ -1002,6 +1048,7 @@ impl Database {
                     {
                         cl.clock.switch(now, Bucket::WalFsync);
                         cl.wait = Wait::CommitFlush;
+                        self.flush_requested_while_running();
                         return;
                     }
                 }
@@ -1127,6 +1174,7 @@ impl Database {
                     self.start_victim_write(now, c);
                 } else {
                     self.clients[ci].wait = Wait::VictimFlush;
+                    self.flush_requested_while_running();
                 }
                 return None;
             }

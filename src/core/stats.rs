@@ -65,6 +65,37 @@ pub struct Counters {
     pub vacuum_writes: u64,
     /// Time vacuum slept for its cost limit, ns.
     pub vacuum_sleep_ns: u64,
+    /// Device time (handed out to completed) of data page reads, WAL
+    /// writes and WAL fdatasyncs: what `blk_read_time`, `wal_write_time`
+    /// and `wal_sync_time` time in PostgreSQL, less the waiting process's
+    /// wake-up, which PostgreSQL's timers also count.
+    pub read_time: IoTime,
+    pub wal_write_time: IoTime,
+    pub wal_sync_time: IoTime,
+}
+
+/// Completed I/Os of one kind and their summed device time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IoTime {
+    pub count: u64,
+    pub sum_ns: u64,
+}
+
+impl IoTime {
+    /// One more I/O that took `ns`.
+    pub fn record(&mut self, ns: Nanos) {
+        self.count += 1;
+        self.sum_ns += ns;
+    }
+
+    /// Mean in µs, 0 with none.
+    pub fn mean_us(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum_ns as f64 / self.count as f64 / 1e3
+        }
+    }
 }
 
 /// One second of the run.

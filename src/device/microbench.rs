@@ -387,10 +387,13 @@ mod tests {
         );
         let qd8 = read_iops(&vm, 8, SEED);
         assert!((48_000.0..=60_000.0).contains(&qd8), "this-vm QD8: {qd8}");
+        // A write + fdatasync after 500 µs of other work: 142 µs (fio
+        // --thinktime 500; 89-103 µs back to back, which a database's WAL
+        // flush never is). The profile's source says why.
         within(
             "this-vm QD1 fsync'd writes/s",
             qd1_flush_rate(&vm, SEED),
-            1e6 / 89.0,
+            1e6 / 142.0,
             0.05,
         );
         let capped = Profile::shipped("this-vm-gp3cap").unwrap();

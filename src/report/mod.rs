@@ -161,6 +161,13 @@ pub struct IoFigures {
     pub wal_fdatasyncs_per_s: f64,
     /// Bytes written to WAL files (whole pages, rewrites included).
     pub wal_written_bytes: u64,
+    /// Mean device time of a data page read, a WAL write and a WAL
+    /// fdatasync, µs (PostgreSQL's blk_read_time / blks_read and pg_stat_wal
+    /// wal_write_time / wal_write, wal_sync_time / wal_sync; those also
+    /// count the waiting process's wake-up).
+    pub data_read_avg_us: f64,
+    pub wal_write_avg_us: f64,
+    pub wal_sync_avg_us: f64,
     /// Commits that waited for a flush, per WAL flush someone waited for
     /// (the WAL writer's background flushes are not counted).
     pub commits_per_flush: f64,
@@ -296,6 +303,9 @@ impl RunResult {
             wal_fdatasyncs: c.wal_syncs,
             wal_fdatasyncs_per_s: c.wal_syncs as f64 / elapsed,
             wal_written_bytes: c.wal_written_bytes,
+            data_read_avg_us: c.read_time.mean_us(),
+            wal_write_avg_us: c.wal_write_time.mean_us(),
+            wal_sync_avg_us: c.wal_sync_time.mean_us(),
             commits_per_flush: ratio(
                 c.sync_commits as f64,
                 (w.flushes - w.background_flushes) as f64,

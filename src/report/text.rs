@@ -115,8 +115,8 @@ pub fn render(r: &RunResult) -> String {
         &mut o,
         "data reads/s",
         format!(
-            "{:.1} ({:.2} per transaction)",
-            io.data_reads_per_s, io.data_reads_per_tx
+            "{:.1} ({:.2} per transaction; mean {:.0} µs)",
+            io.data_reads_per_s, io.data_reads_per_tx, io.data_read_avg_us
         ),
     );
     row(
@@ -138,7 +138,10 @@ pub fn render(r: &RunResult) -> String {
     row(
         &mut o,
         "WAL fdatasyncs/s",
-        format!("{:.1}", io.wal_fdatasyncs_per_s),
+        format!(
+            "{:.1} (mean {:.0} µs; write {:.0} µs)",
+            io.wal_fdatasyncs_per_s, io.wal_sync_avg_us, io.wal_write_avg_us
+        ),
     );
     row(
         &mut o,

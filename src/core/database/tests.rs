@@ -79,6 +79,10 @@ struct Outcome {
     db: Database,
     syncs: u64,
     max_wal_in_flight: usize,
+    /// Events after which the next flush's leader was still waking, and WAL
+    /// I/Os handed out while it was.
+    leader_waking_seen: u64,
+    wal_ios_while_leader_waking: u64,
     reads: Vec<u64>,
     writes: Vec<u64>,
 }
@@ -98,8 +102,18 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
     let mut syncs = 0;
     let mut wal_in_flight = 0usize;
     let mut max_wal_in_flight = 0;
+    let mut leader_waking_seen = 0;
+    let mut wal_ios_while_leader_waking = 0;
     loop {
+        if db.wal_leader_waking {
+            leader_waking_seen += 1;
+        }
         while let Some(r) = db.poll_request() {
+            if db.wal_leader_waking
+                && matches!(r.kind, IoKind::WalWrite { .. } | IoKind::WalSync { .. })
+            {
+                wal_ios_while_leader_waking += 1;
+            }
             let (d, is_wal) = match r.kind {
                 IoKind::ReadPage { block } => {
                     reads.push(block);
@@ -155,6 +169,8 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         db,
         syncs,
         max_wal_in_flight,
+        leader_waking_seen,
+        wal_ios_while_leader_waking,
         reads,
         writes,
     }
@@ -392,6 +408,29 @@ fn a_flusher_waiting_for_a_busy_core_lets_more_commits_join_the_next_flush() {
         queued.db.stats().counters.sync_commits,
         queued.db.stats().transactions
     );
+}
+
+#[test]
+fn the_next_flush_waits_for_a_waiting_backend_to_wake_unless_a_running_one_asks() {
+    let lat = Lat {
+        read: US,
+        write: 20 * US,
+        sync: 80 * US,
+        timer_late: 0,
+    };
+    let mut cfg = config(8, 8192);
+    cfg.cpus = 2;
+    cfg.wal_flush_cpu = 10 * US;
+    let o = simulate(cfg, 20, lat);
+    // Flushes ended with backends still waiting, and no WAL I/O started
+    // before one of them woke (or a running backend took WALWriteLock).
+    assert!(o.leader_waking_seen > 100, "{}", o.leader_waking_seen);
+    assert_eq!(o.wal_ios_while_leader_waking, 0);
+    assert_eq!(o.max_wal_in_flight, 1);
+    // Everyone's commit still ends up durable.
+    let s = o.db.stats();
+    assert!(s.transactions > 1_000, "{}", s.transactions);
+    assert_eq!(s.counters.sync_commits, s.transactions);
 }
 
 #[test]
