@@ -434,6 +434,23 @@ fn the_next_flush_waits_for_a_waiting_backend_to_wake_unless_a_running_one_asks(
 }
 
 #[test]
+fn device_time_is_counted_per_kind_from_hand_out_to_completion() {
+    // The fake device takes exactly FAST's latencies; a data set larger
+    // than shared buffers makes reads.
+    let o = simulate(config(4, 1024), 20, FAST);
+    let c = &o.db.stats().counters;
+    assert!(c.read_time.count > 100, "{}", c.read_time.count);
+    assert_eq!(c.read_time.mean_us(), 100.0);
+    assert!(c.wal_write_time.count > 100, "{}", c.wal_write_time.count);
+    assert_eq!(c.wal_write_time.mean_us(), 50.0);
+    assert!(c.wal_sync_time.count > 100, "{}", c.wal_sync_time.count);
+    assert_eq!(c.wal_sync_time.mean_us(), 1_000.0);
+    // Every sync handed out and completed before the end is counted once.
+    assert!(c.wal_sync_time.count <= c.wal_syncs);
+    assert!(c.wal_sync_time.count + 1 >= c.wal_syncs);
+}
+
+#[test]
 fn a_late_loop_does_not_stretch_modelled_cpu_or_round_trips() {
     let lat = |timer_late| Lat {
         read: 50 * US,
