@@ -112,6 +112,23 @@ fn pgbench_compare_small_run() {
     assert_eq!(cal["status"], "ok", "{cal}");
     let per_stmt = num(cal, &["cpu_us_per_statement"]);
     assert!((5.0..2000.0).contains(&per_stmt), "{cal}");
+    // Two measured windows, the cheaper counts; the cores' time per
+    // transaction is at least its CPU time.
+    let run16 = &cal["runs"][0];
+    let windows = run16["windows_cpu_us_per_tx"].as_array().expect("windows");
+    assert_eq!(windows.len(), 2, "{run16}");
+    let cpu = num(run16, &["cpu_us_per_tx"]);
+    let least = windows
+        .iter()
+        .filter_map(Value::as_f64)
+        .fold(f64::INFINITY, f64::min);
+    assert!((cpu - least).abs() <= 0.1, "{run16}");
+    let busy = num(run16, &["busy_cores"]);
+    assert!(
+        busy > 0.0 && busy <= num(run16, &["cores"]) + 0.1,
+        "{run16}"
+    );
+    assert!(num(run16, &["core_us_per_tx"]) >= cpu, "{run16}");
     let cells = doc["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 2, "one cell per client count");
     for cell in cells {
