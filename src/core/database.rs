@@ -251,6 +251,9 @@ pub struct Database {
     /// a backend that is running meanwhile asks for a flush first and takes
     /// the free lock itself. Commits inserted until then join that flush.
     wal_leader_waking: bool,
+    /// The waking leader's CPU burst is on a core or queued: a flush that
+    /// ends meanwhile is served by that same wake-up, not a second one.
+    leader_on_cpu: bool,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -339,6 +342,7 @@ impl Database {
             writer_cpu: [(false, 0); WRITERS],
             bgw_flush_wait: None,
             wal_leader_waking: false,
+            leader_on_cpu: false,
             stats: Stats::new(),
             checkpoints: Vec::new(),
             tables: workload.tables(),
@@ -619,12 +623,16 @@ impl Database {
         self.woken = woken;
         if flush_ended && self.wal.waiting() > 0 && self.cfg.wal_flush_cpu > 0 {
             self.wal_leader_waking = true;
-            // First in the run queue: the scheduler runs a task waking from
-            // a sleep ahead of those already queued (CFS places it at
-            // min_vruntime less half a scheduling latency), and of the
-            // waiters LWLockRelease wakes, the first to run takes the lock.
-            if let Some(finish) = self.cpu.request_first(now, LEADER, self.cfg.wal_flush_cpu) {
-                self.set_timer(finish, Timer::CpuDone(LEADER));
+            if !self.leader_on_cpu {
+                self.leader_on_cpu = true;
+                // First in the run queue: the scheduler runs a task waking
+                // from a sleep ahead of those already queued (CFS places it
+                // at min_vruntime less half a scheduling latency), and of
+                // the waiters LWLockRelease wakes, the first to run takes
+                // the lock.
+                if let Some(finish) = self.cpu.request_first(now, LEADER, self.cfg.wal_flush_cpu) {
+                    self.set_timer(finish, Timer::CpuDone(LEADER));
+                }
             }
         }
     }
@@ -759,6 +767,7 @@ impl Database {
                 if c == FLUSHER {
                     self.wal_io_done(now);
                 } else if c == LEADER {
+                    self.leader_on_cpu = false;
                     self.wal_leader_waking = false;
                 } else if let Some(w) = Background::of_cpu_id(c) {
                     self.writer_burst(now, w);
