@@ -269,9 +269,8 @@ pub struct Database {
     ready: VecDeque<u32>,
     timers: TimerQueue<Timer>,
     requests: VecDeque<IoRequest>,
-    io: Vec<Option<Purpose>>,
-    /// When each token's I/O was handed out (indexed like `io`).
-    issued_at: Vec<Nanos>,
+    /// Per token: what its I/O is for and when it was handed out.
+    io: Vec<Option<(Purpose, Nanos)>>,
     free_tokens: Vec<Token>,
     outstanding: usize,
     buf_waiters: HashMap<BufId, Vec<u32>>,
@@ -356,7 +355,6 @@ impl Database {
             timers: TimerQueue::new(),
             requests: VecDeque::new(),
             io: Vec::new(),
-            issued_at: Vec::new(),
             free_tokens: Vec::new(),
             outstanding: 0,
             buf_waiters: HashMap::default(),
@@ -462,7 +460,7 @@ impl Database {
 
     /// An I/O handed out by `poll_request` finished.
     pub fn handle_completion(&mut self, c: IoCompletion) {
-        let purpose = self.io[c.token as usize]
+        let (purpose, issued) = self.io[c.token as usize]
             .take()
             .expect("completion for an unknown token");
         self.free_tokens.push(c.token);
@@ -470,7 +468,7 @@ impl Database {
         if self.finished {
             return;
         }
-        let took = c.at.saturating_sub(self.issued_at[c.token as usize]);
+        let took = c.at.saturating_sub(issued);
         let counters = &mut self.stats.counters;
         match purpose {
             Purpose::Read { .. } | Purpose::VacuumRead { .. } => counters.read_time.record(took),
@@ -719,16 +717,14 @@ impl Database {
     fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
         let token = match self.free_tokens.pop() {
             Some(t) => {
-                self.io[t as usize] = Some(purpose);
+                self.io[t as usize] = Some((purpose, now));
                 t
             }
             None => {
-                self.io.push(Some(purpose));
-                self.issued_at.push(0);
+                self.io.push(Some((purpose, now)));
                 (self.io.len() - 1) as Token
             }
         };
-        self.issued_at[token as usize] = now;
         let s = self.stats.second(now);
         match kind {
             IoKind::ReadPage { .. } => s.data_reads += 1,
