@@ -10,7 +10,8 @@ pub enum Bucket {
     Cpu,
     /// Runnable, waiting for a core.
     CpuQueue,
-    /// Waiting for a data page read (its own or another backend's).
+    /// Waiting for a data page read (its own or another backend's),
+    /// including its own read syscall's CPU, as blk_read_time times it.
     PageRead,
     /// Evicting a dirty victim: the WAL flush it needs and its write; also
     /// waiting for WAL buffer space.

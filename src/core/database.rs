@@ -116,6 +116,10 @@ struct Client {
     victim: Option<BufId>,
     /// A buffer this client read, valid and pinned, for the step it re-runs.
     held: Option<BufId>,
+    /// Since when it has been on (or queued for) a core to finish reading a
+    /// block: the read syscall's copy is PostgreSQL's read time
+    /// (blk_read_time), so it stays in page_read.
+    read_cpu_from: Option<Nanos>,
     done: u64,
     /// Rate-limited runs: scheduled start of its next transaction.
     sched: Nanos,
@@ -306,6 +310,7 @@ impl Database {
                     wait: Wait::Running,
                     victim: None,
                     held: None,
+                    read_cpu_from: None,
                     done: 0,
                     sched: 0,
                 }
@@ -482,8 +487,7 @@ impl Database {
                 self.pool.read_done(buf);
                 self.clients[client as usize].held = Some(buf);
                 if self.cfg.read_cpu > 0 {
-                    // The read's syscall and completion are the backend's CPU.
-                    self.start_cpu(now, client, self.cfg.read_cpu);
+                    self.start_read_cpu(now, client);
                 } else {
                     self.make_ready(client);
                 }
@@ -572,13 +576,36 @@ impl Database {
     fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
         let cl = &mut self.clients[c as usize];
         cl.wait = Wait::Cpu;
+        let reading = cl.read_cpu_from.is_some();
         match self.cpu.request(now, c, demand) {
             Some(finish) => {
-                cl.clock.switch(now, Bucket::Cpu);
+                cl.clock.switch(
+                    now,
+                    if reading {
+                        Bucket::PageRead
+                    } else {
+                        Bucket::Cpu
+                    },
+                );
                 self.set_timer(finish, Timer::CpuDone(c));
             }
-            None => cl.clock.switch(now, Bucket::CpuQueue),
+            None => cl.clock.switch(
+                now,
+                if reading {
+                    Bucket::PageRead
+                } else {
+                    Bucket::CpuQueue
+                },
+            ),
         }
+    }
+
+    /// Client `c` got a block from the kernel (disk or page cache): the
+    /// syscall and the 8 KiB copy are its CPU, inside the read as
+    /// PostgreSQL times it.
+    fn start_read_cpu(&mut self, now: Nanos, c: u32) {
+        self.clients[c as usize].read_cpu_from = Some(now);
+        self.start_cpu(now, c, self.cfg.read_cpu);
     }
 
     /// A background process wrote a data page: its CPU for that write
@@ -756,9 +783,17 @@ impl Database {
             Timer::CpuDone(c) => {
                 if let Some((next, finish)) = self.cpu.release(now) {
                     if next < self.cfg.clients {
-                        self.clients[next as usize].clock.switch(now, Bucket::Cpu);
+                        let cl = &mut self.clients[next as usize];
+                        if cl.read_cpu_from.is_none() {
+                            cl.clock.switch(now, Bucket::Cpu);
+                        }
                     }
                     self.set_timer(finish, Timer::CpuDone(next));
+                }
+                if c < self.cfg.clients
+                    && let Some(from) = self.clients[c as usize].read_cpu_from.take()
+                {
+                    self.stats.counters.read_cpu_time.record(now - from);
                 }
                 if c == FLUSHER {
                     self.wal_io_done(now);
@@ -1155,7 +1190,13 @@ impl Database {
                 if self.os_cache.read(block) {
                     self.stats.counters.os_cache_hits += 1;
                     self.pool.read_done(v);
-                    return Some(v);
+                    if self.cfg.read_cpu == 0 {
+                        return Some(v);
+                    }
+                    // A page-cache hit is still a read syscall and a copy.
+                    self.clients[ci].held = Some(v);
+                    self.start_read_cpu(now, c);
+                    return None;
                 }
                 self.stats.counters.data_reads += 1;
                 self.issue(

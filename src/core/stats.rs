@@ -72,6 +72,10 @@ pub struct Counters {
     pub read_time: IoTime,
     pub wal_write_time: IoTime,
     pub wal_sync_time: IoTime,
+    /// The backends' CPU for the blocks they read (the syscall, the 8 KiB
+    /// copy), from asking for a core to leaving it: PostgreSQL's
+    /// blk_read_time holds it, so the breakdown has it in page_read.
+    pub read_cpu_time: IoTime,
 }
 
 /// Completed I/Os of one kind and their summed device time.

@@ -166,6 +166,10 @@ pub struct IoFigures {
     /// wal_write_time / wal_write, wal_sync_time / wal_sync; those also
     /// count the waiting process's wake-up).
     pub data_read_avg_us: f64,
+    /// The backends' CPU per transaction for the blocks they read, waiting
+    /// for a core included, µs: part of page_read, as in PostgreSQL's
+    /// blk_read_time, and CPU all the same.
+    pub read_cpu_us_per_tx: f64,
     pub wal_write_avg_us: f64,
     pub wal_sync_avg_us: f64,
     /// Commits that waited for a flush, per WAL flush someone waited for
@@ -304,6 +308,7 @@ impl RunResult {
             wal_fdatasyncs_per_s: c.wal_syncs as f64 / elapsed,
             wal_written_bytes: c.wal_written_bytes,
             data_read_avg_us: c.read_time.mean_us(),
+            read_cpu_us_per_tx: ratio(c.read_cpu_time.sum_ns as f64 / 1e3, tx),
             wal_write_avg_us: c.wal_write_time.mean_us(),
             wal_sync_avg_us: c.wal_sync_time.mean_us(),
             commits_per_flush: ratio(

@@ -597,3 +597,36 @@ fn a_row_lock_is_held_through_the_whole_commit() {
     assert!((900.0..1_100.0).contains(&tps), "{tps} tps");
     assert!(s.bucket_sum_ns[Bucket::LockWait.index()] > 0);
 }
+
+#[test]
+fn a_reads_cpu_is_page_read_time_and_page_cache_hits_pay_it_too() {
+    // A core for everyone: the read's CPU never queues, so it is exact.
+    let mut cfg = config(4, 1024);
+    cfg.cpus = 64;
+    cfg.read_cpu = 30 * US;
+    let o = simulate(cfg.clone(), 20, FAST);
+    let s = o.db.stats();
+    let c = &s.counters;
+    assert!(c.read_time.count > 100, "{}", c.read_time.count);
+    assert_eq!(c.read_cpu_time.mean_us(), 30.0);
+    assert!(c.read_cpu_time.count.abs_diff(c.read_time.count) <= 4);
+    // page_read holds the device's 100 µs and the syscall's 30 µs (and the
+    // odd wait for another backend's read of the same page), as PostgreSQL's
+    // blk_read_time times a read.
+    let per_read = s.bucket_sum_ns[Bucket::PageRead.index()] as f64 / c.read_time.count as f64;
+    assert!((129_000.0..136_000.0).contains(&per_read), "{per_read}");
+
+    // A kernel page cache holding everything: after the first touch, reads
+    // are hits, which cost no device time but still a syscall and a copy.
+    cfg.os_cache_pages = 1 << 20;
+    let o = simulate(cfg, 20, FAST);
+    let c = &o.db.stats().counters;
+    assert!(c.os_cache_hits > 100, "{}", c.os_cache_hits);
+    assert!(
+        c.read_cpu_time
+            .count
+            .abs_diff(c.read_time.count + c.os_cache_hits)
+            <= 4
+    );
+    assert_eq!(c.read_cpu_time.mean_us(), 30.0);
+}
