@@ -334,6 +334,14 @@ pub struct WorkloadArgs {
     /// [default: this machine's core count].
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// pgbench's worker threads (pgbench -j) running on the database host:
+    /// every statement waits for its client's thread to get a core and spend
+    /// the workload's client_cpu_us_per_statement (clients are spread over
+    /// the threads as pgbench does). One thread serving many clients delays
+    /// them all when it waits for a core. Default: no client threads; the
+    /// client's CPU is part of each statement's.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<u32>,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
     /// buffer-pool misses it holds cost no I/O. Default: none, every miss
     /// reads from the disk.
@@ -481,11 +489,20 @@ pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> 
 fn core_config(
     args: &WorkloadArgs,
     s: &Settings,
-    scale_round_trip: u64,
-    read_cpu: u64,
-    write_cpu: u64,
+    workload: &dyn Workload,
     seed: u64,
 ) -> Result<CoreConfig> {
+    let client_threads = match args.jobs {
+        Some(0) => return Err(usage("-j/--jobs: must be at least 1")),
+        Some(j) if j > args.clients => {
+            return Err(usage(format!(
+                "-j/--jobs {j}: more threads than the {} clients (pgbench refuses that too)",
+                args.clients
+            )));
+        }
+        Some(j) => j,
+        None => 0,
+    };
     if args.clients == 0 {
         return Err(usage(
             "-c/--client: the number of clients must be at least 1",
@@ -586,9 +603,11 @@ fn core_config(
         wal_writer_delay: s.wal_writer_delay_ms * MS,
         os_cache_pages,
         wal_segments: WAL_SEGMENTS,
-        round_trip: scale_round_trip,
-        read_cpu,
-        write_cpu,
+        round_trip: workload.round_trip(),
+        read_cpu: workload.read_cpu(),
+        write_cpu: workload.write_cpu(),
+        client_threads,
+        client_cpu: workload.client_cpu(),
         wal_flush_cpu: WAL_FLUSH_CPU,
         backend_flush_after: s.backend_flush_after_bytes,
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
@@ -636,16 +655,12 @@ struct Plan {
 
 fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
-    let workload = Script::mix(&w.choice.parts()?, w.scale)?;
+    let mut workload = Script::mix(&w.choice.parts()?, w.scale)?;
+    if w.jobs.is_some() {
+        workload.use_client_threads();
+    }
     let seed = w.seed.unwrap_or_else(rand::random);
-    let cfg = core_config(
-        w,
-        &settings,
-        workload.round_trip(),
-        workload.read_cpu(),
-        workload.write_cpu(),
-        seed,
-    )?;
+    let cfg = core_config(w, &settings, &workload, seed)?;
     let progress = match w.progress {
         None => None,
         Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
@@ -916,7 +931,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let mut wargs = WorkloadArgs::parse_defaults();
     wargs.seed = args.seed;
     let seed = args.seed.unwrap_or_else(rand::random);
-    let mut cfg = core_config(&wargs, &settings, 0, 0, 0, seed)?;
+    let mut cfg = core_config(&wargs, &settings, &workload, seed)?;
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());

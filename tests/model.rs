@@ -350,3 +350,39 @@ fn vacuum_command_reports_seconds_and_rate() {
         num(&r, &["seconds"])
     );
 }
+
+#[test]
+fn pgbench_threads_on_the_cores_hold_clients_in_the_client_bucket() {
+    // 32 clients on 2 cores: with -j 2 each statement waits for its
+    // client's thread, which has to get a core like the backends.
+    let base = [
+        "-s", "10", "-c", "32", "-T", "5", "--cpus", "2", "--device", "nvme", "--seed", "4",
+    ];
+    let bucket = |r: &Value, name: &str| {
+        r["breakdown"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["bucket"] == name)
+            .map_or(0.0, |b| b["share"].as_f64().unwrap())
+    };
+    let without = model(&base);
+    assert_eq!(bucket(&without, "client"), 0.0);
+    assert_eq!(num(&without, &["io", "client_thread_us_per_tx"]), 0.0);
+    let mut args = base.to_vec();
+    args.extend_from_slice(&["-j", "2"]);
+    let with = model(&args);
+    assert!(bucket(&with, "client") > 0.05, "{}", with["breakdown"]);
+    // The threads spend at least the workload's client CPU per statement
+    // (tpcb-like: 7 statements).
+    let per_tx = num(&with, &["io", "client_thread_us_per_tx"]);
+    assert!(per_tx >= 7.0 * 9.0, "{per_tx}");
+    // Bad counts are refused as pgbench refuses them.
+    for (j, c) in [("0", "4"), ("5", "4")] {
+        let o = pgiosim(&[
+            "model", "-s", "1", "-c", c, "-j", j, "-T", "1", "--device", "nvme",
+        ]);
+        assert!(!o.status.success());
+        assert!(text(&o).contains("-j/--jobs"), "{}", text(&o));
+    }
+}

@@ -22,11 +22,15 @@ pub enum Bucket {
     WalFsync,
     /// Client round trips and anything else.
     Other,
+    /// Waiting for the client: its thread (pgbench -j on the database host)
+    /// to get a core, read the last reply and send the next statement, one
+    /// of its clients at a time.
+    Client,
 }
 
 impl Bucket {
     /// All buckets, in report order.
-    pub const ALL: [Bucket; 7] = [
+    pub const ALL: [Bucket; Bucket::COUNT] = [
         Bucket::Cpu,
         Bucket::CpuQueue,
         Bucket::PageRead,
@@ -34,7 +38,11 @@ impl Bucket {
         Bucket::LockWait,
         Bucket::WalFsync,
         Bucket::Other,
+        Bucket::Client,
     ];
+
+    /// How many buckets there are.
+    pub const COUNT: usize = 8;
 
     /// Name used in reports and JSON.
     pub fn name(self) -> &'static str {
@@ -46,6 +54,7 @@ impl Bucket {
             Bucket::LockWait => "lock_wait",
             Bucket::WalFsync => "wal_fsync",
             Bucket::Other => "other",
+            Bucket::Client => "client",
         }
     }
 
@@ -63,7 +72,7 @@ pub struct TxClock {
     start: Nanos,
     current: Bucket,
     since: Nanos,
-    spent: [Nanos; 7],
+    spent: [Nanos; Bucket::COUNT],
 }
 
 impl TxClock {
@@ -73,7 +82,7 @@ impl TxClock {
             start: now,
             current: first,
             since: now,
-            spent: [0; 7],
+            spent: [0; Bucket::COUNT],
         }
     }
 
@@ -86,7 +95,7 @@ impl TxClock {
     }
 
     /// Close the account at `now`: (latency, time per bucket).
-    pub fn finish(mut self, now: Nanos) -> (Nanos, [Nanos; 7]) {
+    pub fn finish(mut self, now: Nanos) -> (Nanos, [Nanos; Bucket::COUNT]) {
         self.switch(now, Bucket::Other);
         (now - self.start, self.spent)
     }

@@ -63,6 +63,13 @@ pub struct CoreConfig {
     /// CPU the writing process spends on each data-file write (a backend's
     /// victim write, the bgwriter's, the checkpointer's, vacuum's).
     pub write_cpu: Nanos,
+    /// pgbench's worker threads (-j) on the database host's cores: each
+    /// statement's round trip passes through its client's thread, which
+    /// needs `client_cpu` on a core. 0: no client threads (the client's CPU,
+    /// if any, is already in each statement's).
+    pub client_threads: u32,
+    /// A client thread's CPU per statement (build and send it, read the reply).
+    pub client_cpu: Nanos,
     /// backend_flush_after, bgwriter_flush_after, checkpoint_flush_after
     /// (bytes): 0 leaves the writeback of that writer's pages to the kernel.
     pub backend_flush_after: u64,

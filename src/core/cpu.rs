@@ -68,6 +68,15 @@ impl Cpu {
         }
     }
 
+    /// The burst on a core ends at `now` and its process keeps the core for
+    /// `demand` more (pgbench's thread with more replies to read does not
+    /// yield): its new finish time.
+    pub fn extend(&mut self, now: Nanos, demand: Nanos) -> Nanos {
+        assert!(self.busy > 0, "extend on an idle core");
+        self.busy_ns += demand as u128;
+        now + demand
+    }
+
     /// Cores busy now.
     pub fn busy(&self) -> u32 {
         self.busy

@@ -56,6 +56,24 @@ const WRITERS: usize = 3;
 /// when it wakes (see `Database::wal_leader_waking`).
 const LEADER: u32 = WRITER - WRITERS as u32;
 
+/// The CPU scheduler's names for pgbench's worker threads (`-j`): thread t
+/// is `CLIENT_THREAD - t`.
+const CLIENT_THREAD: u32 = LEADER - 1;
+
+/// One of pgbench's worker threads on the database host. pgbench's loop
+/// reads each ready connection's reply and sends its next statement in
+/// turn, so the thread serves its clients one at a time; it needs a core
+/// like any process, and keeps it while replies are waiting.
+#[derive(Debug, Default)]
+struct ClientThread {
+    /// Clients whose reply waits for the thread, in arrival order.
+    waiting: VecDeque<u32>,
+    /// The client it serves now (on a core or queued for one).
+    serving: Option<u32>,
+    /// Since when its time on or waiting for a core is not yet counted.
+    since: Nanos,
+}
+
 impl Background {
     /// Every background writer, by index.
     const ALL: [Background; WRITERS] = [
@@ -84,6 +102,9 @@ enum Wait {
     Timer,
     /// On a core or queued for one.
     Cpu,
+    /// Its client's thread has to read the last reply and send the next
+    /// statement.
+    ClientThread,
     /// Its own read of a page into a buffer.
     Read,
     /// Another backend's read of the page it wants.
@@ -258,6 +279,9 @@ pub struct Database {
     /// The waking leader's CPU burst is on a core or queued: a flush that
     /// ends meanwhile is served by that same wake-up, not a second one.
     leader_on_cpu: bool,
+    /// pgbench's worker threads on the database host (`-j`); none when the
+    /// client's CPU is part of each statement's.
+    threads: Vec<ClientThread>,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     checkpoints: Vec<CheckpointEvent>,
@@ -347,6 +371,9 @@ impl Database {
             bgw_flush_wait: None,
             wal_leader_waking: false,
             leader_on_cpu: false,
+            threads: (0..cfg.client_threads)
+                .map(|_| ClientThread::default())
+                .collect(),
             stats: Stats::new(),
             checkpoints: Vec::new(),
             tables: workload.tables(),
@@ -600,6 +627,53 @@ impl Database {
         }
     }
 
+    /// pgbench thread `t`, if CPU scheduler id `id` is one.
+    fn thread_of(&self, id: u32) -> Option<usize> {
+        let t = CLIENT_THREAD.checked_sub(id)? as usize;
+        (t < self.threads.len()).then_some(t)
+    }
+
+    /// Idle thread `t` takes its next waiting client, if any, and asks for a
+    /// core to serve it.
+    fn thread_next(&mut self, now: Nanos, t: usize) {
+        let th = &mut self.threads[t];
+        let Some(c) = th.waiting.pop_front() else {
+            return;
+        };
+        th.serving = Some(c);
+        th.since = now;
+        let id = CLIENT_THREAD - t as u32;
+        if let Some(finish) = self.cpu.request(now, id, self.cfg.client_cpu) {
+            self.set_timer(finish, Timer::CpuDone(id));
+        }
+    }
+
+    /// Thread `t` sent its client's next statement, which reaches the
+    /// backend a round trip later. True if the thread keeps its core for the
+    /// next waiting client; false if it goes idle (the caller frees the core).
+    fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
+        let c = self.threads[t].serving.take().expect("a client served");
+        let cl = &mut self.clients[c as usize];
+        cl.clock.switch(now, Bucket::Other);
+        cl.wait = Wait::Timer;
+        self.set_timer(now + self.cfg.round_trip, Timer::Resume(c));
+        let th = &mut self.threads[t];
+        self.stats
+            .counters
+            .client_thread_time
+            .record(now - th.since);
+        th.since = now;
+        match th.waiting.pop_front() {
+            Some(next) => {
+                th.serving = Some(next);
+                let finish = self.cpu.extend(now, self.cfg.client_cpu);
+                self.set_timer(finish, Timer::CpuDone(CLIENT_THREAD - t as u32));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Client `c` got a block from the kernel (disk or page cache): the
     /// syscall and the 8 KiB copy are its CPU, inside the read as
     /// PostgreSQL times it.
@@ -781,6 +855,11 @@ impl Database {
                 self.make_ready(c);
             }
             Timer::CpuDone(c) => {
+                if let Some(t) = self.thread_of(c)
+                    && self.thread_served(now, t)
+                {
+                    return;
+                }
                 if let Some((next, finish)) = self.cpu.release(now) {
                     if next < self.cfg.clients {
                         let cl = &mut self.clients[next as usize];
@@ -802,9 +881,10 @@ impl Database {
                     self.wal_leader_waking = false;
                 } else if let Some(w) = Background::of_cpu_id(c) {
                     self.writer_burst(now, w);
-                } else {
+                } else if c < self.cfg.clients {
                     self.make_ready(c);
                 }
+                // A pgbench thread that went idle: nothing more.
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {
                 self.clients[client as usize]
@@ -977,6 +1057,19 @@ impl Database {
                 continue;
             };
             match step {
+                Step::RoundTrip if !self.threads.is_empty() => {
+                    // pgbench spreads its clients over its threads.
+                    let t = ci % self.threads.len();
+                    let cl = &mut self.clients[ci];
+                    cl.pc += 1;
+                    cl.clock.switch(now, Bucket::Client);
+                    cl.wait = Wait::ClientThread;
+                    self.threads[t].waiting.push_back(c);
+                    if self.threads[t].serving.is_none() {
+                        self.thread_next(now, t);
+                    }
+                    return;
+                }
                 Step::RoundTrip => {
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;

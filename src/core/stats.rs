@@ -76,6 +76,9 @@ pub struct Counters {
     /// copy), from asking for a core to leaving it: PostgreSQL's
     /// blk_read_time holds it, so the breakdown has it in page_read.
     pub read_cpu_time: IoTime,
+    /// pgbench's threads (`-j`): per statement served, the time on a core or
+    /// waiting for one (what /proc schedstat counts for them).
+    pub client_thread_time: IoTime,
 }
 
 /// Completed I/Os of one kind and their summed device time.
@@ -132,9 +135,9 @@ pub struct Stats {
     /// Zeros per bucket, not yet in `buckets`: most buckets of most
     /// transactions are 0, and counting them here is far cheaper than
     /// recording them (HDR recording was 5% of `model`'s instructions).
-    bucket_zeros: [u64; 7],
+    bucket_zeros: [u64; Bucket::COUNT],
     /// Exact totals per bucket (ns), for means.
-    pub bucket_sum_ns: [u128; 7],
+    pub bucket_sum_ns: [u128; Bucket::COUNT],
     /// Exact latency total and sum of squares (for mean and stddev).
     pub latency_sum_ns: u128,
     pub latency_sq_sum_us2: f64,
@@ -162,8 +165,8 @@ impl Stats {
         Stats {
             latency: histogram(),
             buckets: (0..Bucket::ALL.len()).map(|_| histogram()).collect(),
-            bucket_zeros: [0; 7],
-            bucket_sum_ns: [0; 7],
+            bucket_zeros: [0; Bucket::COUNT],
+            bucket_sum_ns: [0; Bucket::COUNT],
             latency_sum_ns: 0,
             latency_sq_sum_us2: 0.0,
             transactions: 0,
@@ -184,7 +187,12 @@ impl Stats {
     }
 
     /// A transaction finished at `now` with this latency and breakdown.
-    pub fn record_transaction(&mut self, now: Nanos, latency: Nanos, spent: &[Nanos; 7]) {
+    pub fn record_transaction(
+        &mut self,
+        now: Nanos,
+        latency: Nanos,
+        spent: &[Nanos; Bucket::COUNT],
+    ) {
         debug_assert_eq!(spent.iter().sum::<u64>(), latency);
         self.transactions += 1;
         self.latency.saturating_record(latency.max(1));
@@ -255,7 +263,7 @@ mod tests {
     #[test]
     fn mean_and_stddev() {
         let mut s = Stats::new();
-        let mut spent = [0; 7];
+        let mut spent = [0; Bucket::COUNT];
         spent[0] = 1_000;
         s.record_transaction(0, 1_000, &spent);
         spent[0] = 3_000;

@@ -17,6 +17,7 @@ pub const BUCKET_COLOURS: &[(&str, (u8, u8, u8))] = &[
     ("lock_wait", (0xb0, 0x7a, 0xa1)),
     ("wal_fsync", (0x59, 0xa1, 0x4f)),
     ("other", (0xba, 0xb0, 0xac)),
+    ("client", (0xed, 0xc9, 0x48)),
 ];
 
 /// Colours of series in line charts.

@@ -170,6 +170,9 @@ pub struct IoFigures {
     /// for a core included, µs: part of page_read, as in PostgreSQL's
     /// blk_read_time, and CPU all the same.
     pub read_cpu_us_per_tx: f64,
+    /// pgbench's threads (`-j`) on a core or waiting for one, µs per
+    /// transaction (all threads together; 0 without -j).
+    pub client_thread_us_per_tx: f64,
     pub wal_write_avg_us: f64,
     pub wal_sync_avg_us: f64,
     /// Commits that waited for a flush, per WAL flush someone waited for
@@ -309,6 +312,7 @@ impl RunResult {
             wal_written_bytes: c.wal_written_bytes,
             data_read_avg_us: c.read_time.mean_us(),
             read_cpu_us_per_tx: ratio(c.read_cpu_time.sum_ns as f64 / 1e3, tx),
+            client_thread_us_per_tx: ratio(c.client_thread_time.sum_ns as f64 / 1e3, tx),
             wal_write_avg_us: c.wal_write_time.mean_us(),
             wal_sync_avg_us: c.wal_sync_time.mean_us(),
             commits_per_flush: ratio(

@@ -186,6 +186,16 @@ pub fn render(r: &RunResult) -> String {
         "modelled CPU utilisation",
         format!("{:.1}% of {} cores", io.cpu_utilisation * 100.0, r.run.cpus),
     );
+    if io.client_thread_us_per_tx > 0.0 {
+        row(
+            &mut o,
+            "pgbench threads (-j) on the cores",
+            format!(
+                "{:.0} µs per transaction, on a core or waiting for one",
+                io.client_thread_us_per_tx
+            ),
+        );
+    }
     if let Some(lag) = &r.run.timer_lag {
         row(
             &mut o,

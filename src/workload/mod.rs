@@ -56,6 +56,11 @@ pub trait Workload {
     fn read_cpu(&self) -> Nanos;
     /// CPU a process spends on each data-file write.
     fn write_cpu(&self) -> Nanos;
+    /// The client's CPU per statement.
+    fn client_cpu(&self) -> Nanos;
+    /// The run models the client's threads, which spend `client_cpu`: it is
+    /// no longer part of each statement's CPU.
+    fn use_client_threads(&mut self);
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
     /// The workload and where its numbers come from, for reports.
@@ -243,6 +248,24 @@ mod tests {
         let half = Step::Cpu(47 * crate::core::time::US / 2);
         assert_eq!(steps[commit + 1..], [half]);
         assert_eq!(steps[commit - 1], half);
+    }
+
+    #[test]
+    fn client_threads_take_the_clients_cpu_out_of_each_statement() {
+        let mut w = Script::new(&builtin("tpcb-like").unwrap(), 1).unwrap();
+        let mut rng = SimRng::seed_from_u64(5);
+        let mut steps = Vec::new();
+        let cpu = |s: &[Step]| -> Nanos {
+            s.iter()
+                .map(|s| if let Step::Cpu(n) = s { *n } else { 0 })
+                .sum()
+        };
+        w.next_transaction(&mut rng, &mut steps);
+        let with_client = cpu(&steps);
+        w.use_client_threads();
+        w.next_transaction(&mut rng, &mut steps);
+        assert_eq!(with_client - cpu(&steps), 7 * w.client_cpu());
+        assert!(w.client_cpu() > 0);
     }
 
     #[test]

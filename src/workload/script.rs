@@ -200,6 +200,9 @@ pub struct Script {
     round_trip: Nanos,
     read_cpu: Nanos,
     write_cpu: Nanos,
+    client_cpu: Nanos,
+    /// Whether each statement's CPU includes the client's (no client threads).
+    client_cpu_in_statements: bool,
     described: serde_json::Value,
     keys: Vec<u64>,
 }
@@ -382,6 +385,8 @@ impl Script {
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             write_cpu: (first.cpu_us_per_write * US as f64) as Nanos,
+            client_cpu: (first.client_cpu_us_per_statement * US as f64) as Nanos,
+            client_cpu_in_statements: true,
             described,
             keys: Vec::new(),
         })
@@ -441,6 +446,14 @@ impl Workload for Script {
         self.write_cpu
     }
 
+    fn client_cpu(&self) -> Nanos {
+        self.client_cpu
+    }
+
+    fn use_client_threads(&mut self) {
+        self.client_cpu_in_statements = false;
+    }
+
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>) {
         out.clear();
         let ti = if self.txs.len() == 1 {
@@ -459,7 +472,13 @@ impl Workload for Script {
             self.keys.push(sampler.sample(rng));
         }
         let last = tx.statements.len().saturating_sub(1);
+        let client = if self.client_cpu_in_statements {
+            self.client_cpu
+        } else {
+            0
+        };
         for (i, (cpu, stmt)) in tx.statements.iter().enumerate() {
+            let cpu = &(*cpu + client);
             out.push(Step::RoundTrip);
             // The last statement commits: part of its CPU comes after the
             // commit record is durable (see COMMIT_CPU_AFTER_FLUSH).
@@ -584,7 +603,7 @@ impl Workload for Script {
         let after = tx
             .statements
             .last()
-            .map_or(0, |(cpu, _)| Self::after_commit(*cpu));
+            .map_or(0, |(cpu, _)| Self::after_commit(*cpu + client));
         if after > 0 {
             out.push(Step::Cpu(after));
         }

@@ -255,6 +255,11 @@ pub struct WorkloadSpec {
     /// checkpointer's and vacuum's writes; default 0.
     #[serde(default)]
     pub cpu_us_per_write: f64,
+    /// The client's CPU per statement (pgbench: build and send it, read the
+    /// reply), µs; default 0. Added to each statement's CPU, unless the run
+    /// models the client's threads (`-j`), which then spend it.
+    #[serde(default)]
+    pub client_cpu_us_per_statement: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -320,6 +325,10 @@ impl WorkloadSpec {
             ),
             ("cpu_us_per_read", self.cpu_us_per_read),
             ("cpu_us_per_write", self.cpu_us_per_write),
+            (
+                "client_cpu_us_per_statement",
+                self.client_cpu_us_per_statement,
+            ),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");

@@ -60,6 +60,8 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         read_cpu: 0,
         write_cpu: 0,
         wal_flush_cpu: 0,
+        client_threads: 0,
+        client_cpu: 0,
         backend_flush_after: 0,
         bgwriter_flush_after: 512 * 1024,
         checkpoint_flush_after: 256 * 1024,
@@ -629,4 +631,58 @@ fn a_reads_cpu_is_page_read_time_and_page_cache_hits_pay_it_too() {
             <= 4
     );
     assert_eq!(c.read_cpu_time.mean_us(), 30.0);
+}
+
+#[test]
+fn a_pgbench_thread_serves_its_clients_one_at_a_time_on_a_core() {
+    // Cores to spare and a device that takes no time: each thread, serving
+    // its 16 clients one statement at a time, is the bottleneck. It keeps
+    // its core while replies wait, so it sends one statement per
+    // client_cpu: 7 statements per transaction.
+    for threads in [1u32, 2] {
+        let mut cfg = config(32, 4096);
+        cfg.cpus = 64;
+        cfg.client_threads = threads;
+        cfg.client_cpu = 100 * US;
+        // Scale 100: seldom two clients on one branch row.
+        let o = simulate(cfg, 100, INSTANT);
+        let s = o.db.stats();
+        let bound = threads as f64 * 2.0 * SEC as f64 / (7.0 * 100.0 * US as f64);
+        let tx = s.transactions as f64;
+        assert!(
+            tx <= bound && tx > 0.97 * bound,
+            "{threads}: {tx} of {bound}"
+        );
+        // The clients spend most of their time waiting for their thread,
+        // which spent its time on a core.
+        let sum: u128 = s.bucket_sum_ns.iter().sum();
+        let client = s.bucket_sum_ns[Bucket::Client.index()];
+        assert!(client * 10 > sum * 7, "{client} of {sum}");
+        let busy = s.counters.client_thread_time.sum_ns as f64;
+        assert!(busy > 0.97 * threads as f64 * 2.0 * SEC as f64, "{busy}");
+    }
+}
+
+#[test]
+fn a_pgbench_thread_waits_for_a_core_like_a_backend() {
+    // One core: the thread queues behind the backends' CPU, and its clients'
+    // wait for it (client) is more than its own CPU per statement.
+    let mut cfg = config(8, 4096);
+    cfg.cpus = 1;
+    cfg.client_threads = 1;
+    cfg.client_cpu = 10 * US;
+    let o = simulate(cfg, 1, INSTANT);
+    let s = o.db.stats();
+    let tx = s.transactions as f64;
+    let client_per_tx = s.bucket_sum_ns[Bucket::Client.index()] as f64 / tx;
+    assert!(
+        client_per_tx > 7.0 * 10.0 * US as f64 * 2.0,
+        "{client_per_tx}"
+    );
+    // Its time on or waiting for the core covers at least its CPU.
+    let thread_per_tx = s.counters.client_thread_time.sum_ns as f64 / tx;
+    assert!(
+        thread_per_tx >= 7.0 * 10.0 * US as f64 * 0.99,
+        "{thread_per_tx}"
+    );
 }
