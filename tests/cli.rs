@@ -63,7 +63,7 @@ fn run_report_is_consistent() {
     // The breakdown accounts for the whole latency.
     let avg_us = f(&r, &["summary", "latency_ms", "average"]) * 1e3;
     let buckets = r["breakdown"].as_array().unwrap();
-    assert_eq!(buckets.len(), 7);
+    assert_eq!(buckets.len(), 8);
     let sum_us: f64 = buckets.iter().map(|b| b["mean_us"].as_f64().unwrap()).sum();
     let share: f64 = buckets.iter().map(|b| b["share"].as_f64().unwrap()).sum();
     assert!(

@@ -95,6 +95,10 @@ pub fn render(r: &RunResult) -> String {
     let mut total = 0.0;
     for b in &r.breakdown {
         total += b.mean_us;
+        // Only runs with pgbench's threads (-j) wait for them.
+        if b.bucket == "client" && b.mean_us == 0.0 {
+            continue;
+        }
         let _ = writeln!(
             o,
             "  {:<12} {:>10.1} {:>6.1}% {:>10.1}",
