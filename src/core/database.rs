@@ -603,27 +603,17 @@ impl Database {
     fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
         let cl = &mut self.clients[c as usize];
         cl.wait = Wait::Cpu;
-        let reading = cl.read_cpu_from.is_some();
+        // A read's CPU, on a core or queued, stays in page_read.
+        let (running, queued) = match cl.read_cpu_from {
+            Some(_) => (Bucket::PageRead, Bucket::PageRead),
+            None => (Bucket::Cpu, Bucket::CpuQueue),
+        };
         match self.cpu.request(now, c, demand) {
             Some(finish) => {
-                cl.clock.switch(
-                    now,
-                    if reading {
-                        Bucket::PageRead
-                    } else {
-                        Bucket::Cpu
-                    },
-                );
+                cl.clock.switch(now, running);
                 self.set_timer(finish, Timer::CpuDone(c));
             }
-            None => cl.clock.switch(
-                now,
-                if reading {
-                    Bucket::PageRead
-                } else {
-                    Bucket::CpuQueue
-                },
-            ),
+            None => cl.clock.switch(now, queued),
         }
     }
 
