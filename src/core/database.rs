@@ -626,16 +626,29 @@ impl Database {
     /// Idle thread `t` takes its next waiting client, if any, and asks for a
     /// core to serve it.
     fn thread_next(&mut self, now: Nanos, t: usize) {
+        self.threads[t].since = now;
+        self.thread_take(now, t, false);
+    }
+
+    /// Thread `t` takes its next waiting client, if any, and spends its CPU
+    /// for it: on the core it holds (`on_core`) or one it asks for. False if
+    /// nobody is waiting.
+    fn thread_take(&mut self, now: Nanos, t: usize, on_core: bool) -> bool {
         let th = &mut self.threads[t];
         let Some(c) = th.waiting.pop_front() else {
-            return;
+            return false;
         };
         th.serving = Some(c);
-        th.since = now;
         let id = CLIENT_THREAD - t as u32;
-        if let Some(finish) = self.cpu.request(now, id, self.cfg.client_cpu) {
+        let finish = if on_core {
+            Some(self.cpu.extend(now, self.cfg.client_cpu))
+        } else {
+            self.cpu.request(now, id, self.cfg.client_cpu)
+        };
+        if let Some(finish) = finish {
             self.set_timer(finish, Timer::CpuDone(id));
         }
+        true
     }
 
     /// Thread `t` sent its client's next statement, which reaches the
@@ -653,15 +666,7 @@ impl Database {
             .client_thread_time
             .record(now - th.since);
         th.since = now;
-        match th.waiting.pop_front() {
-            Some(next) => {
-                th.serving = Some(next);
-                let finish = self.cpu.extend(now, self.cfg.client_cpu);
-                self.set_timer(finish, Timer::CpuDone(CLIENT_THREAD - t as u32));
-                true
-            }
-            None => false,
-        }
+        self.thread_take(now, t, true)
     }
 
     /// Client `c` got a block from the kernel (disk or page cache): the

@@ -371,6 +371,13 @@ impl Script {
                 "index_levels": t.index.as_ref().map(|i| i.levels.len()),
             })).collect::<Vec<_>>(),
         });
+        // Without client threads the client's CPU is part of each statement's.
+        let client_cpu = (first.client_cpu_us_per_statement * US as f64) as Nanos;
+        for tx in &mut txs {
+            for (cpu, _) in &mut tx.statements {
+                *cpu += client_cpu;
+            }
+        }
         Ok(Script {
             name,
             transaction_type,
@@ -385,7 +392,7 @@ impl Script {
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             write_cpu: (first.cpu_us_per_write * US as f64) as Nanos,
-            client_cpu: (first.client_cpu_us_per_statement * US as f64) as Nanos,
+            client_cpu,
             client_cpu_in_statements: true,
             described,
             keys: Vec::new(),
@@ -451,6 +458,14 @@ impl Workload for Script {
     }
 
     fn use_client_threads(&mut self) {
+        if !self.client_cpu_in_statements {
+            return;
+        }
+        for tx in &mut self.txs {
+            for (cpu, _) in &mut tx.statements {
+                *cpu -= self.client_cpu;
+            }
+        }
         self.client_cpu_in_statements = false;
     }
 
@@ -472,13 +487,7 @@ impl Workload for Script {
             self.keys.push(sampler.sample(rng));
         }
         let last = tx.statements.len().saturating_sub(1);
-        let client = if self.client_cpu_in_statements {
-            self.client_cpu
-        } else {
-            0
-        };
         for (i, (cpu, stmt)) in tx.statements.iter().enumerate() {
-            let cpu = &(*cpu + client);
             out.push(Step::RoundTrip);
             // The last statement commits: part of its CPU comes after the
             // commit record is durable (see COMMIT_CPU_AFTER_FLUSH).
@@ -603,7 +612,7 @@ impl Workload for Script {
         let after = tx
             .statements
             .last()
-            .map_or(0, |(cpu, _)| Self::after_commit(*cpu + client));
+            .map_or(0, |(cpu, _)| Self::after_commit(*cpu));
         if after > 0 {
             out.push(Step::Cpu(after));
         }
