@@ -32,7 +32,8 @@ use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
 use crate::workload::{Step, TableHeap, Workload};
 
 /// The CPU scheduler's name for the process waking from a WAL fdatasync.
-/// One flush is in flight at a time, so one id serves.
+/// One flush is in flight at a time, so one id serves; it is a different
+/// backend each time, so the scheduler forgets its history (`Cpu::forget`).
 const FLUSHER: u32 = u32::MAX;
 
 /// The CPU scheduler's names for the background writers (bgwriter,
@@ -63,7 +64,8 @@ const CLIENT_THREAD: u32 = LEADER - 1;
 /// One of pgbench's worker threads on the database host. pgbench's loop
 /// reads each ready connection's reply and sends its next statement in
 /// turn, so the thread serves its clients one at a time; it needs a core
-/// like any process, and keeps it while replies are waiting.
+/// like any process, and keeps it while replies wait, as long as the scheduler
+/// lets it (`Cpu::extend`).
 #[derive(Debug, Default)]
 struct ClientThread {
     /// Clients whose reply waits for the thread, in arrival order.
@@ -631,8 +633,10 @@ impl Database {
     }
 
     /// Thread `t` takes its next waiting client, if any, and spends its CPU
-    /// for it: on the core it holds (`on_core`) or one it asks for. False if
-    /// nobody is waiting.
+    /// for it: on the core it holds (`on_core`), or on one it asks for. True
+    /// if the core it held is dealt with (kept, or handed on by the
+    /// scheduler while the thread queues); false if nobody is waiting (the
+    /// caller frees the core).
     fn thread_take(&mut self, now: Nanos, t: usize, on_core: bool) -> bool {
         let th = &mut self.threads[t];
         let Some(c) = th.waiting.pop_front() else {
@@ -640,20 +644,45 @@ impl Database {
         };
         th.serving = Some(c);
         let id = CLIENT_THREAD - t as u32;
+        let demand = self.cfg.client_cpu;
         let finish = if on_core {
-            Some(self.cpu.extend(now, self.cfg.client_cpu))
+            match self.cpu.extend(now, id, demand) {
+                Some(finish) => Some(finish),
+                None => {
+                    // The scheduler gives its core to someone due first.
+                    let next = self.cpu.preempt(now, id, demand);
+                    self.cpu_handed_on(now, next);
+                    return true;
+                }
+            }
         } else {
-            self.cpu.request(now, id, self.cfg.client_cpu)
+            self.cpu.request(now, id, demand)
         };
         if let Some(finish) = finish {
             self.set_timer(finish, Timer::CpuDone(id));
         }
-        true
+        on_core
+    }
+
+    /// A core was handed to `next` (from the run queue), if anyone: its
+    /// burst runs until `finish`.
+    fn cpu_handed_on(&mut self, now: Nanos, next: Option<(u32, Nanos)>) {
+        let Some((next, finish)) = next else {
+            return;
+        };
+        if next < self.cfg.clients {
+            let cl = &mut self.clients[next as usize];
+            if cl.read_cpu_from.is_none() {
+                cl.clock.switch(now, Bucket::Cpu);
+            }
+        }
+        self.set_timer(finish, Timer::CpuDone(next));
     }
 
     /// Thread `t` sent its client's next statement, which reaches the
-    /// backend a round trip later. True if the thread keeps its core for the
-    /// next waiting client; false if it goes idle (the caller frees the core).
+    /// backend a round trip later. True if its core is dealt with (it goes
+    /// on to the next waiting client, there or queued for a core); false if
+    /// it goes idle (the caller frees the core).
     fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
         let c = self.threads[t].serving.take().expect("a client served");
         let cl = &mut self.clients[c as usize];
@@ -719,11 +748,10 @@ impl Database {
             self.wal_leader_waking = true;
             if !self.leader_on_cpu {
                 self.leader_on_cpu = true;
-                // First in the run queue: the scheduler runs a task waking
-                // from a sleep ahead of those already queued (CFS places it
-                // at min_vruntime less half a scheduling latency), and of
-                // the waiters LWLockRelease wakes, the first to run takes
-                // the lock.
+                // First in the run queue: the backends LWLockRelease wakes
+                // have slept through the whole flush and are owed CPU, so
+                // the scheduler runs them ahead of those queued after a
+                // shorter sleep; of them, the first to run takes the lock.
                 if let Some(finish) = self.cpu.request_first(now, LEADER, self.cfg.wal_flush_cpu) {
                     self.set_timer(finish, Timer::CpuDone(LEADER));
                 }
@@ -855,15 +883,11 @@ impl Database {
                 {
                     return;
                 }
-                if let Some((next, finish)) = self.cpu.release(now) {
-                    if next < self.cfg.clients {
-                        let cl = &mut self.clients[next as usize];
-                        if cl.read_cpu_from.is_none() {
-                            cl.clock.switch(now, Bucket::Cpu);
-                        }
-                    }
-                    self.set_timer(finish, Timer::CpuDone(next));
+                let next = self.cpu.release(now, c);
+                if c == FLUSHER || c == LEADER {
+                    self.cpu.forget(c);
                 }
+                self.cpu_handed_on(now, next);
                 if c < self.cfg.clients
                     && let Some(from) = self.clients[c as usize].read_cpu_from.take()
                 {
@@ -885,7 +909,7 @@ impl Database {
                 self.clients[client as usize]
                     .clock
                     .switch(cpu_start.min(now), Bucket::Cpu);
-                let next = self.cpu.release(now);
+                let next = self.cpu.release(now, client);
                 debug_assert!(next.is_none(), "CPU queued with a core per client");
                 self.make_ready(client);
             }
