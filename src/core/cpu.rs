@@ -118,6 +118,15 @@ impl Cpu {
         &mut v[i]
     }
 
+    /// A process the scheduler has seen (as every queued one).
+    fn seen(&self, id: u32) -> &Task {
+        if id < 1 << 31 {
+            &self.tasks[id as usize]
+        } else {
+            &self.tasks_high[(u32::MAX - id) as usize]
+        }
+    }
+
     /// `id` stands for a different process each time (the backend that
     /// wakes from a WAL flush): it brings no history with it.
     pub fn forget(&mut self, id: u32) {
@@ -195,43 +204,33 @@ impl Cpu {
         let avg = self.average(now);
         let mut picked = None;
         while let Some(Reverse(q)) = self.queue.pop() {
-            if self.task(q.2).vruntime <= avg {
+            if self.seen(q.2).vruntime <= avg {
                 picked = Some(q);
                 break;
             }
             self.set_aside.push(Reverse(q));
         }
-        let mut set_aside = std::mem::take(&mut self.set_aside);
         if picked.is_none() {
             // Nobody eligible: the least virtual runtime.
-            let least = (0..set_aside.len()).min_by_key(|&i| {
-                let Reverse((_, seq, id, _)) = set_aside[i];
-                (self.task(id).vruntime, seq)
+            let least = (0..self.set_aside.len()).min_by_key(|&i| {
+                let Reverse((_, seq, id, _)) = self.set_aside[i];
+                (self.seen(id).vruntime, seq)
             });
-            picked = least.map(|i| set_aside.swap_remove(i).0);
+            picked = least.map(|i| self.set_aside.swap_remove(i).0);
         }
-        self.queue.extend(set_aside.drain(..));
-        self.set_aside = set_aside;
+        self.queue.extend(self.set_aside.drain(..));
         picked.map(|(_, _, id, demand)| (id, demand))
     }
 
     /// True if a queued process is eligible with a deadline before
     /// `deadline`.
-    fn due_before(&mut self, now: Nanos, deadline: Nanos) -> bool {
+    fn due_before(&self, now: Nanos, deadline: Nanos) -> bool {
         let avg = self.average(now);
-        let due = |t: &Task| t.vruntime <= avg && t.deadline < deadline;
         !self.front.is_empty()
-            || self.queue.iter().any(|Reverse((d, _, id, _))| {
-                *d < deadline && {
-                    let (tasks, high) = (&self.tasks, &self.tasks_high);
-                    let t = if *id < 1 << 31 {
-                        tasks.get(*id as usize)
-                    } else {
-                        high.get((u32::MAX - id) as usize)
-                    };
-                    t.is_some_and(due)
-                }
-            })
+            || self
+                .queue
+                .iter()
+                .any(|&Reverse((d, _, id, _))| d < deadline && self.seen(id).vruntime <= avg)
     }
 
     fn enqueue(&mut self, id: u32, demand: Nanos) {
