@@ -343,8 +343,9 @@ pub struct WorkloadArgs {
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<u32>,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
-    /// buffer-pool misses it holds cost no I/O. Default: none, every miss
-    /// reads from the disk.
+    /// buffer-pool misses it holds cost no I/O. It keeps Linux's inactive
+    /// and active lists, and the WAL written through it takes its share of
+    /// the room. Default: none, every miss reads from the disk.
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
     /// Write the full result (settings, summary, breakdown, I/O, per-second

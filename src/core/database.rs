@@ -21,7 +21,7 @@ use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
 use super::config::CoreConfig;
 use super::cpu::Cpu;
-use super::io::{IoCompletion, IoKind, IoRequest, Token};
+use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
 use super::stats::Stats;
@@ -994,15 +994,21 @@ impl Database {
                     segment,
                     offset,
                     len,
-                }) => self.issue(
-                    IoKind::WalWrite {
-                        segment,
-                        offset,
-                        len,
-                    },
-                    Purpose::Wal { sync: false },
-                    now,
-                ),
+                }) => {
+                    // write() leaves the WAL pages in the kernel's cache.
+                    for page in offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES) {
+                        self.os_cache.write_wal(segment, page);
+                    }
+                    self.issue(
+                        IoKind::WalWrite {
+                            segment,
+                            offset,
+                            len,
+                        },
+                        Purpose::Wal { sync: false },
+                        now,
+                    )
+                }
                 WalAction::Io(WalIo::Sync { segment }) => self.issue(
                     IoKind::WalSync { segment },
                     Purpose::Wal { sync: true },
