@@ -6,7 +6,10 @@
 //!
 //! Needs PostgreSQL's server binaries (Debian's `postgresql` package,
 //! /usr/lib/postgresql/*/bin); without them the test prints `SKIP:` and
-//! passes. As root, the server runs as the system user `pgiosim_pg`
+//! passes. The same checks then run on every other release that
+//! `scripts/install-postgres-releases` put in /opt/pgiosim/postgresql (14,
+//! 16, 17, 18: the releases whose statistics views differ from 15's).
+//! As root, the server runs as the system user `pgiosim_pg`
 //! (created if missing); it listens only on a unix socket in a temporary
 //! directory and is stopped by its pid at the end, also when a check fails.
 
@@ -17,6 +20,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// Debian's release listens here; another release on 5440 + its major.
 const PORT: u16 = 5439;
 const PG_USER: &str = "pgiosim_pg";
 
@@ -24,10 +28,12 @@ fn pgiosim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgiosim"))
 }
 
-/// The newest PostgreSQL server binaries installed, if any.
-fn pg_bin() -> Option<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = fs::read_dir("/usr/lib/postgresql")
-        .ok()?
+/// PostgreSQL installs under `dir` (`dir/MAJOR/bin`), by major release.
+fn releases_in(dir: &str) -> Vec<(u32, PathBuf)> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u32, PathBuf)> = entries
         .filter_map(|e| {
             let e = e.ok()?;
             let v: u32 = e.file_name().to_str()?.parse().ok()?;
@@ -39,7 +45,27 @@ fn pg_bin() -> Option<PathBuf> {
         })
         .collect();
     found.sort();
-    found.pop().map(|(_, b)| b)
+    found
+}
+
+/// The newest of Debian's PostgreSQL server binaries, if any.
+fn pg_bin() -> Option<PathBuf> {
+    releases_in("/usr/lib/postgresql").pop().map(|(_, b)| b)
+}
+
+/// The releases scripts/install-postgres-releases installed, but for those
+/// Debian's packages provide.
+fn other_releases() -> Vec<(u32, PathBuf)> {
+    let dir = std::env::var("PGIOSIM_PG_RELEASES")
+        .unwrap_or_else(|_| "/opt/pgiosim/postgresql".to_string());
+    let debian: Vec<u32> = releases_in("/usr/lib/postgresql")
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect();
+    releases_in(&dir)
+        .into_iter()
+        .filter(|(v, _)| !debian.contains(v))
+        .collect()
 }
 
 /// The uid and gid to run PostgreSQL as: ours, or pgiosim_pg's when root
@@ -91,6 +117,7 @@ impl Drop for KillOnDrop {
 /// A throwaway PostgreSQL cluster; stopped by its pid and removed on drop.
 struct Pg {
     bin: PathBuf,
+    port: u16,
     uid: u32,
     gid: u32,
     sock: PathBuf,
@@ -114,7 +141,7 @@ impl Pg {
     }
 
     /// initdb, start on a private socket, wait until it accepts connections.
-    fn start(bin: PathBuf) -> Result<Pg, String> {
+    fn start(bin: PathBuf, port: u16) -> Result<Pg, String> {
         let (uid, gid) = pg_ids()?;
         let base = tempfile::Builder::new()
             .prefix("pgiosim-capture-")
@@ -131,6 +158,7 @@ impl Pg {
         }
         let mut pg = Pg {
             bin,
+            port,
             uid,
             gid,
             sock,
@@ -165,7 +193,7 @@ impl Pg {
             .arg(&data)
             .arg("-k")
             .arg(&pg.sock)
-            .args(["-p", &PORT.to_string()])
+            .args(["-p", &pg.port.to_string()])
             .args([
                 "-c",
                 "listen_addresses=",
@@ -212,7 +240,7 @@ impl Pg {
             "-h".into(),
             self.sock.display().to_string(),
             "-p".into(),
-            PORT.to_string(),
+            self.port.to_string(),
             "-U".into(),
             "postgres".into(),
         ]
@@ -237,8 +265,9 @@ impl Pg {
 
     fn dsn(&self, user: &str) -> String {
         format!(
-            "host={} port={PORT} user={user} dbname=postgres",
-            self.sock.display()
+            "host={} port={} user={user} dbname=postgres",
+            self.sock.display(),
+            self.port
         )
     }
 }
@@ -291,13 +320,41 @@ fn capture_of_pgbench_matches_postgresql_and_replays() {
         );
         return;
     };
-    let pg = match Pg::start(bin) {
+    let pg = match Pg::start(bin, PORT) {
         Ok(pg) => pg,
         Err(e) => {
             println!("SKIP: cannot start PostgreSQL: {e}");
             return;
         }
     };
+    capture_matches_postgresql_and_replays(&pg);
+}
+
+/// The same on PostgreSQL 14, 16, 17 and 18, where installed: their
+/// statistics views differ (pg_stat_io from 16, pg_stat_checkpointer from
+/// 17, WAL write and sync counts only in pg_stat_io from 18).
+#[test]
+fn capture_works_on_every_installed_release() {
+    let releases = other_releases();
+    if releases.is_empty() {
+        println!("SKIP: no other PostgreSQL release installed (scripts/install-postgres-releases)");
+        return;
+    }
+    for (major, bin) in releases {
+        println!("== PostgreSQL {major}");
+        // A release that is installed must start: a failure here is real.
+        let pg = Pg::start(bin, 5440 + major as u16)
+            .unwrap_or_else(|e| panic!("PostgreSQL {major}: {e}"));
+        let version = pg.sql("SHOW server_version_num");
+        assert!(version.starts_with(&major.to_string()), "{version}");
+        capture_matches_postgresql_and_replays(&pg);
+    }
+}
+
+/// pgbench runs while capture watches; the captured figures match
+/// PostgreSQL's counters and pgbench's report, the workload replays in
+/// `model`, and an idle database and missing privileges are clear errors.
+fn capture_matches_postgresql_and_replays(pg: &Pg) {
     let out = pg
         .command("pgbench")
         .args(pg.conn_args())
