@@ -377,7 +377,7 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
     let dir = pg.base.path();
     let json = dir.join("mine.json");
     let figures_path = dir.join("figures.json");
-    let before = wal_and_commits(&pg);
+    let before = wal_and_commits(pg);
     let out = pgiosim()
         .args([
             "capture",
@@ -394,7 +394,7 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
         .arg(&figures_path)
         .output()
         .unwrap();
-    let after = wal_and_commits(&pg);
+    let after = wal_and_commits(pg);
     assert!(
         out.status.success(),
         "capture failed: {}\n{}",
