@@ -996,8 +996,10 @@ impl Database {
                     len,
                 }) => {
                     // write() leaves the WAL pages in the kernel's cache.
-                    for page in offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES) {
-                        self.os_cache.write_wal(segment, page);
+                    if self.os_cache.enabled() {
+                        for page in offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES) {
+                            self.os_cache.write_wal(segment, page);
+                        }
                     }
                     self.issue(
                         IoKind::WalWrite {

@@ -114,7 +114,8 @@ impl OsCache {
     }
 
     /// Pages cached now, (inactive, active).
-    pub fn lists(&self) -> (usize, usize) {
+    #[cfg(test)]
+    fn lists(&self) -> (usize, usize) {
         (self.inactive.len, self.active.len)
     }
 
