@@ -164,16 +164,13 @@ impl OsCache {
         self.push_head(i, false, referenced);
     }
 
-    /// Frees the inactive tail (the active tail if nothing is inactive)
-    /// and returns its node. Reclaim first moves the active list's excess
-    /// to the inactive one (`shrink_active_list`).
+    /// Frees the inactive tail and returns its node. Reclaim first moves
+    /// the active list's excess to the inactive one (`shrink_active_list`),
+    /// so a full cache always has an inactive tail.
     fn evict(&mut self) -> u32 {
         self.balance();
-        let i = if self.inactive.tail != NIL {
-            self.inactive.tail
-        } else {
-            self.active.tail
-        };
+        let i = self.inactive.tail;
+        debug_assert!(i != NIL, "a full cache with nothing inactive");
         self.unlink(i);
         self.index.remove(&self.nodes[i as usize].key);
         i
