@@ -24,7 +24,7 @@
 //! queued, DELAY_DEQUEUE).
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 use super::time::{Nanos, US};
 
@@ -58,8 +58,6 @@ struct Task {
 pub struct Cpu {
     cores: u32,
     busy: u32,
-    /// Queued ahead of everyone (`request_first`), in order.
-    front: VecDeque<(u32, Nanos)>,
     /// Queued, by deadline then arrival: (deadline, arrival, id, demand).
     /// A queued process's deadline does not change.
     queue: BinaryHeap<Reverse<(Nanos, u64, u32, Nanos)>>,
@@ -90,7 +88,6 @@ impl Cpu {
         Cpu {
             cores,
             busy: 0,
-            front: VecDeque::new(),
             queue: BinaryHeap::new(),
             set_aside: Vec::new(),
             seq: 0,
@@ -226,11 +223,9 @@ impl Cpu {
     /// `deadline`.
     fn due_before(&self, now: Nanos, deadline: Nanos) -> bool {
         let avg = self.average(now);
-        !self.front.is_empty()
-            || self
-                .queue
-                .iter()
-                .any(|&Reverse((d, _, id, _))| d < deadline && self.seen(id).vruntime <= avg)
+        self.queue
+            .iter()
+            .any(|&Reverse((d, _, id, _))| d < deadline && self.seen(id).vruntime <= avg)
     }
 
     fn enqueue(&mut self, id: u32, demand: Nanos) {
@@ -250,17 +245,6 @@ impl Cpu {
             Some(now + demand)
         } else {
             self.enqueue(id, demand);
-            None
-        }
-    }
-
-    /// Like `request`, but ahead of everyone queued.
-    pub fn request_first(&mut self, now: Nanos, id: u32, demand: Nanos) -> Option<Nanos> {
-        if self.busy < self.cores {
-            self.request(now, id, demand)
-        } else {
-            self.wake(now, id);
-            self.front.push_back((id, demand));
             None
         }
     }
@@ -293,11 +277,7 @@ impl Cpu {
 
     /// A core is free: the next queued process starts on it.
     fn next(&mut self, now: Nanos) -> Option<(u32, Nanos)> {
-        let next = match self.front.pop_front() {
-            Some(x) => Some(x),
-            None => self.pick(now),
-        };
-        match next {
+        match self.pick(now) {
             Some((id, demand)) => {
                 self.start(now, id, demand);
                 Some((id, now + demand))
@@ -359,20 +339,6 @@ mod tests {
         assert_eq!(c.release(15, 3), None);
         assert_eq!(c.busy(), 0);
         assert_eq!(c.busy_ns(), 30);
-    }
-
-    #[test]
-    fn request_first_goes_ahead_of_the_queue_but_takes_a_free_core_at_once() {
-        let mut c = Cpu::new(1);
-        assert_eq!(c.request_first(0, 0, 10), Some(10));
-        assert_eq!(c.request(1, 1, 5), None);
-        assert_eq!(c.request(2, 2, 5), None);
-        assert_eq!(c.request_first(3, 3, 1), None);
-        assert_eq!(c.release(10, 0), Some((3, 11)));
-        assert_eq!(c.release(11, 3), Some((1, 16)));
-        assert_eq!(c.release(16, 1), Some((2, 21)));
-        assert_eq!(c.release(21, 2), None);
-        assert_eq!(c.busy_ns(), 21);
     }
 
     /// One core; `hog` always wants CPU, in bursts of `hog_burst`, and

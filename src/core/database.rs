@@ -748,11 +748,15 @@ impl Database {
             self.wal_leader_waking = true;
             if !self.leader_on_cpu {
                 self.leader_on_cpu = true;
-                // First in the run queue: the backends LWLockRelease wakes
-                // have slept through the whole flush and are owed CPU, so
-                // the scheduler runs them ahead of those queued after a
-                // shorter sleep; of them, the first to run takes the lock.
-                if let Some(finish) = self.cpu.request_first(now, LEADER, self.cfg.wal_flush_cpu) {
+                // LWLockRelease wakes every waiter at once; the first of
+                // those the flush did not cover to get a core takes the
+                // lock. It queues like any waker: EEVDF gives no credit for
+                // time asleep (a woken task keeps the lag it had, and its
+                // deadline is a slice from now), so it runs after those
+                // already queued, the commits just woken among them. Ahead
+                // of the queue, the model grouped fewer commits per flush
+                // than PostgreSQL (1.16 against 1.38 at 8 clients, scale 10).
+                if let Some(finish) = self.cpu.request(now, LEADER, self.cfg.wal_flush_cpu) {
                     self.set_timer(finish, Timer::CpuDone(LEADER));
                 }
             }
