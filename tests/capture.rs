@@ -7,8 +7,9 @@
 //! Needs PostgreSQL's server binaries (Debian's `postgresql` package,
 //! /usr/lib/postgresql/*/bin); without them the test prints `SKIP:` and
 //! passes. The same checks then run on every other release that
-//! `scripts/install-postgres-releases` put in /opt/pgiosim/postgresql (14,
-//! 16, 17, 18: the releases whose statistics views differ from 15's).
+//! `scripts/install-postgres-releases` put in /opt/pgiosim/postgresql (13,
+//! 14, 16, 17, 18: the releases whose statistics views differ from 15's),
+//! with Debian's psql and pgbench where a release has none of its own.
 //! As root, the server runs as the system user `pgiosim_pg`
 //! (created if missing); it listens only on a unix socket in a temporary
 //! directory and is stopped by its pid at the end, also when a check fails.
@@ -16,7 +17,7 @@
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -28,7 +29,8 @@ fn pgiosim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgiosim"))
 }
 
-/// PostgreSQL installs under `dir` (`dir/MAJOR/bin`), by major release.
+/// PostgreSQL server installs under `dir` (`dir/MAJOR/bin`), by major
+/// release.
 fn releases_in(dir: &str) -> Vec<(u32, PathBuf)> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
@@ -38,7 +40,7 @@ fn releases_in(dir: &str) -> Vec<(u32, PathBuf)> {
             let e = e.ok()?;
             let v: u32 = e.file_name().to_str()?.parse().ok()?;
             let bin = e.path().join("bin");
-            ["initdb", "postgres", "pgbench", "psql"]
+            ["initdb", "postgres"]
                 .iter()
                 .all(|b| bin.join(b).exists())
                 .then_some((v, bin))
@@ -51,6 +53,22 @@ fn releases_in(dir: &str) -> Vec<(u32, PathBuf)> {
 /// The newest of Debian's PostgreSQL server binaries, if any.
 fn pg_bin() -> Option<PathBuf> {
     releases_in("/usr/lib/postgresql").pop().map(|(_, b)| b)
+}
+
+/// Where `program` (psql, pgbench) is for a server in `bin`: beside it, or
+/// else Debian's newest (a server-only build, as the one of 13; the client
+/// programs speak the same protocol to every release).
+fn client_program(bin: &Path, program: &str) -> PathBuf {
+    let own = bin.join(program);
+    if own.exists() {
+        return own;
+    }
+    releases_in("/usr/lib/postgresql")
+        .into_iter()
+        .rev()
+        .map(|(_, b)| b.join(program))
+        .find(|p| p.exists())
+        .unwrap_or(own)
 }
 
 /// The releases scripts/install-postgres-releases installed, but for those
@@ -128,7 +146,7 @@ struct Pg {
 
 impl Pg {
     fn command(&self, program: &str) -> Command {
-        let mut c = Command::new(self.bin.join(program));
+        let mut c = Command::new(client_program(&self.bin, program));
         c.uid(self.uid)
             .gid(self.gid)
             .current_dir(self.base.path())
@@ -263,6 +281,12 @@ impl Pg {
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     }
 
+    /// The server's major release (server_version_num / 10000).
+    fn major(&self) -> u32 {
+        let v: u32 = self.sql("SHOW server_version_num").parse().unwrap();
+        v / 10_000
+    }
+
     fn dsn(&self, user: &str) -> String {
         format!(
             "host={} port={} user={user} dbname=postgres",
@@ -290,12 +314,17 @@ impl Drop for Pg {
     }
 }
 
-/// pg_stat_wal.wal_bytes and xact_commit of the postgres database, now.
+/// pg_stat_wal.wal_bytes (13: the insert position, pg_stat_wal is new in
+/// 14) and xact_commit of the postgres database, now.
 fn wal_and_commits(pg: &Pg) -> (f64, f64) {
-    let row = pg.sql(
-        "SELECT w.wal_bytes, d.xact_commit FROM pg_stat_wal w, pg_stat_database d \
-         WHERE d.datname = 'postgres'",
-    );
+    let wal = if pg.major() >= 14 {
+        "(SELECT wal_bytes FROM pg_stat_wal)"
+    } else {
+        "pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')"
+    };
+    let row = pg.sql(&format!(
+        "SELECT {wal}, xact_commit FROM pg_stat_database WHERE datname = 'postgres'"
+    ));
     let mut it = row.split('|').map(|v| v.parse::<f64>().unwrap());
     (it.next().unwrap(), it.next().unwrap())
 }
@@ -330,9 +359,10 @@ fn capture_of_pgbench_matches_postgresql_and_replays() {
     capture_matches_postgresql_and_replays(&pg);
 }
 
-/// The same on PostgreSQL 14, 16, 17 and 18, where installed: their
-/// statistics views differ (pg_stat_io from 16, pg_stat_checkpointer from
-/// 17, WAL write and sync counts only in pg_stat_io from 18).
+/// The same on PostgreSQL 13, 14, 16, 17 and 18, where installed: their
+/// statistics views differ (no pg_stat_wal in 13, pg_stat_io from 16,
+/// pg_stat_checkpointer from 17, WAL write and sync counts only in
+/// pg_stat_io from 18).
 #[test]
 fn capture_works_on_every_installed_release() {
     let releases = other_releases();
@@ -424,7 +454,7 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
     within("tps against pgbench's", f("tps"), pgbench_tps, 0.25);
     let wal_per_tx = (after.0 - before.0) / (after.1 - before.1);
     println!(
-        "pg_stat_wal around the capture: {wal_per_tx:.1} B/tx; captured {:.1} B/tx",
+        "WAL around the capture (pg_stat_wal; 13: the insert position): {wal_per_tx:.1} B/tx; captured {:.1} B/tx",
         f("wal_bytes_per_tx")
     );
     within(
@@ -442,8 +472,17 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
         0.1,
     );
     assert_eq!(f("clients"), 4.0, "{figures}");
-    // fsync=off here, so WAL writes but no syncs.
-    assert!(f("wal_writes_per_tx") > 0.0, "{figures}");
+    if pg.major() >= 14 {
+        // fsync=off here, so WAL writes but no syncs.
+        assert!(f("wal_writes_per_tx") > 0.0, "{figures}");
+    } else {
+        // 13 counts no WAL writes; its WAL bytes come from the LSN.
+        assert!(figures["wal_writes_per_tx"].is_null(), "{figures}");
+        assert_eq!(
+            figures["wal_bytes_from"], "pg_current_wal_lsn()",
+            "{figures}"
+        );
+    }
     // pgbench's SELECT by key: one index read per transaction besides the
     // updates (tellers and branches are updated by sequential scans here).
     let spec_reads = fs::read_to_string(&json)
@@ -533,9 +572,15 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
     );
     assert!(!dir.join("idle.json").exists());
 
-    // Missing privileges: a role that may not read pg_stat_wal.
+    // Missing privileges: a role that may not read pg_stat_wal (13, which
+    // has none: pg_stat_bgwriter, where its checkpoint figures are).
+    let view = if pg.major() >= 14 {
+        "pg_stat_wal"
+    } else {
+        "pg_stat_bgwriter"
+    };
     pg.sql("CREATE ROLE nopriv LOGIN");
-    pg.sql("REVOKE SELECT ON pg_stat_wal FROM PUBLIC");
+    pg.sql(&format!("REVOKE SELECT ON {view} FROM PUBLIC"));
     let out = pgiosim()
         .args(["capture", "--dsn", &pg.dsn("nopriv"), "-T", "1", "-q", "-o"])
         .arg(dir.join("nopriv.json"))
@@ -544,7 +589,7 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let e = stderr(&out);
     assert!(
-        e.contains("missing privileges") && e.contains("pg_stat_wal") && e.contains("pg_monitor"),
+        e.contains("missing privileges") && e.contains(view) && e.contains("pg_monitor"),
         "{e}"
     );
     println!("{e}");
