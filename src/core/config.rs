@@ -56,7 +56,10 @@ pub struct CoreConfig {
     pub os_cache_pages: u64,
     /// WAL segment files in the ring.
     pub wal_segments: u32,
-    /// Client round trip per statement.
+    /// Client round trip per statement. With pgbench's threads on the host
+    /// (`client_threads`), the CPU a backend spends being woken onto an idle
+    /// core (nothing when every core is busy); without, a delay (the
+    /// network's).
     pub round_trip: Nanos,
     /// CPU a backend spends on each data-file read it waits for.
     pub read_cpu: Nanos,

@@ -143,6 +143,9 @@ struct Client {
     /// block: the read syscall's copy is PostgreSQL's read time
     /// (blk_read_time), so it stays in page_read.
     read_cpu_from: Option<Nanos>,
+    /// Its pgbench thread sent it a statement while a core was idle: the
+    /// wake-up costs it the round trip in CPU (see `thread_served`).
+    idle_wake: bool,
     done: u64,
     /// Rate-limited runs: scheduled start of its next transaction.
     sched: Nanos,
@@ -337,6 +340,7 @@ impl Database {
                     victim: None,
                     held: None,
                     read_cpu_from: None,
+                    idle_wake: false,
                     done: 0,
                     sched: 0,
                 }
@@ -602,9 +606,12 @@ impl Database {
     }
 
     /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
-    fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
+    fn start_cpu(&mut self, now: Nanos, c: u32, mut demand: Nanos) {
         let cl = &mut self.clients[c as usize];
         cl.wait = Wait::Cpu;
+        if std::mem::take(&mut cl.idle_wake) {
+            demand += self.cfg.round_trip;
+        }
         // A read's CPU, on a core or queued, stays in page_read.
         let (running, queued) = match cl.read_cpu_from {
             Some(_) => (Bucket::PageRead, Bucket::PageRead),
@@ -679,16 +686,26 @@ impl Database {
         self.set_timer(finish, Timer::CpuDone(next));
     }
 
-    /// Thread `t` sent its client's next statement, which reaches the
-    /// backend a round trip later. True if its core is dealt with (it goes
+    /// Thread `t` sent its client's next statement, which wakes the
+    /// backend. True if its core is dealt with (it goes
     /// on to the next waiting client, there or queued for a core); false if
     /// it goes idle (the caller frees the core).
     fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
         let c = self.threads[t].serving.take().expect("a client served");
-        let cl = &mut self.clients[c as usize];
-        cl.clock.switch(now, Bucket::Other);
-        cl.wait = Wait::Timer;
-        self.set_timer(now + self.cfg.round_trip, Timer::Resume(c));
+        // The statement wakes the backend, on another core if one is idle
+        // (Linux's select_idle_sibling), else queued behind the thread,
+        // which is about to sleep. On this VM a wake-up onto an idle
+        // virtual CPU is expensive, and it shows as CPU: with 1 client,
+        // select-only spent 91 us of CPU per transaction against 39 with
+        // 16 clients (backend 66 against 32, pgbench 25 against 7), while
+        // with 2 clients, both cores busy, it spent 37 and a transaction
+        // took no longer than that CPU (37 us; 54,000 tps against 9,600
+        // with 1 client; schedstat, 2026-11-30). So the calibrated round
+        // trip (1-client latency less CPU and waits) is CPU added to the
+        // backend's next burst when a core was idle, and nothing when none
+        // was.
+        self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
+        self.make_ready(c);
         let th = &mut self.threads[t];
         self.stats
             .counters

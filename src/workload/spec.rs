@@ -243,7 +243,9 @@ pub struct WorkloadSpec {
     pub transactions: Vec<TransactionSpec>,
     /// Default CPU per statement, µs.
     pub cpu_us_per_statement: f64,
-    /// Client round trip per statement, µs.
+    /// Client round trip per statement, µs: with pgbench's threads on the
+    /// database host (`-j`), CPU spent waking a backend onto an idle core;
+    /// without, the network's delay.
     pub round_trip_us_per_statement: f64,
     /// CPU a backend spends on each data-file read it waits for (the read
     /// syscall, the kernel's block I/O and completion), µs; default 0.

@@ -696,3 +696,41 @@ fn a_pgbench_thread_waits_for_a_core_like_a_backend() {
         "{thread_per_tx}"
     );
 }
+
+#[test]
+fn a_round_trip_costs_cpu_only_when_the_statement_wakes_a_backend_onto_an_idle_core() {
+    // pgbench's threads on the host: the round trip is the CPU of waking a
+    // backend onto an idle core. One client always finds one; sixteen on
+    // two cores hardly ever do.
+    let run = |clients: u32, round_trip: Nanos| {
+        let mut cfg = config(clients, 8192);
+        cfg.client_threads = clients.min(2);
+        cfg.client_cpu = 10 * US;
+        cfg.round_trip = round_trip;
+        simulate(cfg, 20, INSTANT)
+    };
+    let per_tx = |o: &Outcome, b: Bucket| {
+        let s = o.db.stats();
+        s.bucket_sum_ns[b.index()] as f64 / s.transactions as f64
+    };
+    let tx = |o: &Outcome| o.db.stats().transactions as f64;
+    // 1 client: 7 statements, each 50 µs more of the backend's CPU.
+    let (without, with) = (run(1, 0), run(1, 50 * US));
+    let more_cpu = per_tx(&with, Bucket::Cpu) - per_tx(&without, Bucket::Cpu);
+    assert!(
+        (more_cpu - 7.0 * 50.0 * US as f64).abs() < 0.01 * 350.0 * US as f64,
+        "{more_cpu}"
+    );
+    assert_eq!(per_tx(&with, Bucket::Other), 0.0);
+    assert!(tx(&with) < 0.75 * tx(&without));
+    // 16 clients saturate the cores: the wake-ups queue instead, and cost
+    // almost nothing (350 µs per transaction charged every time would
+    // nearly halve the rate).
+    let (without, with) = (run(16, 0), run(16, 50 * US));
+    assert!(
+        tx(&with) > 0.95 * tx(&without),
+        "{} vs {}",
+        tx(&with),
+        tx(&without)
+    );
+}
