@@ -338,8 +338,10 @@ pub struct WorkloadArgs {
     /// every statement waits for its client's thread to get a core and spend
     /// the workload's client_cpu_us_per_statement (clients are spread over
     /// the threads as pgbench does). One thread serving many clients delays
-    /// them all when it waits for a core. Default: no client threads; the
-    /// client's CPU is part of each statement's.
+    /// them all when it waits for a core. The round trip is then the CPU of
+    /// waking the backend, spent only when a core was idle. Default: no
+    /// client threads; the client's CPU is part of each statement's and
+    /// the round trip is a delay (a client across the network).
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<u32>,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
