@@ -1163,7 +1163,9 @@ impl Database {
                 }
                 Step::Cpu(demand) => {
                     self.clients[ci].pc += 1;
-                    if demand > 0 {
+                    // A statement without CPU of its own still pays for
+                    // its wake-up (`thread_served`).
+                    if demand > 0 || self.clients[ci].idle_wake {
                         self.start_cpu(now, c, demand);
                         return;
                     }

@@ -733,4 +733,16 @@ fn a_round_trip_costs_cpu_only_when_the_statement_wakes_a_backend_onto_an_idle_c
         tx(&with),
         tx(&without)
     );
+    // A statement with no CPU of its own (SELECT 1 here) still pays for
+    // its wake-up.
+    let mut cfg = config(1, 8192);
+    cfg.client_threads = 1;
+    cfg.client_cpu = 10 * US;
+    cfg.round_trip = 50 * US;
+    let o = simulate_workload(cfg, bloated_table(10), INSTANT);
+    let cpu = per_tx(&o, Bucket::Cpu);
+    assert!(
+        (cpu - 50.0 * US as f64).abs() < 0.01 * 50.0 * US as f64,
+        "{cpu}"
+    );
 }
