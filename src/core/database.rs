@@ -606,12 +606,9 @@ impl Database {
     }
 
     /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
-    fn start_cpu(&mut self, now: Nanos, c: u32, mut demand: Nanos) {
+    fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
         let cl = &mut self.clients[c as usize];
         cl.wait = Wait::Cpu;
-        if std::mem::take(&mut cl.idle_wake) {
-            demand += self.cfg.round_trip;
-        }
         // A read's CPU, on a core or queued, stays in page_read.
         let (running, queued) = match cl.read_cpu_from {
             Some(_) => (Bucket::PageRead, Bucket::PageRead),
@@ -1162,10 +1159,17 @@ impl Database {
                     }
                 }
                 Step::Cpu(demand) => {
-                    self.clients[ci].pc += 1;
-                    // A statement without CPU of its own still pays for
-                    // its wake-up (`thread_served`).
-                    if demand > 0 || self.clients[ci].idle_wake {
+                    let cl = &mut self.clients[ci];
+                    cl.pc += 1;
+                    // The statement's CPU, and its wake-up's if that found
+                    // an idle core (`thread_served`).
+                    let demand = demand
+                        + if std::mem::take(&mut cl.idle_wake) {
+                            self.cfg.round_trip
+                        } else {
+                            0
+                        };
+                    if demand > 0 {
                         self.start_cpu(now, c, demand);
                         return;
                     }
