@@ -1,6 +1,6 @@
 //! `scripts/pgbench-compare` at small size: real PostgreSQL + pgbench and
 //! `pgiosim run` side by side, scale 1, clients 1 and 4, uncapped disk, 4 s
-//! each. Checks that the script completes and that its JSON figures are sane,
+//! each, the real side twice (--repeat 2). Checks that the script completes and that its JSON figures are sane,
 //! not that pgiosim matches PostgreSQL (that is the full matrix's job).
 //!
 //! Needs root (cgroups, drop_caches, a system user) and PostgreSQL or apt-get
@@ -74,6 +74,8 @@ fn pgbench_compare_small_run() {
             "0",
             "--cpu-calibration",
             "3",
+            "--repeat",
+            "2",
         ])
         .arg("--workdir")
         .arg(work.path())
@@ -148,6 +150,23 @@ fn pgbench_compare_small_run() {
                 );
             }
         }
+        // --repeat 2: both real runs are kept, and the one checked is the
+        // median (for two runs, the slower), so a fast outlier cannot flatter
+        // pgiosim.
+        let reps = cell["real"]["repeats"].as_array().expect("repeats");
+        assert_eq!(reps.len(), 2, "{tag}: {reps:?}");
+        let medians: Vec<_> = reps.iter().filter(|r| r["median"] == true).collect();
+        assert_eq!(medians.len(), 1, "{tag}: {reps:?}");
+        let slowest = reps
+            .iter()
+            .map(|r| num(r, &["tps"]))
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(num(medians[0], &["tps"]), slowest, "{tag}: {reps:?}");
+        assert_eq!(
+            num(&cell["real"], &["derived", "tps"]),
+            slowest,
+            "{tag}: the checked run is the median"
+        );
         let wal_real = num(&cell["real"], &["derived", "wal_bytes_per_tx"]);
         let wal_run = num(&cell["run"], &["derived", "wal_bytes_per_tx"]);
         assert!(
