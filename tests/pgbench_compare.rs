@@ -1,7 +1,8 @@
 //! `scripts/pgbench-compare` at small size: real PostgreSQL + pgbench and
 //! `pgiosim run` side by side, scale 1, clients 1 and 4, uncapped disk, 4 s
-//! each, the real side twice (--repeat 2). Checks that the script completes and that its JSON figures are sane,
-//! not that pgiosim matches PostgreSQL (that is the full matrix's job).
+//! each, the real side twice (--repeat 2). Checks that the script completes
+//! and that its JSON figures are sane, not that pgiosim matches PostgreSQL
+//! (that is the full matrix's job).
 //!
 //! Needs root (cgroups, drop_caches, a system user) and PostgreSQL or apt-get
 //! to install it; otherwise it prints `SKIP: <reason>` and passes.
