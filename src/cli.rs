@@ -609,6 +609,7 @@ fn core_config(
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
         write_cpu: workload.write_cpu(),
+        cpu_growth: workload.cpu_growth(),
         client_threads,
         client_cpu: workload.client_cpu(),
         wal_flush_cpu: WAL_FLUSH_CPU,

@@ -1,5 +1,6 @@
 //! What the core needs to know about a run, in its own units.
 
+use super::cpu::CpuGrowth;
 use super::time::{Nanos, US};
 
 /// Default [`CoreConfig::wal_flush_cpu`]. Its size matters less than that it
@@ -66,6 +67,8 @@ pub struct CoreConfig {
     /// CPU the writing process spends on each data-file write (a backend's
     /// victim write, the bgwriter's, the checkpointer's, vacuum's).
     pub write_cpu: Nanos,
+    /// How statement, read and write CPU grow with the active backends.
+    pub cpu_growth: CpuGrowth,
     /// pgbench's worker threads (-j) on the database host's cores: each
     /// statement's round trip passes through its client's thread, which
     /// needs `client_cpu` on a core. 0: no client threads (the client's CPU,

@@ -300,6 +300,9 @@ pub struct Database {
     vacuums: Vec<VacuumEvent>,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
+    /// Clients inside a transaction (not waiting for their scheduled start,
+    /// not stopped): the backends whose CPU grows (`CoreConfig::cpu_growth`).
+    active: u32,
     timers: TimerQueue<Timer>,
     requests: VecDeque<IoRequest>,
     /// Per token: what its I/O is for and when it was handed out.
@@ -402,6 +405,7 @@ impl Database {
             finished: false,
             end: None,
             clock: 0,
+            active: cfg.clients,
             workload,
             rng,
             cfg,
@@ -535,7 +539,8 @@ impl Database {
                 self.os_cache.write(block);
                 if self.cfg.write_cpu > 0 {
                     // The write syscall copying the page is the backend's CPU.
-                    self.start_cpu(now, client, self.cfg.write_cpu);
+                    let demand = self.cfg.cpu_growth.io(self.cfg.write_cpu, self.active);
+                    self.start_cpu(now, client, demand);
                 } else {
                     self.make_ready(client);
                 }
@@ -717,7 +722,8 @@ impl Database {
     /// PostgreSQL times it.
     fn start_read_cpu(&mut self, now: Nanos, c: u32) {
         self.clients[c as usize].read_cpu_from = Some(now);
-        self.start_cpu(now, c, self.cfg.read_cpu);
+        let demand = self.cfg.cpu_growth.io(self.cfg.read_cpu, self.active);
+        self.start_cpu(now, c, demand);
     }
 
     /// A background process wrote a data page: its CPU for that write
@@ -730,7 +736,7 @@ impl Database {
             return;
         }
         let (busy, pending) = &mut self.writer_cpu[w as usize];
-        *pending += self.cfg.write_cpu;
+        *pending += self.cfg.cpu_growth.io(self.cfg.write_cpu, self.active);
         if !*busy {
             self.writer_burst(now, w);
         }
@@ -889,6 +895,7 @@ impl Database {
         match timer {
             Timer::Resume(c) => self.make_ready(c),
             Timer::Start(c) => {
+                self.active += 1;
                 let cl = &mut self.clients[c as usize];
                 // The clock starts at the scheduled time: a late wake-up is lag.
                 cl.clock = TxClock::start(cl.sched, Bucket::Other);
@@ -1138,6 +1145,7 @@ impl Database {
                         cl.pc += 1;
                         cl.clock.switch(now, Bucket::Other);
                         cl.wait = Wait::Cpu;
+                        let demand = self.cfg.cpu_growth.statement(demand, self.active);
                         let finish = self
                             .cpu
                             .request(now + rt, c, demand)
@@ -1163,7 +1171,7 @@ impl Database {
                     cl.pc += 1;
                     // The statement's CPU, and its wake-up's if that found
                     // an idle core (`thread_served`).
-                    let demand = demand
+                    let demand = self.cfg.cpu_growth.statement(demand, self.active)
                         + if std::mem::take(&mut cl.idle_wake) {
                             self.cfg.round_trip
                         } else {
@@ -1436,6 +1444,7 @@ impl Database {
             .is_some_and(|n| cl.done >= n)
         {
             cl.wait = Wait::Stopped;
+            self.active -= 1;
             if self.clients.iter().all(|c| c.wait == Wait::Stopped) {
                 self.finish(now);
             }
@@ -1474,6 +1483,7 @@ impl Database {
         }
         if cl.sched > now {
             cl.wait = Wait::Schedule;
+            self.active -= 1;
             let at = cl.sched;
             self.set_timer(at, Timer::Start(c));
         } else {

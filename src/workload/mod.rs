@@ -11,6 +11,7 @@ pub mod script;
 pub mod spec;
 
 use crate::core::SimRng;
+use crate::core::cpu::CpuGrowth;
 use crate::core::locks::RowId;
 use crate::core::time::Nanos;
 pub use load::{load_spec, parse_mix};
@@ -58,6 +59,8 @@ pub trait Workload {
     fn write_cpu(&self) -> Nanos;
     /// The client's CPU per statement.
     fn client_cpu(&self) -> Nanos;
+    /// How a backend's CPU grows with the backends sharing the cores.
+    fn cpu_growth(&self) -> CpuGrowth;
     /// The run models the client's threads, which spend `client_cpu`: it is
     /// no longer part of each statement's CPU.
     fn use_client_threads(&mut self);

@@ -8,6 +8,7 @@ use super::distribution::Sampler;
 use super::spec::{Access, WorkloadSpec};
 use super::{Step, Workload};
 use crate::core::SimRng;
+use crate::core::cpu::CpuGrowth;
 use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
 use crate::core::time::{Nanos, US};
@@ -200,6 +201,7 @@ pub struct Script {
     round_trip: Nanos,
     read_cpu: Nanos,
     write_cpu: Nanos,
+    cpu_growth: CpuGrowth,
     client_cpu: Nanos,
     /// Whether each statement's CPU includes the client's (no client threads).
     client_cpu_in_statements: bool,
@@ -392,6 +394,11 @@ impl Script {
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             write_cpu: (first.cpu_us_per_write * US as f64) as Nanos,
+            cpu_growth: CpuGrowth {
+                above: first.cpu_growth_above_backends,
+                statement: first.cpu_growth_per_backend,
+                io: first.io_cpu_growth_per_backend,
+            },
             client_cpu,
             client_cpu_in_statements: true,
             described,
@@ -455,6 +462,10 @@ impl Workload for Script {
 
     fn client_cpu(&self) -> Nanos {
         self.client_cpu
+    }
+
+    fn cpu_growth(&self) -> CpuGrowth {
+        self.cpu_growth
     }
 
     fn use_client_threads(&mut self) {

@@ -262,6 +262,17 @@ pub struct WorkloadSpec {
     /// models the client's threads (`-j`), which then spend it.
     #[serde(default)]
     pub client_cpu_us_per_statement: f64,
+    /// A backend's CPU grows with the backends sharing the cores: by this
+    /// fraction of a statement's CPU per active backend above
+    /// `cpu_growth_above_backends`; default 0 (no growth).
+    #[serde(default)]
+    pub cpu_growth_per_backend: f64,
+    /// The same for the CPU per read and per write; default 0.
+    #[serde(default)]
+    pub io_cpu_growth_per_backend: f64,
+    /// Active backends up to which CPU does not grow; default 0.
+    #[serde(default)]
+    pub cpu_growth_above_backends: u32,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -334,6 +345,16 @@ impl WorkloadSpec {
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
+            }
+        }
+        for (what, v) in [
+            ("cpu_growth_per_backend", self.cpu_growth_per_backend),
+            ("io_cpu_growth_per_backend", self.io_cpu_growth_per_backend),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                bail!(
+                    "{what}: must be a non-negative fraction per backend (0.01 is 1% more CPU per backend), got {v}"
+                );
             }
         }
         for (ti, tx) in self.transactions.iter().enumerate() {
@@ -488,6 +509,13 @@ mod tests {
                     "\"cpu_us_per_statement\": -1",
                 ),
                 "cpu_us_per_statement",
+            ),
+            (
+                GOOD.replace(
+                    "\"cpu_us_per_statement\": 40",
+                    "\"cpu_us_per_statement\": 40, \"io_cpu_growth_per_backend\": -0.01",
+                ),
+                "io_cpu_growth_per_backend",
             ),
             (
                 GOOD.replace(

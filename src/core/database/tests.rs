@@ -5,6 +5,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::*;
+use crate::core::cpu::CpuGrowth;
 use crate::core::io::{IoKind, PAGE_BYTES};
 use crate::core::time::{SEC, US};
 use crate::workload::{Script, builtin};
@@ -58,6 +59,7 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         wal_segments: 4,
         round_trip: 20 * US,
         read_cpu: 0,
+        cpu_growth: Default::default(),
         write_cpu: 0,
         wal_flush_cpu: 0,
         client_threads: 0,
@@ -497,6 +499,60 @@ fn cpu_bound_when_cores_are_few() {
     let tps = s.transactions as f64 / 2.0;
     assert!(tps < 3_050.0 && tps > 2_300.0, "{tps}");
     assert!(s.bucket_sum_ns[Bucket::CpuQueue.index()] > 0);
+}
+
+#[test]
+fn statement_cpu_grows_with_the_backends_above_the_threshold() {
+    let cpu_per_tx = |growth: CpuGrowth| {
+        let mut cfg = config(16, 8192);
+        cfg.cpus = 1;
+        cfg.cpu_growth = growth;
+        let o = simulate(cfg, 20, INSTANT);
+        o.db.cpu_busy_ns() as f64 / o.db.stats().transactions as f64
+    };
+    let flat = cpu_per_tx(CpuGrowth::default());
+    // 16 backends, 8 over the threshold at 2% each: 16% more CPU.
+    let grown = cpu_per_tx(CpuGrowth {
+        above: 8,
+        statement: 0.02,
+        io: 0.0,
+    });
+    let ratio = grown / flat;
+    assert!((1.15..1.17).contains(&ratio), "{ratio}");
+    // At or under the threshold nothing changes.
+    let under = cpu_per_tx(CpuGrowth {
+        above: 16,
+        statement: 0.02,
+        io: 0.0,
+    });
+    assert!((under / flat - 1.0).abs() < 0.005, "{under} vs {flat}");
+}
+
+#[test]
+fn io_cpu_grows_only_with_backends_inside_a_transaction() {
+    let growth = CpuGrowth {
+        above: 2,
+        statement: 0.0,
+        io: 0.5,
+    };
+    // Four backends always busy, two over the threshold: each read's 30 µs
+    // of CPU becomes 60.
+    let mut cfg = config(4, 1024);
+    cfg.cpus = 64;
+    cfg.read_cpu = 30 * US;
+    cfg.cpu_growth = growth;
+    let o = simulate(cfg.clone(), 20, FAST);
+    let c = &o.db.stats().counters;
+    assert!(c.read_cpu_time.count > 100, "{}", c.read_cpu_time.count);
+    assert_eq!(c.read_cpu_time.mean_us(), 60.0);
+    // At 50 transactions a second the four are rarely in a transaction at
+    // once (each lasts well under a millisecond): reads cost about 30 µs.
+    cfg.rate = Some(50.0);
+    let o = simulate(cfg, 20, FAST);
+    let c = &o.db.stats().counters;
+    assert!(c.read_cpu_time.count > 20, "{}", c.read_cpu_time.count);
+    let mean = c.read_cpu_time.mean_us();
+    assert!((30.0..33.0).contains(&mean), "{mean}");
 }
 
 fn bloated_table(pages: u64) -> Box<dyn Workload> {
