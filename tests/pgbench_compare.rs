@@ -115,23 +115,41 @@ fn pgbench_compare_small_run() {
     assert_eq!(cal["status"], "ok", "{cal}");
     let per_stmt = num(cal, &["cpu_us_per_statement"]);
     assert!((5.0..2000.0).contains(&per_stmt), "{cal}");
-    // Two measured windows, the cheaper counts; the cores' time per
-    // transaction is at least its CPU time.
-    let run16 = &cal["runs"][0];
-    let windows = run16["windows_cpu_us_per_tx"].as_array().expect("windows");
-    assert_eq!(windows.len(), 2, "{run16}");
-    let cpu = num(run16, &["cpu_us_per_tx"]);
-    let least = windows
-        .iter()
-        .filter_map(Value::as_f64)
-        .fold(f64::INFINITY, f64::min);
-    assert!((cpu - least).abs() <= 0.1, "{run16}");
-    let busy = num(run16, &["busy_cores"]);
-    assert!(
-        busy > 0.0 && busy <= num(run16, &["cores"]) + 0.1,
-        "{run16}"
-    );
-    assert!(num(run16, &["core_us_per_tx"]) >= cpu, "{run16}");
+    // Two measured windows per client count (8 and 32), the cheaper counts;
+    // the cores' time per transaction is at least its CPU time.
+    let run8 = &cal["runs"][0];
+    for (point, clients) in [(run8, 8), (&run8["high"], 32)] {
+        assert_eq!(point["clients"], clients, "{run8}");
+        let windows = point["windows_cpu_us_per_tx"].as_array().expect("windows");
+        assert_eq!(windows.len(), 2, "{point}");
+        let cpu = num(point, &["cpu_us_per_tx"]);
+        let least = windows
+            .iter()
+            .filter_map(Value::as_f64)
+            .fold(f64::INFINITY, f64::min);
+        assert!((cpu - least).abs() <= 0.1, "{point}");
+        let busy = num(point, &["busy_cores"]);
+        assert!(
+            busy > 0.0 && busy <= num(point, &["cores"]) + 0.1,
+            "{point}"
+        );
+        assert!(num(point, &["core_us_per_tx"]) >= cpu, "{point}");
+    }
+    // The growth of CPU with the backends went into the workload pgiosim got.
+    let growth = &cal["cpu_growth"];
+    let workload = &cal["written"];
+    for (fitted, field) in [
+        ("statement", "cpu_growth_per_backend"),
+        ("io", "io_cpu_growth_per_backend"),
+    ] {
+        let g = num(growth, &[fitted]);
+        assert!((0.0..1.0).contains(&g), "{growth}");
+        assert!(
+            (num(workload, &[field]) - g).abs() < 1e-4,
+            "{field}: {growth}"
+        );
+    }
+    assert_eq!(workload["cpu_growth_above_backends"], 8);
     let cells = doc["cells"].as_array().expect("cells");
     assert_eq!(cells.len(), 2, "one cell per client count");
     for cell in cells {
