@@ -39,7 +39,7 @@ pub const LAG_LIMIT: Nanos = 2 * SLICE;
 /// How a burst's CPU grows with the backends sharing the cores.
 ///
 /// On this 2-core VM PostgreSQL's CPU per transaction grows by 30-40%
-/// from 8 to 32 clients in write workloads, and not below 8 (stop 18,
+/// from 8 to 32 clients in write workloads, and not below 8 (2026-12-01,
 /// `perf record` of alternating 8- and 32-client runs): the parser's CPU
 /// per transaction grows 19-29% (the same instructions run slower: more
 /// processes' working sets cycle through the caches), and the kernel's
@@ -59,7 +59,7 @@ pub struct CpuGrowth {
 
 impl CpuGrowth {
     /// `demand` grown by `per` for each of `active` backends above `above`.
-    pub fn grow(&self, demand: Nanos, per: f64, active: u32) -> Nanos {
+    fn grow(&self, demand: Nanos, per: f64, active: u32) -> Nanos {
         let over = active.saturating_sub(self.above);
         if over == 0 || per <= 0.0 {
             return demand;
