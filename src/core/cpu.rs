@@ -59,7 +59,7 @@ pub struct CpuGrowth {
 
 impl CpuGrowth {
     /// `demand` grown by `per` for each of `active` backends above `above`.
-    fn grow(&self, demand: Nanos, per: f64, active: u32) -> Nanos {
+    fn grown(&self, demand: Nanos, per: f64, active: u32) -> Nanos {
         let over = active.saturating_sub(self.above);
         if over == 0 || per <= 0.0 {
             return demand;
@@ -69,12 +69,12 @@ impl CpuGrowth {
 
     /// A statement's CPU with `active` backends.
     pub fn statement(&self, demand: Nanos, active: u32) -> Nanos {
-        self.grow(demand, self.statement, active)
+        self.grown(demand, self.statement, active)
     }
 
     /// A data-file read's or write's CPU with `active` backends.
     pub fn io(&self, demand: Nanos, active: u32) -> Nanos {
-        self.grow(demand, self.io, active)
+        self.grown(demand, self.io, active)
     }
 }
 
