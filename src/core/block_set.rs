@@ -35,6 +35,14 @@ impl BlockSet {
         }
     }
 
+    /// A hint that `block` will be inserted soon. Changes nothing observable.
+    #[inline]
+    pub fn prefetch(&self, block: u64) {
+        if let Some(word) = self.bits.get((block / 64) as usize) {
+            super::buffer_pool::prefetch(word);
+        }
+    }
+
     /// Empty the set.
     pub fn clear(&mut self) {
         self.bits.fill(0);

@@ -12,40 +12,65 @@ pub type BufId = u32;
 /// `BM_MAX_USAGE_COUNT`.
 pub const MAX_USAGE_COUNT: u8 = 5;
 
-const NO_BLOCK: u64 = u64::MAX;
+/// No block: data blocks are numbered below this (32 TiB of 8 KiB pages).
+pub const NO_BLOCK: u32 = u32::MAX;
 
-/// One buffer descriptor.
+/// Flag bits of `BufDesc::state`; the low three bits are the usage count.
+const USAGE: u8 = 0b111;
+/// Contents valid (the read finished).
+const VALID: u8 = 1 << 3;
+const DIRTY: u8 = 1 << 4;
+/// A write of this buffer is in flight.
+const WRITING: u8 = 1 << 5;
+/// Dirtied again while its write was in flight (`BM_JUST_DIRTIED`).
+const REDIRTIED: u8 = 1 << 6;
+/// Dirty when the current checkpoint started (`BM_CHECKPOINT_NEEDED`).
+const CHECKPOINT_NEEDED: u8 = 1 << 7;
+
+/// One buffer descriptor: 16 bytes, so a clock sweep reads four per cache
+/// line and a 16 GB pool's two million cost 32 MB.
 #[derive(Debug, Clone, Copy)]
-pub struct BufDesc {
-    /// Data block held, or none.
-    block: u64,
+struct BufDesc {
     /// LSN of the last WAL record that modified the page.
     lsn: Lsn,
-    usage: u8,
+    /// Data block held, or `NO_BLOCK`.
+    block: u32,
     pins: u16,
-    /// Contents valid (the read finished).
-    valid: bool,
-    dirty: bool,
-    /// A write of this buffer is in flight.
-    writing: bool,
-    /// Dirtied again while its write was in flight (`BM_JUST_DIRTIED`).
-    redirtied: bool,
-    /// Dirty when the current checkpoint started (`BM_CHECKPOINT_NEEDED`).
-    checkpoint_needed: bool,
+    /// Usage count (low bits) and the flags above.
+    state: u8,
 }
 
 impl BufDesc {
     const EMPTY: BufDesc = BufDesc {
-        block: NO_BLOCK,
         lsn: 0,
-        usage: 0,
+        block: NO_BLOCK,
         pins: 0,
-        valid: false,
-        dirty: false,
-        writing: false,
-        redirtied: false,
-        checkpoint_needed: false,
+        state: 0,
     };
+
+    #[inline]
+    fn has(&self, flag: u8) -> bool {
+        self.state & flag != 0
+    }
+
+    #[inline]
+    fn set(&mut self, flag: u8, on: bool) {
+        if on {
+            self.state |= flag;
+        } else {
+            self.state &= !flag;
+        }
+    }
+
+    #[inline]
+    fn usage(&self) -> u8 {
+        self.state & USAGE
+    }
+
+    #[inline]
+    fn set_usage(&mut self, usage: u8) {
+        self.state = (self.state & !USAGE) | usage;
+    }
 }
 
 /// Result of looking a block up.
@@ -59,105 +84,166 @@ pub enum Lookup {
     Miss,
 }
 
-/// Block → buffer. A direct array when the data set is small next to the
-/// pool (at most `DIRECT_PER_BUFFER` blocks a buffer): a lookup is then an
-/// index instead of a hash probe (lookups run for every page access). Else,
-/// and for blocks past the array, a chained hash table like PostgreSQL's
-/// buffer table (buf_table.c): bucket heads, and per buffer the next buffer
-/// in its chain and the block it holds. Memory stays per buffer, and with no
-/// tombstones it never grows: an open-addressing map fills with deleted
-/// markers as pages come and go, and at 2 million buffers doubled to 8
-/// million slots (+142 MB) late in a 5-minute run.
+/// Block → buffer, like PostgreSQL's buffer table (buf_table.c). A direct
+/// array when the data set is small next to the pool (at most
+/// `DIRECT_PER_BUFFER` blocks a buffer): a lookup is then an index. Else
+/// an open-addressing table of (block, buffer) pairs with linear probing
+/// and backward-shift deletion: a hit or a miss reads one cache line in the
+/// common case (a chained table read three: the bucket, the chain entry,
+/// the key), and with no tombstones it never grows. Either way its memory
+/// is at most 12 bytes a buffer; with the descriptors and a checkpoint's
+/// sort list, 32.
 #[derive(Debug)]
 struct PageTable {
     direct: Vec<BufId>,
-    heads: Vec<BufId>,
-    next: Vec<BufId>,
-    keys: Vec<u64>,
-    /// 64 − log2(heads.len()): a multiplicative hash's top bits pick the bucket.
-    shift: u32,
+    /// (block << 32 | buffer), or `EMPTY_SLOT`.
+    slots: Vec<u64>,
 }
 
-const DIRECT_PER_BUFFER: u64 = 16;
+const DIRECT_PER_BUFFER: u64 = 3;
 const NO_BUF: BufId = BufId::MAX;
+const EMPTY_SLOT: u64 = u64::MAX;
+/// Slots per buffer in the hashed table, in thirds: 1.5 slots a buffer
+/// keeps probes within a cache line or two (load at most two thirds).
+const SLOT_THIRDS_PER_BUFFER: usize = 4;
 
 impl PageTable {
     fn new(nbuffers: u32, blocks: u64) -> Self {
-        let direct = if blocks <= nbuffers as u64 * DIRECT_PER_BUFFER {
-            vec![NO_BUF; blocks as usize]
-        } else {
-            Vec::new()
-        };
-        let buckets = (nbuffers as usize).next_power_of_two().max(2);
+        assert!(
+            blocks < NO_BLOCK as u64,
+            "{blocks} data blocks: at most {} are modelled",
+            NO_BLOCK - 1
+        );
+        if blocks > 0 && blocks <= nbuffers as u64 * DIRECT_PER_BUFFER {
+            return PageTable {
+                direct: vec![NO_BUF; blocks as usize],
+                slots: Vec::new(),
+            };
+        }
+        let n = (nbuffers as usize * SLOT_THIRDS_PER_BUFFER).div_ceil(3).max(2);
         PageTable {
-            direct,
-            heads: vec![NO_BUF; buckets],
-            next: vec![NO_BUF; nbuffers as usize],
-            keys: vec![NO_BLOCK; nbuffers as usize],
-            shift: 64 - buckets.trailing_zeros(),
+            direct: Vec::new(),
+            slots: vec![EMPTY_SLOT; n],
+        }
+    }
+
+    /// The slot a block hashes to (a multiplicative hash, then the range
+    /// reduced by a multiply: any table size works).
+    #[inline]
+    fn home(&self, block: u32) -> usize {
+        let h = (block as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h as u128 * self.slots.len() as u128) >> 64) as usize
+    }
+
+    #[inline]
+    fn wrap(&self, i: usize) -> usize {
+        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+    }
+
+    /// Where `block` is, or the empty slot that ends its probe sequence.
+    #[inline]
+    fn probe(&self, block: u32) -> (usize, bool) {
+        let mut i = self.home(block);
+        loop {
+            let s = self.slots[i];
+            if s == EMPTY_SLOT {
+                return (i, false);
+            }
+            if (s >> 32) as u32 == block {
+                return (i, true);
+            }
+            i = self.wrap(i);
         }
     }
 
     #[inline]
-    fn bucket(&self, block: u64) -> usize {
-        (block.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    fn get(&self, block: u32) -> Option<BufId> {
+        if self.slots.is_empty() {
+            let b = *self.direct.get(block as usize)?;
+            return (b != NO_BUF).then_some(b);
+        }
+        match self.probe(block) {
+            (i, true) => Some(self.slots[i] as u32),
+            _ => None,
+        }
     }
 
+    /// Ask the CPU to bring in the line a lookup of `block` will read.
     #[inline]
-    fn get(&self, block: u64) -> Option<BufId> {
-        match self.direct.get(block as usize) {
-            Some(&b) => (b != NO_BUF).then_some(b),
-            None => {
-                let mut b = self.heads[self.bucket(block)];
-                while b != NO_BUF {
-                    if self.keys[b as usize] == block {
-                        return Some(b);
-                    }
-                    b = self.next[b as usize];
-                }
-                None
+    fn prefetch(&self, block: u32) {
+        if self.slots.is_empty() {
+            if let Some(b) = self.direct.get(block as usize) {
+                prefetch(b);
             }
+        } else {
+            prefetch(&self.slots[self.home(block)]);
         }
     }
 
-    /// `b` holds no block in the table when it is given `block`.
-    fn insert(&mut self, block: u64, b: BufId) {
-        match self.direct.get_mut(block as usize) {
-            Some(slot) => *slot = b,
-            None => {
-                let h = self.bucket(block);
-                self.keys[b as usize] = block;
-                self.next[b as usize] = self.heads[h];
-                self.heads[h] = b;
+    /// `b` holds no block in the table when it is given `block`, and
+    /// `block` is not in the table.
+    fn insert(&mut self, block: u32, b: BufId) {
+        if self.slots.is_empty() {
+            if let Some(slot) = self.direct.get_mut(block as usize) {
+                *slot = b;
+                return;
             }
+            // A block past the data set: the table takes it from here on.
+            panic!("block {block} past the data set's {} blocks", self.direct.len());
         }
+        let (i, found) = self.probe(block);
+        debug_assert!(!found, "block {block} inserted twice");
+        self.slots[i] = (block as u64) << 32 | b as u64;
     }
 
-    fn remove(&mut self, block: u64) {
-        match self.direct.get_mut(block as usize) {
-            Some(slot) => *slot = NO_BUF,
-            None => {
-                let h = self.bucket(block);
-                let mut prev = NO_BUF;
-                let mut b = self.heads[h];
-                while b != NO_BUF {
-                    let next = self.next[b as usize];
-                    if self.keys[b as usize] == block {
-                        if prev == NO_BUF {
-                            self.heads[h] = next;
-                        } else {
-                            self.next[prev as usize] = next;
-                        }
-                        self.next[b as usize] = NO_BUF;
-                        self.keys[b as usize] = NO_BLOCK;
-                        return;
-                    }
-                    prev = b;
-                    b = next;
-                }
+    fn remove(&mut self, block: u32) {
+        if self.slots.is_empty() {
+            if let Some(slot) = self.direct.get_mut(block as usize) {
+                *slot = NO_BUF;
+            }
+            return;
+        }
+        let (mut hole, found) = self.probe(block);
+        if !found {
+            return;
+        }
+        // Backward shift: later entries of the run move into the hole
+        // unless their home lies after it (they would then be unreachable).
+        let mut j = hole;
+        loop {
+            j = self.wrap(j);
+            let s = self.slots[j];
+            if s == EMPTY_SLOT {
+                break;
+            }
+            let home = self.home((s >> 32) as u32);
+            let stays = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if !stays {
+                self.slots[hole] = s;
+                hole = j;
             }
         }
+        self.slots[hole] = EMPTY_SLOT;
     }
+}
+
+/// A hint that `x` will be read soon; it changes nothing observable.
+#[inline(always)]
+pub fn prefetch<T>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch only hints the cache; it never faults, even for a
+    // bad address, and `x` is a valid reference anyway.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+            (x as *const T).cast(),
+        );
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
 
 /// The buffer pool.
@@ -182,9 +268,9 @@ impl BufferPool {
     }
 
     /// A pool of `nbuffers` empty buffers over a data set of `blocks`
-    /// blocks (which sizes the page table).
+    /// blocks (which sizes the page table; 0 if not known).
     pub fn with_blocks(nbuffers: u32, blocks: u64) -> Self {
-        assert!(nbuffers > 0);
+        assert!(nbuffers > 0 && nbuffers < NO_BUF);
         BufferPool {
             bufs: vec![BufDesc::EMPTY; nbuffers as usize],
             table: PageTable::new(nbuffers, blocks),
@@ -212,14 +298,15 @@ impl BufferPool {
     }
 
     /// Look `block` up; a hit pins the buffer and bumps its usage count.
+    #[inline]
     pub fn lookup(&mut self, block: u64) -> Lookup {
-        match self.table.get(block) {
+        match self.table.get(block as u32) {
             None => Lookup::Miss,
             Some(b) => {
                 let d = &mut self.bufs[b as usize];
-                if d.valid {
+                if d.has(VALID) {
                     d.pins += 1;
-                    d.usage = (d.usage + 1).min(MAX_USAGE_COUNT);
+                    d.set_usage((d.usage() + 1).min(MAX_USAGE_COUNT));
                     Lookup::Hit(b)
                 } else {
                     Lookup::ReadInProgress(b)
@@ -228,11 +315,18 @@ impl BufferPool {
         }
     }
 
+    /// A hint that `block` will be looked up soon: the CPU starts fetching
+    /// the page table's line for it. Changes nothing observable.
+    #[inline]
+    pub fn prefetch(&self, block: u64) {
+        self.table.prefetch(block as u32);
+    }
+
     /// Pin `b` for reuse by a buffer ring (`GetBufferFromRing`): only if
     /// nobody has it pinned and it was not used since (usage ≤ 1).
     pub fn pin_for_ring(&mut self, b: BufId) -> bool {
         let d = &mut self.bufs[b as usize];
-        if d.pins != 0 || d.usage > 1 || d.writing || !d.valid {
+        if d.pins != 0 || d.usage() > 1 || d.has(WRITING) || !d.has(VALID) {
             return false;
         }
         d.pins += 1;
@@ -240,6 +334,7 @@ impl BufferPool {
     }
 
     /// Release one pin.
+    #[inline]
     pub fn unpin(&mut self, b: BufId) {
         let d = &mut self.bufs[b as usize];
         assert!(d.pins > 0, "unpin of an unpinned buffer {b}");
@@ -268,9 +363,9 @@ impl BufferPool {
                 self.passes += 1;
             }
             let d = &mut self.bufs[b as usize];
-            if d.pins == 0 && !d.writing && d.valid {
-                if d.usage > 0 {
-                    d.usage -= 1;
+            if d.pins == 0 && d.state & (WRITING | VALID) == VALID {
+                if d.usage() > 0 {
+                    d.state -= 1;
                 } else {
                     d.pins += 1;
                     return Some(b);
@@ -287,7 +382,8 @@ impl BufferPool {
     /// dirtied it meanwhile, or `block` got loaded by someone else.
     pub fn assign(&mut self, b: BufId, block: u64) -> bool {
         let d = self.bufs[b as usize];
-        if d.pins != 1 || d.dirty || d.writing || self.table.get(block).is_some() {
+        let block = block as u32;
+        if d.pins != 1 || d.has(DIRTY) || d.has(WRITING) || self.table.get(block).is_some() {
             return false;
         }
         if d.block != NO_BLOCK {
@@ -296,8 +392,8 @@ impl BufferPool {
         self.table.insert(block, b);
         self.bufs[b as usize] = BufDesc {
             block,
-            usage: 1,
             pins: 1,
+            state: 1,
             ..BufDesc::EMPTY
         };
         true
@@ -309,64 +405,64 @@ impl BufferPool {
         if !self.assign(b, block) {
             return false;
         }
-        self.bufs[b as usize].valid = true;
+        self.bufs[b as usize].set(VALID, true);
         true
     }
 
     /// The read into `b` finished.
     pub fn read_done(&mut self, b: BufId) {
         let d = &mut self.bufs[b as usize];
-        assert!(!d.valid && d.block != NO_BLOCK);
-        d.valid = true;
+        assert!(!d.has(VALID) && d.block != NO_BLOCK);
+        d.set(VALID, true);
     }
 
     /// A WAL record ending at `lsn` modified the page in `b`.
+    #[inline]
     pub fn mark_dirty(&mut self, b: BufId, lsn: Lsn) {
         let d = &mut self.bufs[b as usize];
-        assert!(d.valid, "dirtying a buffer that is not valid");
-        if !d.dirty {
-            d.dirty = true;
+        assert!(d.has(VALID), "dirtying a buffer that is not valid");
+        if !d.has(DIRTY) {
+            d.set(DIRTY, true);
             self.dirty_count += 1;
         }
-        if d.writing {
-            d.redirtied = true;
+        if d.has(WRITING) {
+            d.set(REDIRTIED, true);
         }
         d.lsn = d.lsn.max(lsn);
     }
 
     /// Whether `b` can be written now: valid, dirty, not already being written.
     pub fn can_write(&self, b: BufId) -> bool {
-        let d = &self.bufs[b as usize];
-        d.valid && d.dirty && !d.writing
+        self.bufs[b as usize].state & (VALID | DIRTY | WRITING) == VALID | DIRTY
     }
 
     /// Start writing `b`; returns its block and the LSN WAL must be flushed
     /// to first. The caller must have checked `can_write`.
     pub fn start_write(&mut self, b: BufId) -> (u64, Lsn) {
+        assert!(self.can_write(b), "bad write start on {b}");
         let d = &mut self.bufs[b as usize];
-        assert!(d.valid && d.dirty && !d.writing, "bad write start on {b}");
-        d.writing = true;
-        d.redirtied = false;
-        (d.block, d.lsn)
+        d.set(WRITING, true);
+        d.set(REDIRTIED, false);
+        (d.block as u64, d.lsn)
     }
 
     /// The write of `b` finished: it is clean unless dirtied again meanwhile.
     pub fn write_done(&mut self, b: BufId) {
         let d = &mut self.bufs[b as usize];
-        assert!(d.writing);
-        d.writing = false;
-        d.checkpoint_needed = false;
-        if !d.redirtied {
-            d.dirty = false;
+        assert!(d.has(WRITING));
+        d.set(WRITING, false);
+        d.set(CHECKPOINT_NEEDED, false);
+        if !d.has(REDIRTIED) {
+            d.set(DIRTY, false);
             self.dirty_count -= 1;
         }
-        d.redirtied = false;
+        d.set(REDIRTIED, false);
     }
 
     /// Block held by `b`, if any.
     pub fn block(&self, b: BufId) -> Option<u64> {
         let d = &self.bufs[b as usize];
-        (d.block != NO_BLOCK).then_some(d.block)
+        (d.block != NO_BLOCK).then_some(d.block as u64)
     }
 
     /// Page LSN of `b`.
@@ -376,34 +472,35 @@ impl BufferPool {
 
     /// True if `b` is dirty.
     pub fn is_dirty(&self, b: BufId) -> bool {
-        self.bufs[b as usize].dirty
+        self.bufs[b as usize].has(DIRTY)
     }
 
     /// Usage count of `b`.
     pub fn usage(&self, b: BufId) -> u8 {
-        self.bufs[b as usize].usage
+        self.bufs[b as usize].usage()
     }
 
     /// Checkpoint start (`BufferSync`): flag every dirty buffer and return
-    /// them as (block, buffer), sorted by block so the writes go in file
-    /// order.
-    pub fn mark_checkpoint(&mut self) -> Vec<(u64, BufId)> {
+    /// their blocks sorted, so the writes go in file order. Blocks, not
+    /// buffers: 4 bytes each (the buffer is looked up when its turn comes).
+    pub fn mark_checkpoint(&mut self) -> Vec<u32> {
         let mut list = Vec::with_capacity(self.dirty_count as usize);
-        for (i, d) in self.bufs.iter_mut().enumerate() {
-            if d.dirty && d.valid {
-                d.checkpoint_needed = true;
-                list.push((d.block, i as BufId));
+        for d in self.bufs.iter_mut() {
+            if d.state & (DIRTY | VALID) == DIRTY | VALID {
+                d.set(CHECKPOINT_NEEDED, true);
+                list.push(d.block);
             }
         }
-        list.sort_unstable();
+        radsort::sort(&mut list);
         list
     }
 
-    /// True if `b` still holds `block` and still needs writing for the
-    /// current checkpoint.
-    pub fn checkpoint_needed(&self, b: BufId, block: u64) -> bool {
+    /// The buffer holding `block` if it still needs writing for the current
+    /// checkpoint.
+    pub fn checkpoint_buffer(&self, block: u32) -> Option<BufId> {
+        let b = self.table.get(block)?;
         let d = &self.bufs[b as usize];
-        d.block == block && d.checkpoint_needed && d.dirty
+        (d.state & (CHECKPOINT_NEEDED | DIRTY) == CHECKPOINT_NEEDED | DIRTY).then_some(b)
     }
 
     /// Clock hand position and complete passes (`StrategySyncStart`).
@@ -421,10 +518,10 @@ impl BufferPool {
     /// `Some(false)` clean and reusable, `None` in use or recently used.
     pub fn reusable(&self, b: BufId) -> Option<bool> {
         let d = &self.bufs[b as usize];
-        if d.pins != 0 || d.usage != 0 || d.writing {
+        if d.pins != 0 || d.usage() != 0 || d.has(WRITING) {
             return None;
         }
-        Some(d.dirty && d.valid)
+        Some(d.state & (DIRTY | VALID) == DIRTY | VALID)
     }
 }
 
@@ -433,10 +530,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chained_page_table_agrees_with_a_map_under_churn() {
+    fn page_table_agrees_with_a_map_under_churn() {
         // 64 buffers over a large data set: every block goes to the chains.
         let n = 64u32;
-        let mut t = PageTable::new(n, 1 << 40);
+        let mut t = PageTable::new(n, 1 << 30);
         assert!(t.direct.is_empty());
         let mut reference = std::collections::HashMap::new();
         let mut held: Vec<Option<u64>> = vec![None; n as usize];
@@ -446,7 +543,7 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let b = (x >> 33) as u32 % n;
-            let block = (x >> 7) % 5_000;
+            let block = ((x >> 7) % 5_000) as u32;
             if let Some(old) = held[b as usize].take() {
                 t.remove(old);
                 reference.remove(&old);
@@ -456,12 +553,11 @@ mod tests {
                 reference.insert(block, b);
                 held[b as usize] = Some(block);
             }
-            let probe = (x >> 20) % 5_000;
+            let probe = ((x >> 20) % 5_000) as u32;
             assert_eq!(t.get(probe), reference.get(&probe).copied(), "step {i}");
         }
-        // The table's memory is what it was: three arrays sized by the pool.
-        assert_eq!(t.next.len(), n as usize);
-        assert_eq!(t.heads.len(), n as usize);
+        // The table's memory is what it was: 1.5 slots a buffer.
+        assert_eq!(t.slots.len(), 96);
     }
 
     /// Fill a pool of n buffers with blocks 0..n, unpinned, clean.
@@ -577,13 +673,12 @@ mod tests {
             p.unpin(b);
         }
         let list = p.mark_checkpoint();
-        let blocks: Vec<u64> = list.iter().map(|x| x.0).collect();
-        assert_eq!(blocks, vec![10, 20, 40]);
-        for &(blk, b) in &list {
-            assert!(p.checkpoint_needed(b, blk));
+        assert_eq!(list, vec![10, 20, 40]);
+        for &blk in &list {
+            let b = p.checkpoint_buffer(blk).expect("flagged");
             p.start_write(b);
             p.write_done(b);
-            assert!(!p.checkpoint_needed(b, blk));
+            assert_eq!(p.checkpoint_buffer(blk), None);
         }
         assert_eq!(p.dirty_count(), 0);
     }

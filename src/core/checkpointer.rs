@@ -41,7 +41,8 @@ pub struct Checkpointer {
     phase: Phase,
     last_start: Nanos,
     redo: Lsn,
-    list: Vec<(u64, BufId)>,
+    /// Blocks dirty at the start, sorted.
+    list: Vec<u32>,
     next: usize,
 }
 
@@ -113,9 +114,11 @@ impl Checkpointer {
     /// (the phase moves to Syncing).
     pub fn next_write(&mut self, pool: &BufferPool) -> Option<BufId> {
         while self.next < self.list.len() {
-            let (block, b) = self.list[self.next];
+            let block = self.list[self.next];
             self.next += 1;
-            if pool.checkpoint_needed(b, block) && pool.can_write(b) {
+            if let Some(b) = pool.checkpoint_buffer(block)
+                && pool.can_write(b)
+            {
                 return Some(b);
             }
         }
