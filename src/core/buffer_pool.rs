@@ -92,7 +92,7 @@ pub enum Lookup {
 /// common case (a chained table read three: the bucket, the chain entry,
 /// the key), and with no tombstones it never grows. Either way its memory
 /// is at most 12 bytes a buffer; with the descriptors and a checkpoint's
-/// sort list, 32.
+/// sort list, at most 32.
 #[derive(Debug)]
 struct PageTable {
     direct: Vec<BufId>,
@@ -103,8 +103,8 @@ struct PageTable {
 const DIRECT_PER_BUFFER: u64 = 3;
 const NO_BUF: BufId = BufId::MAX;
 const EMPTY_SLOT: u64 = u64::MAX;
-/// Slots per buffer in the hashed table, in thirds: 1.5 slots a buffer
-/// keeps probes within a cache line or two (load at most two thirds).
+/// Slots per buffer in the hashed table, in thirds: 4/3 of a slot a buffer
+/// (load at most three quarters) keeps probes within a cache line or two.
 const SLOT_THIRDS_PER_BUFFER: usize = 4;
 
 impl PageTable {
@@ -120,7 +120,9 @@ impl PageTable {
                 slots: Vec::new(),
             };
         }
-        let n = (nbuffers as usize * SLOT_THIRDS_PER_BUFFER).div_ceil(3).max(2);
+        let n = (nbuffers as usize * SLOT_THIRDS_PER_BUFFER)
+            .div_ceil(3)
+            .max(2);
         PageTable {
             direct: Vec::new(),
             slots: vec![EMPTY_SLOT; n],
@@ -189,7 +191,10 @@ impl PageTable {
                 return;
             }
             // A block past the data set: the table takes it from here on.
-            panic!("block {block} past the data set's {} blocks", self.direct.len());
+            panic!(
+                "block {block} past the data set's {} blocks",
+                self.direct.len()
+            );
         }
         let (i, found) = self.probe(block);
         debug_assert!(!found, "block {block} inserted twice");
@@ -536,7 +541,7 @@ mod tests {
         let mut t = PageTable::new(n, 1 << 30);
         assert!(t.direct.is_empty());
         let mut reference = std::collections::HashMap::new();
-        let mut held: Vec<Option<u64>> = vec![None; n as usize];
+        let mut held: Vec<Option<u32>> = vec![None; n as usize];
         let mut x = 12345u64;
         for i in 0..200_000u64 {
             x = x
@@ -556,8 +561,8 @@ mod tests {
             let probe = ((x >> 20) % 5_000) as u32;
             assert_eq!(t.get(probe), reference.get(&probe).copied(), "step {i}");
         }
-        // The table's memory is what it was: 1.5 slots a buffer.
-        assert_eq!(t.slots.len(), 96);
+        // The table's memory is what it was: 4/3 slots a buffer.
+        assert_eq!(t.slots.len(), 86);
     }
 
     /// Fill a pool of n buffers with blocks 0..n, unpinned, clean.
