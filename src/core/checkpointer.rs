@@ -7,6 +7,10 @@ use super::io::WAL_SEGMENT_BYTES;
 use super::time::{MS, Nanos, SEC};
 use super::wal::Lsn;
 
+/// How many buffers ahead of the write the checkpointer's page-table
+/// lookups are prefetched.
+const PREFETCH_AHEAD: usize = 8;
+
 /// Why a checkpoint started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
@@ -114,6 +118,11 @@ impl Checkpointer {
     /// (the phase moves to Syncing).
     pub fn next_write(&mut self, pool: &BufferPool) -> Option<BufId> {
         while self.next < self.list.len() {
+            // Blocks come in file order but their page-table slots are
+            // scattered: fetch a few writes ahead.
+            if let Some(&ahead) = self.list.get(self.next + PREFETCH_AHEAD) {
+                pool.prefetch(ahead as u64);
+            }
             let block = self.list[self.next];
             self.next += 1;
             if let Some(b) = pool.checkpoint_buffer(block)

@@ -1472,8 +1472,16 @@ impl Database {
     fn prefetch(&self, steps: &[Step]) {
         for s in steps {
             match *s {
-                Step::Read(block) => self.pool.prefetch(block),
-                Step::Modify { block, .. } | Step::Extend { block, .. } => {
+                Step::Read(block) => {
+                    self.pool.prefetch(block);
+                    self.os_cache.prefetch(block);
+                }
+                Step::Modify { block, .. } => {
+                    self.pool.prefetch(block);
+                    self.os_cache.prefetch(block);
+                    self.touched.prefetch(block);
+                }
+                Step::Extend { block, .. } => {
                     self.pool.prefetch(block);
                     self.touched.prefetch(block);
                 }

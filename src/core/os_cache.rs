@@ -29,24 +29,69 @@
 //! Left out: dirty pages are evicted as if clean (the kernel writes them back
 //! first), readahead, and the kernel's own memory.
 
-use rustc_hash::FxHashMap as HashMap;
+/// No node (31 bits: the top bit of a link carries a flag).
+const NIL: u32 = 0x7fff_ffff;
+const LINK: u32 = 0x7fff_ffff;
+const FLAG: u32 = 0x8000_0000;
 
-/// No node.
-const NIL: u32 = u32::MAX;
+/// No key: an empty slot.
+const EMPTY: u32 = u32::MAX;
 
-/// Key space of WAL pages: the top bit set, then the segment, then the page.
-const WAL_KEY: u64 = 1 << 63;
+/// Key space of WAL pages: the top bit set, then the segment's place in
+/// the ring and the page. Data blocks are keys below it.
+const WAL_KEY: u32 = 1 << 31;
 
+/// WAL pages per segment (16 MiB of 8 KiB pages).
+const WAL_PAGES_PER_SEGMENT: u32 = 2048;
+
+/// A cached page: 12 bytes. The node lives in its hash slot, so a lookup
+/// reads one cache line and no separate index is kept.
 #[derive(Debug, Clone, Copy)]
 struct Node {
-    key: u64,
+    key: u32,
+    /// Previous (newer) node in its list; top bit: on the active list.
     prev: u32,
+    /// Next (older) node in its list; top bit: referenced.
     next: u32,
-    active: bool,
-    referenced: bool,
 }
 
-/// A doubly linked list over the node arena: head is the most recent.
+impl Node {
+    const EMPTY: Node = Node {
+        key: EMPTY,
+        prev: NIL,
+        next: NIL,
+    };
+
+    fn prev(&self) -> u32 {
+        self.prev & LINK
+    }
+
+    fn next(&self) -> u32 {
+        self.next & LINK
+    }
+
+    fn active(&self) -> bool {
+        self.prev & FLAG != 0
+    }
+
+    fn referenced(&self) -> bool {
+        self.next & FLAG != 0
+    }
+
+    fn set_prev(&mut self, i: u32) {
+        self.prev = (self.prev & FLAG) | i;
+    }
+
+    fn set_next(&mut self, i: u32) {
+        self.next = (self.next & FLAG) | i;
+    }
+
+    fn set_referenced(&mut self) {
+        self.next |= FLAG;
+    }
+}
+
+/// A doubly linked list over the slots: head is the most recent.
 #[derive(Debug, Clone, Copy)]
 struct List {
     head: u32,
@@ -62,12 +107,18 @@ impl List {
     };
 }
 
-/// The kernel page cache: an inactive and an active list of page keys.
+/// Slots per cached page, in quarters: at most four fifths of the slots
+/// are used, so 15 bytes a page.
+const SLOT_QUARTERS_PER_PAGE: usize = 5;
+
+/// The kernel page cache: an inactive and an active list of page keys,
+/// threaded through an open-addressing hash table (linear probing,
+/// backward-shift deletion: no tombstones, so it never grows).
 #[derive(Debug)]
 pub struct OsCache {
     capacity: usize,
-    nodes: Vec<Node>,
-    index: HashMap<u64, u32>,
+    len: usize,
+    slots: Vec<Node>,
     inactive: List,
     active: List,
 }
@@ -75,10 +126,20 @@ pub struct OsCache {
 impl OsCache {
     /// A cache of `pages` pages (0 disables it).
     pub fn new(pages: usize) -> Self {
+        assert!(
+            pages < (NIL as usize) * 4 / SLOT_QUARTERS_PER_PAGE,
+            "a page cache of {pages} pages: at most {} are modelled",
+            (NIL as usize) * 4 / SLOT_QUARTERS_PER_PAGE - 1
+        );
+        let slots = if pages == 0 {
+            Vec::new()
+        } else {
+            vec![Node::EMPTY; (pages * SLOT_QUARTERS_PER_PAGE).div_ceil(4) + 1]
+        };
         OsCache {
             capacity: pages,
-            nodes: Vec::new(),
-            index: HashMap::default(),
+            len: 0,
+            slots,
             inactive: List::EMPTY,
             active: List::EMPTY,
         }
@@ -92,23 +153,38 @@ impl OsCache {
     /// A read of data block `block`: true if cached (no I/O needed). A miss
     /// brings the block in.
     pub fn read(&mut self, block: u64) -> bool {
-        self.access(block & !WAL_KEY)
+        self.access(data_key(block))
     }
 
     /// A write of data block `block` leaves it cached.
     pub fn write(&mut self, block: u64) {
-        self.written(block & !WAL_KEY);
+        self.written(data_key(block));
     }
 
     /// A write of WAL page `page` of segment `segment` leaves it cached.
     pub fn write_wal(&mut self, segment: u32, page: u64) {
-        self.written(WAL_KEY | (segment as u64) << 32 | (page & 0xffff_ffff));
+        debug_assert!(page < WAL_PAGES_PER_SEGMENT as u64);
+        let key = segment
+            .checked_mul(WAL_PAGES_PER_SEGMENT)
+            .and_then(|k| k.checked_add(page as u32))
+            .filter(|&k| k < WAL_KEY)
+            .expect("a WAL segment ring the page cache can key");
+        self.written(WAL_KEY | key);
+    }
+
+    /// A hint that data block `block` may be read soon. Changes nothing
+    /// observable.
+    #[inline]
+    pub fn prefetch(&self, block: u64) {
+        if !self.slots.is_empty() {
+            super::buffer_pool::prefetch(&self.slots[self.home(data_key(block))]);
+        }
     }
 
     /// A write puts a page in the cache if it is not there; it does not
     /// move a cached one.
-    fn written(&mut self, key: u64) {
-        if self.capacity > 0 && !self.index.contains_key(&key) {
+    fn written(&mut self, key: u32) {
+        if self.capacity > 0 && !self.probe(key).1 {
             self.insert(key, false);
         }
     }
@@ -119,25 +195,50 @@ impl OsCache {
         (self.inactive.len, self.active.len)
     }
 
+    #[inline]
+    fn home(&self, key: u32) -> usize {
+        let h = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        ((h as u128 * self.slots.len() as u128) >> 64) as usize
+    }
+
+    #[inline]
+    fn wrap(&self, i: usize) -> usize {
+        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+    }
+
+    /// The slot holding `key`, or the empty slot ending its probe sequence.
+    #[inline]
+    fn probe(&self, key: u32) -> (u32, bool) {
+        let mut i = self.home(key);
+        loop {
+            let k = self.slots[i].key;
+            if k == key {
+                return (i as u32, true);
+            }
+            if k == EMPTY {
+                return (i as u32, false);
+            }
+            i = self.wrap(i);
+        }
+    }
+
     /// Touch page `key`: true if it was cached.
-    fn access(&mut self, key: u64) -> bool {
+    fn access(&mut self, key: u32) -> bool {
         if self.capacity == 0 {
             return false;
         }
-        match self.index.get(&key) {
-            Some(&i) => {
-                let n = self.nodes[i as usize];
-                if n.active {
-                    self.nodes[i as usize].referenced = true;
-                } else if n.referenced {
+        match self.probe(key) {
+            (i, true) => {
+                let n = self.slots[i as usize];
+                if n.active() || !n.referenced() {
+                    self.slots[i as usize].set_referenced();
+                } else {
                     self.unlink(i);
                     self.push_head(i, true, false);
-                } else {
-                    self.nodes[i as usize].referenced = true;
                 }
                 true
             }
-            None => {
+            (_, false) => {
                 self.insert(key, true);
                 false
             }
@@ -145,35 +246,75 @@ impl OsCache {
     }
 
     /// Caches page `key`, not cached, at the inactive head.
-    fn insert(&mut self, key: u64, referenced: bool) {
-        let i = if self.index.len() < self.capacity {
-            self.nodes.push(Node {
-                key,
-                prev: NIL,
-                next: NIL,
-                active: false,
-                referenced: false,
-            });
-            (self.nodes.len() - 1) as u32
+    fn insert(&mut self, key: u32, referenced: bool) {
+        if self.len == self.capacity {
+            self.evict();
         } else {
-            let victim = self.evict();
-            self.nodes[victim as usize].key = key;
-            victim
-        };
-        self.index.insert(key, i);
+            self.len += 1;
+        }
+        // Eviction may have moved slots: probe again.
+        let (i, found) = self.probe(key);
+        debug_assert!(!found);
+        self.slots[i as usize].key = key;
         self.push_head(i, false, referenced);
     }
 
-    /// Frees the inactive tail and returns its node. Reclaim first moves
-    /// the active list's excess to the inactive one (`shrink_active_list`),
-    /// so a full cache always has an inactive tail.
-    fn evict(&mut self) -> u32 {
+    /// Drops the inactive tail. Reclaim first moves the active list's
+    /// excess to the inactive one (`shrink_active_list`), so a full cache
+    /// always has an inactive tail.
+    fn evict(&mut self) {
         self.balance();
         let i = self.inactive.tail;
         debug_assert!(i != NIL, "a full cache with nothing inactive");
         self.unlink(i);
-        self.index.remove(&self.nodes[i as usize].key);
-        i
+        self.remove_slot(i as usize);
+    }
+
+    /// Empties slot `hole` (unlinked), shifting later entries of its probe
+    /// run back; a moved node's neighbours and list ends follow it.
+    fn remove_slot(&mut self, mut hole: usize) {
+        let mut j = hole;
+        loop {
+            j = self.wrap(j);
+            let n = self.slots[j];
+            if n.key == EMPTY {
+                break;
+            }
+            let home = self.home(n.key);
+            let stays = if hole <= j {
+                hole < home && home <= j
+            } else {
+                hole < home || home <= j
+            };
+            if !stays {
+                self.slots[hole] = n;
+                self.relink(n, hole as u32);
+                hole = j;
+            }
+        }
+        self.slots[hole] = Node::EMPTY;
+    }
+
+    /// Node `n` now lives in slot `to`: point its neighbours there.
+    fn relink(&mut self, n: Node, to: u32) {
+        let (prev, next) = (n.prev(), n.next());
+        let list = if n.active() {
+            &mut self.active
+        } else {
+            &mut self.inactive
+        };
+        if prev == NIL {
+            list.head = to;
+        }
+        if next == NIL {
+            list.tail = to;
+        }
+        if prev != NIL {
+            self.slots[prev as usize].set_next(to);
+        }
+        if next != NIL {
+            self.slots[next as usize].set_prev(to);
+        }
     }
 
     /// Keeps the active list no longer than the inactive one.
@@ -195,13 +336,11 @@ impl OsCache {
 
     fn push_head(&mut self, i: u32, active: bool, referenced: bool) {
         let list = *self.list(active);
-        let n = &mut self.nodes[i as usize];
-        n.active = active;
-        n.referenced = referenced;
-        n.prev = NIL;
-        n.next = list.head;
+        let n = &mut self.slots[i as usize];
+        n.prev = NIL | if active { FLAG } else { 0 };
+        n.next = list.head | if referenced { FLAG } else { 0 };
         if list.head != NIL {
-            self.nodes[list.head as usize].prev = i;
+            self.slots[list.head as usize].set_prev(i);
         }
         let l = self.list(active);
         l.head = i;
@@ -212,16 +351,15 @@ impl OsCache {
     }
 
     fn unlink(&mut self, i: u32) {
-        let Node {
-            prev, next, active, ..
-        } = self.nodes[i as usize];
+        let n = self.slots[i as usize];
+        let (prev, next) = (n.prev(), n.next());
         if prev != NIL {
-            self.nodes[prev as usize].next = next;
+            self.slots[prev as usize].set_next(next);
         }
         if next != NIL {
-            self.nodes[next as usize].prev = prev;
+            self.slots[next as usize].set_prev(prev);
         }
-        let l = self.list(active);
+        let l = self.list(n.active());
         if l.head == i {
             l.head = next;
         }
@@ -230,6 +368,15 @@ impl OsCache {
         }
         l.len -= 1;
     }
+}
+
+/// The key of data block `block`.
+fn data_key(block: u64) -> u32 {
+    assert!(
+        block < WAL_KEY as u64,
+        "data block {block} past what the page cache model keys"
+    );
+    block as u32
 }
 
 #[cfg(test)]
@@ -322,8 +469,109 @@ mod tests {
                 _ => c.write_wal(1, b),
             }
             let (i, a) = c.lists();
-            assert_eq!(i + a, c.index.len());
-            assert!(c.index.len() <= 16);
+            assert_eq!(i + a, c.len);
+            assert!(c.len <= 16);
+            assert_eq!(c.slots.iter().filter(|n| n.key != EMPTY).count(), c.len);
+        }
+    }
+}
+
+#[cfg(test)]
+mod reference {
+    //! The two lists kept the plain way, as the behaviour to match.
+    use super::OsCache;
+    use proptest::prelude::*;
+
+    #[derive(Default)]
+    struct Plain {
+        capacity: usize,
+        /// (key, referenced), most recent first.
+        inactive: Vec<(u64, bool)>,
+        active: Vec<(u64, bool)>,
+    }
+
+    impl Plain {
+        fn find(&self, key: u64) -> Option<(bool, usize)> {
+            if let Some(i) = self.active.iter().position(|e| e.0 == key) {
+                return Some((true, i));
+            }
+            self.inactive
+                .iter()
+                .position(|e| e.0 == key)
+                .map(|i| (false, i))
+        }
+
+        fn insert(&mut self, key: u64, referenced: bool) {
+            if self.active.len() + self.inactive.len() == self.capacity {
+                while self.active.len() > self.inactive.len() {
+                    let (k, _) = self.active.pop().unwrap();
+                    self.inactive.insert(0, (k, false));
+                }
+                self.inactive.pop();
+            }
+            self.inactive.insert(0, (key, referenced));
+        }
+
+        fn read(&mut self, key: u64) -> bool {
+            match self.find(key) {
+                Some((true, i)) => {
+                    self.active[i].1 = true;
+                    true
+                }
+                Some((false, i)) if self.inactive[i].1 => {
+                    self.inactive.remove(i);
+                    self.active.insert(0, (key, false));
+                    true
+                }
+                Some((false, i)) => {
+                    self.inactive[i].1 = true;
+                    true
+                }
+                None => {
+                    self.insert(key, true);
+                    false
+                }
+            }
+        }
+
+        fn write(&mut self, key: u64) {
+            if self.find(key).is_none() {
+                self.insert(key, false);
+            }
+        }
+    }
+
+    proptest! {
+        /// Hits, and the pages held in each list in order, match the plain
+        /// lists after any sequence of reads and writes, with the table's
+        /// probe runs wrapping around and shifting.
+        #[test]
+        fn same_hits_and_lists_as_plain_lists(
+            capacity in 1usize..24,
+            ops in proptest::collection::vec((0u64..60, 0u8..3), 0..400),
+        ) {
+            let mut c = OsCache::new(capacity);
+            let mut p = Plain { capacity, ..Plain::default() };
+            for (key, op) in ops {
+                match op {
+                    0 | 1 => prop_assert_eq!(c.read(key), p.read(key)),
+                    _ => {
+                        c.write(key);
+                        p.write(key);
+                    }
+                }
+                for (list, plain) in [(c.inactive, &p.inactive), (c.active, &p.active)] {
+                    let mut keys = Vec::new();
+                    let mut i = list.head;
+                    while i != super::NIL {
+                        let n = c.slots[i as usize];
+                        keys.push((n.key as u64, n.referenced()));
+                        i = n.next();
+                    }
+                    prop_assert_eq!(&keys, plain);
+                    prop_assert_eq!(list.len, plain.len());
+                }
+            }
         }
     }
 }
