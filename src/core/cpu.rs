@@ -23,8 +23,6 @@
 //! than its share leaves the average while it sleeps (Linux keeps it
 //! queued, DELAY_DEQUEUE).
 
-use std::collections::VecDeque;
-
 use super::time::{Nanos, US};
 
 /// EEVDF's base slice: 0.7 ms scaled by 1 + log2 of the core count (two
@@ -116,14 +114,13 @@ impl Queued {
 pub struct Cpu {
     cores: u32,
     busy: u32,
-    /// Queued, sorted by deadline then arrival. A queued process's
-    /// deadline and virtual runtime do not change, so both sit in its
-    /// entry: `pick` scans them in order without touching `tasks`. A
-    /// sorted deque rather than a heap: half the queued are often
-    /// ineligible, and a heap had to pop and push them all back on every
-    /// pick (a quarter of `model`'s instructions with 64 clients on 16
-    /// cores, callgrind).
-    queue: VecDeque<Queued>,
+    /// Queued, in no order. A queued process's deadline and virtual
+    /// runtime do not change, so both sit in its entry and `pick` scans
+    /// the entries alone. A scan rather than a heap: half the queued are
+    /// often ineligible, and a heap had to pop and push them all back on
+    /// every pick (a quarter of `model`'s instructions with 64 clients on
+    /// 16 cores, callgrind); kept sorted, the inserts' moves cost as much.
+    queue: Vec<Queued>,
     seq: u64,
     /// Processes numbered from 0 up (backends)…
     tasks: Vec<Task>,
@@ -149,7 +146,7 @@ impl Cpu {
         Cpu {
             cores,
             busy: 0,
-            queue: VecDeque::new(),
+            queue: Vec::new(),
             seq: 0,
             tasks: Vec::new(),
             tasks_high: Vec::new(),
@@ -257,7 +254,15 @@ impl Cpu {
     /// with the least virtual runtime.
     fn pick(&mut self, now: Nanos) -> Option<(u32, Nanos)> {
         let avg = self.average(now);
-        let i = match self.queue.iter().position(|q| q.vruntime <= avg) {
+        let mut best = None;
+        let mut best_key = (Nanos::MAX, u64::MAX);
+        for (i, q) in self.queue.iter().enumerate() {
+            if q.vruntime <= avg && q.key() < best_key {
+                best = Some(i);
+                best_key = q.key();
+            }
+        }
+        let i = match best {
             Some(i) => i,
             // Nobody eligible: the least virtual runtime.
             None => (0..self.queue.len()).min_by_key(|&i| {
@@ -265,7 +270,7 @@ impl Cpu {
                 (q.vruntime, q.seq)
             })?,
         };
-        let q = self.queue.remove(i).expect("an index in the queue");
+        let q = self.queue.swap_remove(i);
         debug_assert_eq!(q.vruntime, self.seen(q.id).vruntime);
         Some((q.id, q.demand))
     }
@@ -276,26 +281,19 @@ impl Cpu {
         let avg = self.average(now);
         self.queue
             .iter()
-            .take_while(|q| q.deadline < deadline)
-            .any(|q| q.vruntime <= avg)
+            .any(|q| q.deadline < deadline && q.vruntime <= avg)
     }
 
     fn enqueue(&mut self, id: u32, demand: Nanos) {
         self.seq += 1;
         let t = *self.task(id);
-        let q = Queued {
+        self.queue.push(Queued {
             deadline: t.deadline,
             seq: self.seq,
             vruntime: t.vruntime,
             id,
             demand,
-        };
-        // Deadlines mostly grow with time: the place is usually at the back.
-        let at = match self.queue.back() {
-            Some(b) if b.key() > q.key() => self.queue.partition_point(|e| e.key() < q.key()),
-            _ => self.queue.len(),
-        };
-        self.queue.insert(at, q);
+        });
     }
 
     /// `id`, asleep until now, needs `demand` of CPU at `now`: the time it

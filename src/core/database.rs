@@ -876,7 +876,11 @@ impl Database {
         let s = self.stats.second(now);
         match kind {
             IoKind::ReadPage { .. } => s.data_reads += 1,
-            IoKind::WritePage { .. } => s.data_writes += 1,
+            IoKind::WritePage { block, .. } => {
+                s.data_writes += 1;
+                // Its completion puts the page in the page cache.
+                self.os_cache.prefetch(block);
+            }
             IoKind::WalSync { .. } => s.wal_syncs += 1,
             _ => {}
         }
@@ -1022,7 +1026,13 @@ impl Database {
                 }) => {
                     // write() leaves the WAL pages in the kernel's cache.
                     if self.os_cache.enabled() {
-                        for page in offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES) {
+                        let pages = offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES);
+                        // Consecutive pages hash to scattered slots: fetch
+                        // them all at once rather than one after the other.
+                        for page in pages.clone() {
+                            self.os_cache.prefetch_wal(segment, page);
+                        }
+                        for page in pages {
                             self.os_cache.write_wal(segment, page);
                         }
                     }
@@ -1178,6 +1188,7 @@ impl Database {
                             0
                         };
                     if demand > 0 {
+                        self.prefetch_buffers(ci);
                         self.start_cpu(now, c, demand);
                         return;
                     }
@@ -1485,6 +1496,24 @@ impl Database {
                     self.pool.prefetch(block);
                     self.touched.prefetch(block);
                 }
+                _ => {}
+            }
+        }
+    }
+
+    /// Client `ci` is about to spend a statement's CPU: start fetching the
+    /// buffer descriptors of the pages the statement then reads. Their
+    /// page-table slots were fetched when the transaction was generated
+    /// (`prefetch`), so finding each buffer is a cache hit now. Changes
+    /// nothing observable.
+    fn prefetch_buffers(&self, ci: usize) {
+        let cl = &self.clients[ci];
+        for s in cl.steps.iter().skip(cl.pc) {
+            match *s {
+                Step::Read(block) | Step::Modify { block, .. } | Step::Extend { block, .. } => {
+                    self.pool.prefetch_buffer(block)
+                }
+                Step::RoundTrip | Step::Commit { .. } => break,
                 _ => {}
             }
         }

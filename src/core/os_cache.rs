@@ -163,13 +163,16 @@ impl OsCache {
 
     /// A write of WAL page `page` of segment `segment` leaves it cached.
     pub fn write_wal(&mut self, segment: u32, page: u64) {
-        debug_assert!(page < WAL_PAGES_PER_SEGMENT as u64);
-        let key = segment
-            .checked_mul(WAL_PAGES_PER_SEGMENT)
-            .and_then(|k| k.checked_add(page as u32))
-            .filter(|&k| k < WAL_KEY)
-            .expect("a WAL segment ring the page cache can key");
-        self.written(WAL_KEY | key);
+        self.written(wal_key(segment, page));
+    }
+
+    /// A hint that WAL page `page` of segment `segment` will be written
+    /// soon. Changes nothing observable.
+    #[inline]
+    pub fn prefetch_wal(&self, segment: u32, page: u64) {
+        if !self.slots.is_empty() {
+            super::buffer_pool::prefetch(&self.slots[self.home(wal_key(segment, page))]);
+        }
     }
 
     /// A hint that data block `block` may be read soon. Changes nothing
@@ -368,6 +371,17 @@ impl OsCache {
         }
         l.len -= 1;
     }
+}
+
+/// The key of WAL page `page` of segment `segment`.
+fn wal_key(segment: u32, page: u64) -> u32 {
+    debug_assert!(page < WAL_PAGES_PER_SEGMENT as u64);
+    let key = segment
+        .checked_mul(WAL_PAGES_PER_SEGMENT)
+        .and_then(|k| k.checked_add(page as u32))
+        .filter(|&k| k < WAL_KEY)
+        .expect("a WAL segment ring the page cache can key");
+    WAL_KEY | key
 }
 
 /// The key of data block `block`.

@@ -286,6 +286,10 @@ pub struct DeviceModel {
     /// device, with how many complete then (as many entries as operations
     /// in flight).
     in_flight: BTreeMap<Nanos, u32>,
+    /// The sum of `in_flight`'s counts: what is on the device once
+    /// `advance` has dropped what completed (a sum over the map was most
+    /// of a submission's work at 64 clients).
+    in_flight_ops: usize,
     /// With contention: operations not on the device yet (a cap holds
     /// them, or they wait for a channel), (starts, completes).
     held: BTreeMap<(Nanos, Nanos), u32>,
@@ -337,6 +341,7 @@ impl DeviceModel {
             rng: SimRng::seed_from_u64(seed),
             contention_ns: profile.contention_us * 1e3,
             in_flight: BTreeMap::new(),
+            in_flight_ops: 0,
             held: BTreeMap::new(),
         }
     }
@@ -423,7 +428,7 @@ impl DeviceModel {
             if starts > now {
                 *self.held.entry((starts, done)).or_default() += 1;
             } else {
-                *self.in_flight.entry(done).or_default() += 1;
+                self.add_in_flight(done, 1);
             }
         }
         ((done + self.rtt_ns).round() as Nanos, drawn)
@@ -441,14 +446,21 @@ impl DeviceModel {
         let (old, new) = (modelled.saturating_sub(rtt), delivered.saturating_sub(rtt));
         self.advance(now);
         if take_one(&mut self.in_flight, &old) {
-            *self.in_flight.entry(new).or_default() += 1;
+            self.in_flight_ops -= 1;
+            self.add_in_flight(new, 1);
         } else if let Some(&key) = self.held.keys().find(|k| k.1 == old) {
             take_one(&mut self.held, &key);
             *self.held.entry((key.0, new.max(key.0))).or_default() += 1;
         } else if new > now {
             // Already complete in the model, still running for real.
-            *self.in_flight.entry(new).or_default() += 1;
+            self.add_in_flight(new, 1);
         }
+    }
+
+    /// `n` more operations on the device, completing at `done`.
+    fn add_in_flight(&mut self, done: Nanos, n: u32) {
+        *self.in_flight.entry(done).or_default() += n;
+        self.in_flight_ops += n as usize;
     }
 
     /// Moves operations the caps have let through by `now` onto the device
@@ -460,13 +472,13 @@ impl DeviceModel {
                 break;
             }
             let n = entry.remove();
-            *self.in_flight.entry(done).or_default() += n;
+            self.add_in_flight(done, n);
         }
         while let Some(entry) = self.in_flight.first_entry() {
             if *entry.key() > now {
                 break;
             }
-            entry.remove();
+            self.in_flight_ops -= entry.remove() as usize;
         }
     }
 
@@ -475,13 +487,19 @@ impl DeviceModel {
     /// than `now` (an operation a cap holds) costs a scan.
     fn on_device(&mut self, now: Nanos, at: Nanos) -> usize {
         self.advance(now);
-        let after = |m: &BTreeMap<Nanos, u32>| -> usize {
-            m.range(at + 1..).map(|(_, &n)| n as usize).sum()
-        };
-        let running = after(&self.in_flight);
         if at == now {
-            return running;
+            // Everything left completes after `now`.
+            debug_assert_eq!(
+                self.in_flight_ops,
+                self.in_flight.values().map(|&n| n as usize).sum::<usize>()
+            );
+            return self.in_flight_ops;
         }
+        let running: usize = self
+            .in_flight
+            .range(at + 1..)
+            .map(|(_, &n)| n as usize)
+            .sum();
         let admitted: usize = self
             .held
             .iter()
