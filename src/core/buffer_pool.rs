@@ -173,6 +173,9 @@ impl PageTable {
     /// Ask the CPU to bring in the line a lookup of `block` will read.
     #[inline]
     fn prefetch(&self, block: u32) {
+        if block == NO_BLOCK {
+            return;
+        }
         if self.slots.is_empty() {
             if let Some(b) = self.direct.get(block as usize) {
                 prefetch(b);
@@ -383,6 +386,11 @@ impl BufferPool {
                     d.state -= 1;
                 } else {
                     d.pins += 1;
+                    // The victim's old block leaves the page table next;
+                    // so may the next buffer's.
+                    let old = d.block;
+                    self.table.prefetch(old);
+                    self.table.prefetch(self.bufs[self.hand as usize].block);
                     return Some(b);
                 }
             }

@@ -118,10 +118,14 @@ impl Checkpointer {
     /// (the phase moves to Syncing).
     pub fn next_write(&mut self, pool: &BufferPool) -> Option<BufId> {
         while self.next < self.list.len() {
-            // Blocks come in file order but their page-table slots are
-            // scattered: fetch a few writes ahead.
-            if let Some(&ahead) = self.list.get(self.next + PREFETCH_AHEAD) {
+            // Blocks come in file order but their page-table slots and
+            // buffers are scattered: fetch the slot two strides ahead, and
+            // the buffer one stride ahead (its slot is cached by then).
+            if let Some(&ahead) = self.list.get(self.next + 2 * PREFETCH_AHEAD) {
                 pool.prefetch(ahead as u64);
+            }
+            if let Some(&ahead) = self.list.get(self.next + PREFETCH_AHEAD) {
+                pool.prefetch_buffer(ahead as u64);
             }
             let block = self.list[self.next];
             self.next += 1;

@@ -23,6 +23,9 @@
 //! than its share leaves the average while it sleeps (Linux keeps it
 //! queued, DELAY_DEQUEUE).
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use super::time::{Nanos, US};
 
 /// EEVDF's base slice: 0.7 ms scaled by 1 + log2 of the core count (two
@@ -92,20 +95,78 @@ struct Task {
     burst: (Nanos, Nanos),
 }
 
-/// A process in the run queue.
-#[derive(Debug, Clone, Copy)]
+/// One queued burst. A queued process's deadline and virtual runtime do
+/// not change, so both are kept here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
     deadline: Nanos,
-    /// Arrival order: ties on the deadline go to the earlier.
+    /// Arrival order: ties go to the earlier.
     seq: u64,
     vruntime: Nanos,
     id: u32,
     demand: Nanos,
 }
 
-impl Queued {
-    fn key(&self) -> (Nanos, u64) {
-        (self.deadline, self.seq)
+/// The run queue: who is next is the eligible process (virtual runtime at
+/// most the average) with the earliest deadline. Two heaps: `by_deadline`
+/// holds those last seen eligible, `ineligible` those found ineligible,
+/// by virtual runtime. A pick first moves back whoever the average has
+/// caught up with, then pops deadlines, setting aside the tops that have
+/// become ineligible. Each burst thus moves between the heaps a bounded
+/// number of times; one heap had to pop and push back every ineligible
+/// process on each pick (a quarter of `model`'s instructions with 64
+/// clients on 16 cores, callgrind), and a scan of all costs as much.
+#[derive(Debug, Default)]
+struct RunQueue {
+    by_deadline: BinaryHeap<Reverse<Queued>>,
+    /// (vruntime, seq, the entry).
+    ineligible: BinaryHeap<Reverse<(Nanos, u64, Queued)>>,
+    seq: u64,
+}
+
+impl RunQueue {
+    fn push(&mut self, deadline: Nanos, vruntime: Nanos, id: u32, demand: Nanos) {
+        self.seq += 1;
+        self.by_deadline.push(Reverse(Queued {
+            deadline,
+            seq: self.seq,
+            vruntime,
+            id,
+            demand,
+        }));
+    }
+
+    /// Those the average `avg` has caught up with go back to `by_deadline`.
+    fn readmit(&mut self, avg: Nanos) {
+        while let Some(&Reverse((v, _, q))) = self.ineligible.peek() {
+            if v > avg {
+                break;
+            }
+            self.ineligible.pop();
+            self.by_deadline.push(Reverse(q));
+        }
+    }
+
+    /// Remove and return the eligible entry with the earliest deadline (the
+    /// earlier arrival on a tie) or, if none is eligible, the one with the
+    /// least virtual runtime (the earlier arrival on a tie).
+    fn pop(&mut self, avg: Nanos) -> Option<Queued> {
+        self.readmit(avg);
+        while let Some(Reverse(q)) = self.by_deadline.pop() {
+            if q.vruntime <= avg {
+                return Some(q);
+            }
+            self.ineligible.push(Reverse((q.vruntime, q.seq, q)));
+        }
+        self.ineligible.pop().map(|Reverse((_, _, q))| q)
+    }
+
+    /// True if an eligible entry has a deadline before `deadline`.
+    fn eligible_before(&mut self, avg: Nanos, deadline: Nanos) -> bool {
+        self.readmit(avg);
+        self.by_deadline
+            .iter()
+            .any(|Reverse(q)| q.deadline < deadline && q.vruntime <= avg)
     }
 }
 
@@ -114,14 +175,7 @@ impl Queued {
 pub struct Cpu {
     cores: u32,
     busy: u32,
-    /// Queued, in no order. A queued process's deadline and virtual
-    /// runtime do not change, so both sit in its entry and `pick` scans
-    /// the entries alone. A scan rather than a heap: half the queued are
-    /// often ineligible, and a heap had to pop and push them all back on
-    /// every pick (a quarter of `model`'s instructions with 64 clients on
-    /// 16 cores, callgrind); kept sorted, the inserts' moves cost as much.
-    queue: Vec<Queued>,
-    seq: u64,
+    queue: RunQueue,
     /// Processes numbered from 0 up (backends)…
     tasks: Vec<Task>,
     /// …and those numbered from `u32::MAX` down (the others).
@@ -146,8 +200,7 @@ impl Cpu {
         Cpu {
             cores,
             busy: 0,
-            queue: Vec::new(),
-            seq: 0,
+            queue: RunQueue::default(),
             tasks: Vec::new(),
             tasks_high: Vec::new(),
             bursts: 0,
@@ -254,46 +307,21 @@ impl Cpu {
     /// with the least virtual runtime.
     fn pick(&mut self, now: Nanos) -> Option<(u32, Nanos)> {
         let avg = self.average(now);
-        let mut best = None;
-        let mut best_key = (Nanos::MAX, u64::MAX);
-        for (i, q) in self.queue.iter().enumerate() {
-            if q.vruntime <= avg && q.key() < best_key {
-                best = Some(i);
-                best_key = q.key();
-            }
-        }
-        let i = match best {
-            Some(i) => i,
-            // Nobody eligible: the least virtual runtime.
-            None => (0..self.queue.len()).min_by_key(|&i| {
-                let q = &self.queue[i];
-                (q.vruntime, q.seq)
-            })?,
-        };
-        let q = self.queue.swap_remove(i);
+        let q = self.queue.pop(avg)?;
         debug_assert_eq!(q.vruntime, self.seen(q.id).vruntime);
         Some((q.id, q.demand))
     }
 
     /// True if a queued process is eligible with a deadline before
     /// `deadline`.
-    fn due_before(&self, now: Nanos, deadline: Nanos) -> bool {
+    fn due_before(&mut self, now: Nanos, deadline: Nanos) -> bool {
         let avg = self.average(now);
-        self.queue
-            .iter()
-            .any(|q| q.deadline < deadline && q.vruntime <= avg)
+        self.queue.eligible_before(avg, deadline)
     }
 
     fn enqueue(&mut self, id: u32, demand: Nanos) {
-        self.seq += 1;
         let t = *self.task(id);
-        self.queue.push(Queued {
-            deadline: t.deadline,
-            seq: self.seq,
-            vruntime: t.vruntime,
-            id,
-            demand,
-        });
+        self.queue.push(t.deadline, t.vruntime, id, demand);
     }
 
     /// `id`, asleep until now, needs `demand` of CPU at `now`: the time it
