@@ -11,12 +11,13 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, UsageError, WorkloadArgs};
@@ -85,6 +86,12 @@ pub struct SweepArgs {
     /// For --mode run: use the kernel page cache for data files.
     #[arg(long)]
     pub buffered: bool,
+    /// For --mode model: points simulated at once, each on its own core
+    /// (every point holds its own buffer pool and page cache in memory)
+    /// [default: the cores available]. --mode run runs one point at a
+    /// time: they share the disk under test.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallel: Option<u32>,
 }
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
@@ -626,38 +633,40 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     } else {
         ProgressBar::hidden()
     };
+    let jobs = match args.mode {
+        SweepMode::Run => 1,
+        SweepMode::Model => args.parallel.map_or_else(
+            || std::thread::available_parallelism().map_or(1, |n| n.get()),
+            |j| j as usize,
+        ),
+    };
+    let outcomes = run_points(args, &grid, &points, seed, jobs, stop, &bar);
+    // Rows in grid order, up to the first point that failed, was cut short
+    // or never ran (an interrupt, or an earlier point's failure).
     let mut results: Vec<RunResult> = Vec::new();
     let mut table: Vec<SweepRow> = Vec::new();
     let mut interrupted = false;
-    for p in &points {
-        bar.set_message(point_label(p, &grid));
-        let w = point_args(args, &grid, p, seed);
-        let r = match (args.mode, &p.device) {
-            (SweepMode::Model, Some(d)) => cli::model_result(
-                &ModelArgs {
-                    w,
-                    device: d.clone(),
-                },
-                stop,
-            ),
-            _ => cli::run_result(&run_args(args, w), stop).map(|(r, _)| r),
-        };
-        let r = match r {
-            Ok(r) => r,
-            Err(e) => {
+    for (p, outcome) in points.iter().zip(outcomes) {
+        let r = match outcome {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
                 bar.finish_and_clear();
                 return Err(e.context(point_label(p, &grid)));
+            }
+            None => {
+                interrupted = true;
+                break;
             }
         };
         table.push(row(&grid, p, &r, table.last()));
         let partial = r.partial;
         results.push(r);
-        bar.inc(1);
-        if partial || stop.load(Ordering::Relaxed) {
+        if partial {
             interrupted = true;
             break;
         }
     }
+    interrupted |= stop.load(Ordering::Relaxed);
     bar.finish_and_clear();
     let knees = knees(&table);
     let doc = SweepDoc {
@@ -678,6 +687,63 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         cli::write_json(path, &doc)?;
     }
     Ok(if interrupted { 130 } else { 0 })
+}
+
+/// Run every point, `jobs` at a time, each taking the next point not yet
+/// started; the outcome of each point in grid order, None for those not
+/// run (after an interrupt, a point cut short or a failure). Points are
+/// independent simulations with the same seed, so their results do not
+/// depend on how many run at once or in which order they finish.
+fn run_points(
+    args: &SweepArgs,
+    grid: &Grid,
+    points: &[Point],
+    seed: u64,
+    jobs: usize,
+    stop: &Arc<AtomicBool>,
+    bar: &ProgressBar,
+) -> Vec<Option<Result<RunResult>>> {
+    let next = AtomicUsize::new(0);
+    let halt = AtomicBool::new(false);
+    let outcomes: Vec<Mutex<Option<Result<RunResult>>>> =
+        points.iter().map(|_| Mutex::new(None)).collect();
+    let worker = || {
+        loop {
+            if halt.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(p) = points.get(i) else { return };
+            bar.set_message(point_label(p, grid));
+            let w = point_args(args, grid, p, seed);
+            let r = match (args.mode, &p.device) {
+                (SweepMode::Model, Some(d)) => cli::model_result(
+                    &ModelArgs {
+                        w,
+                        device: d.clone(),
+                    },
+                    stop,
+                ),
+                _ => cli::run_result(&run_args(args, w), stop).map(|(r, _)| r),
+            };
+            if r.as_ref().map_or(true, |r| r.partial) {
+                halt.store(true, Ordering::Relaxed);
+            }
+            *outcomes[i].lock() = Some(r);
+            bar.inc(1);
+        }
+    };
+    let jobs = jobs.clamp(1, points.len().max(1));
+    if jobs == 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..jobs {
+                s.spawn(worker);
+            }
+        });
+    }
+    outcomes.into_iter().map(Mutex::into_inner).collect()
 }
 
 /// "clients 16, nvme, commit_delay=10": one point, for messages.

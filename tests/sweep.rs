@@ -147,6 +147,39 @@ fn a_sweep_point_is_the_run_model_makes() {
 }
 
 #[test]
+fn points_in_parallel_give_the_serial_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut docs = Vec::new();
+    for parallel in ["1", "3"] {
+        let json = dir.path().join(format!("sweep-{parallel}.json"));
+        let o = pgiosim(&[
+            "sweep",
+            "-q",
+            "--clients",
+            "1,2,4,8,16",
+            "--device",
+            "nvme,gp3",
+            "-T",
+            "2",
+            "--seed",
+            "11",
+            "--parallel",
+            parallel,
+            "--json",
+            json.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o));
+        docs.push((String::from_utf8(o.stdout).unwrap(), read(&json)));
+    }
+    // The same rows in grid order, the same results: every point is its
+    // own simulation with the sweep's seed.
+    assert_eq!(docs[0].0, docs[1].0);
+    assert_eq!(docs[0].1["table"], docs[1].1["table"]);
+    assert_eq!(docs[0].1["results"], docs[1].1["results"]);
+    assert_eq!(docs[0].1["table"].as_array().unwrap().len(), 10);
+}
+
+#[test]
 fn latency_cdf_is_in_the_result() {
     let o = pgiosim(&[
         "model", "-q", "-c", "4", "-T", "2", "--seed", "3", "--json", "-",
