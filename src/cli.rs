@@ -855,6 +855,15 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
     execute_plan(plan, info, &mut dev, stop)
 }
 
+/// What `model` runs, built but not started: the database and its simulated
+/// device (for benchmarks of the simulation itself).
+pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
+    let plan = plan(&args.w)?;
+    let profile = load_profile(&args.device)?;
+    let dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
+}
+
 /// A shipped profile by name, or a profile JSON by path.
 pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
     if let Some(p) = Profile::shipped(name_or_path) {
