@@ -416,6 +416,39 @@ mod tests {
     use super::super::time::MS;
     use super::*;
 
+    proptest::proptest! {
+        /// The two heaps pick what a scan of every queued process picks:
+        /// the eligible one with the earliest (deadline, arrival), else the
+        /// one with the least (virtual runtime, arrival), whatever the
+        /// average does between picks.
+        #[test]
+        fn run_queue_picks_what_a_scan_picks(
+            ops in proptest::collection::vec((0u64..50, 0u64..50, 0u64..60, proptest::bool::ANY), 0..200),
+        ) {
+            let mut q = RunQueue::default();
+            // (deadline, seq, vruntime, id)
+            let mut plain: Vec<(Nanos, u64, Nanos, u32)> = Vec::new();
+            let mut seq = 0;
+            for (i, (d, v, avg, push)) in ops.into_iter().enumerate() {
+                if push {
+                    seq += 1;
+                    q.push(d, v, i as u32, 7);
+                    plain.push((d, seq, v, i as u32));
+                    continue;
+                }
+                let want = plain
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.2 <= avg)
+                    .min_by_key(|(_, e)| (e.0, e.1))
+                    .or_else(|| plain.iter().enumerate().min_by_key(|(_, e)| (e.2, e.1)))
+                    .map(|(k, _)| k);
+                let got = q.pop(avg).map(|e| e.id);
+                proptest::prop_assert_eq!(got, want.map(|k| plain.remove(k).3));
+            }
+        }
+    }
+
     #[test]
     fn growth_starts_above_the_threshold_and_is_linear() {
         let g = CpuGrowth {
