@@ -332,11 +332,16 @@ impl BufferPool {
 
     /// A hint that `block` will be looked up soon, once its page-table
     /// line is cached: the CPU starts fetching its buffer's descriptor.
-    /// Changes nothing observable.
+    /// False if the block is not in the pool now. Changes nothing
+    /// observable.
     #[inline]
-    pub fn prefetch_buffer(&self, block: u64) {
-        if let Some(b) = self.table.get(block as u32) {
-            prefetch(&self.bufs[b as usize]);
+    pub fn prefetch_buffer(&self, block: u64) -> bool {
+        match self.table.get(block as u32) {
+            Some(b) => {
+                prefetch(&self.bufs[b as usize]);
+                true
+            }
+            None => false,
         }
     }
 

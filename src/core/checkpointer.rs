@@ -125,7 +125,7 @@ impl Checkpointer {
                 pool.prefetch(ahead as u64);
             }
             if let Some(&ahead) = self.list.get(self.next + PREFETCH_AHEAD) {
-                pool.prefetch_buffer(ahead as u64);
+                let _ = pool.prefetch_buffer(ahead as u64);
             }
             let block = self.list[self.next];
             self.next += 1;

@@ -1483,16 +1483,8 @@ impl Database {
     fn prefetch(&self, steps: &[Step]) {
         for s in steps {
             match *s {
-                Step::Read(block) => {
-                    self.pool.prefetch(block);
-                    self.os_cache.prefetch(block);
-                }
-                Step::Modify { block, .. } => {
-                    self.pool.prefetch(block);
-                    self.os_cache.prefetch(block);
-                    self.touched.prefetch(block);
-                }
-                Step::Extend { block, .. } => {
+                Step::Read(block) => self.pool.prefetch(block),
+                Step::Modify { block, .. } | Step::Extend { block, .. } => {
                     self.pool.prefetch(block);
                     self.touched.prefetch(block);
                 }
@@ -1502,16 +1494,21 @@ impl Database {
     }
 
     /// Client `ci` is about to spend a statement's CPU: start fetching the
-    /// buffer descriptors of the pages the statement then reads. Their
-    /// page-table slots were fetched when the transaction was generated
-    /// (`prefetch`), so finding each buffer is a cache hit now. Changes
-    /// nothing observable.
+    /// buffer descriptors of the pages the statement then reads, or for a
+    /// page not in the pool its page-cache slot. Their page-table slots
+    /// were fetched when the transaction was generated (`prefetch`), so
+    /// finding each buffer is a cache hit now. Changes nothing observable.
     fn prefetch_buffers(&self, ci: usize) {
         let cl = &self.clients[ci];
         for s in cl.steps.iter().skip(cl.pc) {
             match *s {
-                Step::Read(block) | Step::Modify { block, .. } | Step::Extend { block, .. } => {
-                    self.pool.prefetch_buffer(block)
+                Step::Read(block) | Step::Modify { block, .. } => {
+                    if !self.pool.prefetch_buffer(block) {
+                        self.os_cache.prefetch(block);
+                    }
+                }
+                Step::Extend { block, .. } => {
+                    let _ = self.pool.prefetch_buffer(block);
                 }
                 Step::RoundTrip | Step::Commit { .. } => break,
                 _ => {}
