@@ -1503,7 +1503,8 @@ impl Database {
         for s in cl.steps.iter().skip(cl.pc) {
             match *s {
                 Step::Read(block) | Step::Modify { block, .. } => {
-                    if !self.pool.prefetch_buffer(block) {
+                    let in_pool = self.pool.prefetch_buffer(block);
+                    if !in_pool {
                         self.os_cache.prefetch(block);
                     }
                 }
