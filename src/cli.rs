@@ -714,10 +714,10 @@ pub(crate) fn check_plan(w: &WorkloadArgs) -> Result<()> {
 }
 
 /// Drive the database on `dev` and build the result; prints only -P lines.
-fn execute_plan(
+fn execute_plan<D: Device + ?Sized>(
     plan: Plan,
     info: RunInfo,
-    dev: &mut dyn Device,
+    dev: &mut D,
     stop: &Arc<AtomicBool>,
 ) -> Result<RunResult> {
     let mut info = info;

@@ -117,9 +117,12 @@ const MAX_BLOCK: Nanos = 50 * MS;
 /// Run `db` on `dev` until it finishes or `stop` is raised; every `progress`
 /// nanoseconds (if set) `on_progress` gets the last interval's figures.
 /// Returns how the run ended and how late its timers were handled.
-pub fn drive(
+///
+/// Generic over the device so that the simulated one's calls, one or more
+/// per event, inline into the loop; `dyn Device` works too.
+pub fn drive<D: Device + ?Sized>(
     db: &mut Database,
-    dev: &mut dyn Device,
+    dev: &mut D,
     stop: &Arc<AtomicBool>,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
