@@ -39,7 +39,7 @@ impl BlockSet {
     #[inline]
     pub fn prefetch(&self, block: u64) {
         if let Some(word) = self.bits.get((block / 64) as usize) {
-            super::buffer_pool::prefetch(word);
+            super::slots::prefetch(word);
         }
     }
 

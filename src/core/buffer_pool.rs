@@ -4,6 +4,7 @@
 //! Memory is per buffer, never per data page: a 16 GB pool over a 500 GB
 //! table costs two million descriptors and a page table of the same size.
 
+use super::slots::{self, prefetch};
 use super::wal::Lsn;
 
 /// Index of a buffer descriptor.
@@ -129,17 +130,14 @@ impl PageTable {
         }
     }
 
-    /// The slot a block hashes to (a multiplicative hash, then the range
-    /// reduced by a multiply: any table size works).
     #[inline]
     fn home(&self, block: u32) -> usize {
-        let h = (block as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h as u128 * self.slots.len() as u128) >> 64) as usize
+        slots::home(block, self.slots.len())
     }
 
     #[inline]
     fn wrap(&self, i: usize) -> usize {
-        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+        slots::next(i, self.slots.len())
     }
 
     /// Where `block` is, or the empty slot that ends its probe sequence.
@@ -224,34 +222,13 @@ impl PageTable {
             if s == EMPTY_SLOT {
                 break;
             }
-            let home = self.home((s >> 32) as u32);
-            let stays = if hole <= j {
-                hole < home && home <= j
-            } else {
-                hole < home || home <= j
-            };
-            if !stays {
+            if !slots::stays(hole, j, self.home((s >> 32) as u32)) {
                 self.slots[hole] = s;
                 hole = j;
             }
         }
         self.slots[hole] = EMPTY_SLOT;
     }
-}
-
-/// A hint that `x` will be read soon; it changes nothing observable.
-#[inline(always)]
-pub fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch only hints the cache; it never faults, even for a
-    // bad address, and `x` is a valid reference anyway.
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-            (x as *const T).cast(),
-        );
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 /// The buffer pool.

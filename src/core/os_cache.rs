@@ -29,6 +29,8 @@
 //! Left out: dirty pages are evicted as if clean (the kernel writes them back
 //! first), readahead, and the kernel's own memory.
 
+use super::slots;
+
 /// No node (31 bits: the top bit of a link carries a flag).
 const NIL: u32 = 0x7fff_ffff;
 const LINK: u32 = 0x7fff_ffff;
@@ -171,7 +173,7 @@ impl OsCache {
     #[inline]
     pub fn prefetch_wal(&self, segment: u32, page: u64) {
         if !self.slots.is_empty() {
-            super::buffer_pool::prefetch(&self.slots[self.home(wal_key(segment, page))]);
+            slots::prefetch(&self.slots[self.home(wal_key(segment, page))]);
         }
     }
 
@@ -180,7 +182,7 @@ impl OsCache {
     #[inline]
     pub fn prefetch(&self, block: u64) {
         if !self.slots.is_empty() {
-            super::buffer_pool::prefetch(&self.slots[self.home(data_key(block))]);
+            slots::prefetch(&self.slots[self.home(data_key(block))]);
         }
     }
 
@@ -200,13 +202,12 @@ impl OsCache {
 
     #[inline]
     fn home(&self, key: u32) -> usize {
-        let h = (key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        ((h as u128 * self.slots.len() as u128) >> 64) as usize
+        slots::home(key, self.slots.len())
     }
 
     #[inline]
     fn wrap(&self, i: usize) -> usize {
-        if i + 1 == self.slots.len() { 0 } else { i + 1 }
+        slots::next(i, self.slots.len())
     }
 
     /// The slot holding `key`, or the empty slot ending its probe sequence.
@@ -285,7 +286,7 @@ impl OsCache {
         if tail != NIL {
             let before = self.slots[tail as usize].prev();
             if before != NIL {
-                super::buffer_pool::prefetch(&self.slots[before as usize]);
+                slots::prefetch(&self.slots[before as usize]);
             }
         }
     }
@@ -300,13 +301,7 @@ impl OsCache {
             if n.key == EMPTY {
                 break;
             }
-            let home = self.home(n.key);
-            let stays = if hole <= j {
-                hole < home && home <= j
-            } else {
-                hole < home || home <= j
-            };
-            if !stays {
+            if !slots::stays(hole, j, self.home(n.key)) {
                 self.slots[hole] = n;
                 self.relink(n, hole as u32);
                 hole = j;
