@@ -72,7 +72,11 @@ pub fn read_json(path: &Path) -> Result<Value> {
 
 /// Read a result or sweep file.
 pub fn load(path: &Path) -> Result<Document> {
-    let v = read_json(path)?;
+    document_from_value(path, read_json(path)?)
+}
+
+/// Read a result or sweep from its parsed JSON; `path` names it in errors.
+pub fn document_from_value(path: &Path, v: Value) -> Result<Document> {
     let h = header(path, &v)?;
     match h.schema.as_str() {
         SCHEMA => Ok(Document::Result(Box::new(result_from_value(path, v)?))),
