@@ -98,6 +98,10 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
 
+/// Most client counts one "..." may make: each is a run of the sweep, and
+/// 1,2,...,4294967295 would otherwise fill memory before the first.
+const MAX_CLIENT_COUNTS: usize = 1000;
+
 /// Parse a client list ("1,2,4,...,64" split at the commas).
 pub fn parse_clients(items: &[String]) -> Result<Vec<u32>> {
     let mut out: Vec<u32> = Vec::new();
@@ -135,6 +139,9 @@ pub fn parse_clients(items: &[String]) -> Result<Vec<u32>> {
             };
             let mut x = b;
             while let Some(n) = next(x).filter(|n| *n < end) {
+                if out.len() >= MAX_CLIENT_COUNTS {
+                    return Err(too_many_counts());
+                }
                 out.push(n);
                 x = n;
             }
@@ -147,10 +154,19 @@ pub fn parse_clients(items: &[String]) -> Result<Vec<u32>> {
     }
     out.sort_unstable();
     out.dedup();
+    if out.len() > MAX_CLIENT_COUNTS {
+        return Err(too_many_counts());
+    }
     if out.is_empty() {
         return Err(usage("--clients: give at least one client count"));
     }
     Ok(out)
+}
+
+fn too_many_counts() -> anyhow::Error {
+    usage(format!(
+        "--clients: more than {MAX_CLIENT_COUNTS} client counts, each a run of the sweep; take a larger step (10,20,...,1000) or double (1,2,4,...,1024)"
+    ))
 }
 
 fn parse_count(s: &str) -> Result<u32> {
@@ -1003,6 +1019,23 @@ mod tests {
         assert!(parse_clients(&s(&["0"])).is_err());
         assert!(parse_clients(&s(&["4", "..."])).is_err());
         assert!(parse_clients(&s(&["4", "2", "...", "8"])).is_err());
+    }
+
+    /// Found by fuzzing (fuzz/ sweep_grid): the progression was expanded
+    /// before anything bounded it, 16 GB for 1,2,...,4294967295.
+    #[test]
+    fn a_progression_of_too_many_counts_is_refused() {
+        let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let e = parse_clients(&s(&["1", "2", "...", "4294967295"])).unwrap_err();
+        assert!(
+            e.to_string().contains("more than 1000 client counts"),
+            "{e}"
+        );
+        assert_eq!(
+            parse_clients(&s(&["1", "2", "...", "1000"])).unwrap().len(),
+            1000
+        );
+        assert!(parse_clients(&s(&["1", "2", "...", "1001"])).is_err());
     }
 
     #[test]
