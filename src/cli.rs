@@ -375,6 +375,11 @@ pub struct WorkloadArgs {
     /// the room. Default: none, every miss reads from the disk.
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
+    /// Start the modelled page cache as `pgbench -i` leaves it (the
+    /// primary keys' indexes it built last, up to --os-cache), not empty:
+    /// a benchmark run straight after loading its data.
+    #[arg(long, requires = "os_cache")]
+    pub after_init: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
@@ -644,6 +649,7 @@ fn core_config(
         bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
         wal_writer_delay: s.wal_writer_delay_ms * MS,
         os_cache_pages,
+        os_cache_after_load: args.after_init,
         wal_segments: WAL_SEGMENTS,
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
