@@ -866,8 +866,8 @@ pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
 
 /// A shipped profile by name, or a profile JSON by path.
 pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
-    if let Some(p) = Profile::shipped(name_or_path) {
-        return Ok(p);
+    if let Some(p) = Profile::lookup(name_or_path) {
+        return p.map_err(|e| usage(format!("--device {name_or_path}: {e}")));
     }
     let path = Path::new(name_or_path);
     if path.exists() {

@@ -1,0 +1,963 @@
+//! Instance presets: a cloud server's vCPUs and memory, the limits its host
+//! puts on the network volumes attached to it, and its local instance store.
+//!
+//! `model --instance m6id.4xlarge` takes the vCPUs for `--cpus`, the memory
+//! for the default page cache (RAM − shared_buffers − [`overhead_bytes`]),
+//! applies the instance's own volume limits on top of an EBS volume's (see
+//! [`Instance::limit_volume`]), and offers the instance store as
+//! `--device instance-store`. Explicit flags win over the preset.
+//!
+//! Every figure is the provider's, from the page named in [`Instance::source`]:
+//!
+//! * AWS: vCPUs and memory from the Amazon EC2 User Guide's instance family
+//!   pages (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/general-purpose-instances.html>,
+//!   `memory-optimized-instances.html`, `compute-optimized-instances.html`,
+//!   `storage-optimized-instances.html`); EBS limits from its "Amazon
+//!   EBS–optimized instances" table
+//!   (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ebs-optimized.html>:
+//!   baseline and maximum throughput "MB/s, 128 KiB I/O", baseline and
+//!   maximum IOPS "16 KiB I/O"; sizes marked with an asterisk "can support
+//!   maximum performance for 30 minutes at least once every 24 hours, after
+//!   which they revert to their baseline performance"); instance-store IOPS
+//!   from the same families' "SSD-based instance store volume I/O
+//!   performance" tables ("100% Random Read IOPS" and "Write IOPS", 4,096
+//!   byte blocks, at queue depth saturation, all of the instance's store
+//!   volumes together). The rows were taken from the guide's archived
+//!   source, github.com/awsdocs/amazon-ec2-user-guide (doc_source/, June
+//!   2023), which predates m7gd and m8gd: their per-size store IOPS are not
+//!   in it, so those families are not here (m6gd, the Graviton family it
+//!   has, is).
+//! * Azure: Dsv5 sizes, vCPUs, memory and "Uncached Premium SSD" IOPS and
+//!   MB/s with their burst figures ("Burst speeds can be maintained for up
+//!   to 30 minutes at a time"), from
+//!   <https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series>
+//!   (MicrosoftDocs/azure-compute-docs). Dsv5 has no local disk.
+//! * GCP: n2-standard vCPUs and memory (4 GB per vCPU) from
+//!   <https://cloud.google.com/compute/docs/general-purpose-machines>. GCP's
+//!   per-VM Persistent Disk and Hyperdisk limits depend on the disk type and
+//!   the vCPU count together and are not applied: the pd-* and hyperdisk
+//!   profiles carry their per-disk limits only.
+
+use crate::device::profile::{Burst, Profile};
+
+const MIB: f64 = 1_048_576.0;
+const GIB: f64 = 1_073_741_824.0;
+
+/// The part of RAM neither shared_buffers nor the page cache gets: the
+/// kernel, page tables, the backends' private memory (work_mem, catalog
+/// caches) and the rest of the system. A guess, stated: 5% of RAM, at least
+/// [`OVERHEAD_MIN_BYTES`].
+pub const OVERHEAD_FRACTION: f64 = 0.05;
+/// Least overhead, whatever the RAM (see [`OVERHEAD_FRACTION`]).
+pub const OVERHEAD_MIN_BYTES: u64 = 1 << 30;
+
+/// Who sells the instance: which volumes its limits apply to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    Aws,
+    Azure,
+    Gcp,
+}
+
+impl Provider {
+    /// The provider's name, and what its volumes are called.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Aws => "AWS",
+            Provider::Azure => "Azure",
+            Provider::Gcp => "GCP",
+        }
+    }
+}
+
+/// The limits an instance puts on all its network volumes together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeLimits {
+    /// Sustained throughput, MB/s (10^6 bytes).
+    pub baseline_mb_s: f64,
+    /// Throughput while bursting (equal to the baseline without a burst).
+    pub max_mb_s: f64,
+    /// Sustained IOPS.
+    pub baseline_iops: f64,
+    /// IOPS while bursting.
+    pub max_iops: f64,
+    /// Whether the instance bursts to the maximum (for 30 minutes, AWS: "at
+    /// least once every 24 hours"; Azure: "at a time").
+    pub bursts: bool,
+}
+
+/// How long a burst at the maximum lasts, s: 30 minutes, on both AWS and
+/// Azure.
+pub const BURST_S: f64 = 1800.0;
+
+/// The instance store: random 4 KiB IOPS at queue depth saturation, all its
+/// volumes together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Store {
+    pub read_iops: f64,
+    pub write_iops: f64,
+}
+
+/// A cloud server size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instance {
+    /// As the provider writes it: m6id.4xlarge, Standard_D16s_v5, n2-standard-16.
+    pub name: &'static str,
+    pub provider: Provider,
+    pub vcpus: u32,
+    /// GiB as the provider states it (AWS and Azure: GiB; GCP: GB, taken as GiB).
+    pub memory_gib: f64,
+    /// Limits on attached network volumes; None: not published here.
+    pub volume_limits: Option<VolumeLimits>,
+    /// The local instance store; None: the size has none.
+    pub store: Option<Store>,
+}
+
+const fn ebs(
+    baseline_mb_s: f64,
+    max_mb_s: f64,
+    baseline_iops: f64,
+    max_iops: f64,
+    bursts: bool,
+) -> Option<VolumeLimits> {
+    Some(VolumeLimits {
+        baseline_mb_s,
+        max_mb_s,
+        baseline_iops,
+        max_iops,
+        bursts,
+    })
+}
+
+const fn store(read_iops: f64, write_iops: f64) -> Store {
+    Store {
+        read_iops,
+        write_iops,
+    }
+}
+
+const fn aws(
+    name: &'static str,
+    vcpus: u32,
+    memory_gib: f64,
+    volume_limits: Option<VolumeLimits>,
+    store: Option<Store>,
+) -> Instance {
+    Instance {
+        name,
+        provider: Provider::Aws,
+        vcpus,
+        memory_gib,
+        volume_limits,
+        store,
+    }
+}
+
+/// Azure Dsv5: (uncached IOPS, MB/s, burst IOPS, burst MB/s).
+const fn azure(
+    name: &'static str,
+    vcpus: u32,
+    memory_gib: f64,
+    l: (f64, f64, f64, f64),
+) -> Instance {
+    Instance {
+        name,
+        provider: Provider::Azure,
+        vcpus,
+        memory_gib,
+        volume_limits: Some(VolumeLimits {
+            baseline_mb_s: l.1,
+            max_mb_s: l.3,
+            baseline_iops: l.0,
+            max_iops: l.2,
+            bursts: l.2 > l.0 || l.3 > l.1,
+        }),
+        store: None,
+    }
+}
+
+const fn gcp(name: &'static str, vcpus: u32) -> Instance {
+    Instance {
+        name,
+        provider: Provider::Gcp,
+        vcpus,
+        memory_gib: 4.0 * vcpus as f64,
+        volume_limits: None,
+        store: None,
+    }
+}
+
+/// Every preset, AWS first, by family and size.
+pub const INSTANCES: &[Instance] = &[
+    aws(
+        "m6i.large",
+        2,
+        8.0,
+        ebs(81.25, 1250.0, 3600.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m6i.xlarge",
+        4,
+        16.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m6i.2xlarge",
+        8,
+        32.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m6i.4xlarge",
+        16,
+        64.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m6i.8xlarge",
+        32,
+        128.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        None,
+    ),
+    aws(
+        "m6i.12xlarge",
+        48,
+        192.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        None,
+    ),
+    aws(
+        "m6i.16xlarge",
+        64,
+        256.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        None,
+    ),
+    aws(
+        "m6i.24xlarge",
+        96,
+        384.0,
+        ebs(3750.0, 3750.0, 120000.0, 120000.0, false),
+        None,
+    ),
+    aws(
+        "m6i.32xlarge",
+        128,
+        512.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        None,
+    ),
+    aws(
+        "m6id.large",
+        2,
+        8.0,
+        ebs(81.25, 1250.0, 3600.0, 40000.0, true),
+        Some(store(33542.0, 16771.0)),
+    ),
+    aws(
+        "m6id.xlarge",
+        4,
+        16.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        Some(store(67083.0, 33542.0)),
+    ),
+    aws(
+        "m6id.2xlarge",
+        8,
+        32.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        Some(store(134167.0, 67084.0)),
+    ),
+    aws(
+        "m6id.4xlarge",
+        16,
+        64.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        Some(store(268333.0, 134167.0)),
+    ),
+    aws(
+        "m6id.8xlarge",
+        32,
+        128.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        Some(store(536666.0, 268334.0)),
+    ),
+    aws(
+        "m6id.12xlarge",
+        48,
+        192.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        Some(store(804999.0, 402501.0)),
+    ),
+    aws(
+        "m6id.16xlarge",
+        64,
+        256.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        Some(store(1073332.0, 536668.0)),
+    ),
+    aws(
+        "m6id.24xlarge",
+        96,
+        384.0,
+        ebs(3750.0, 3750.0, 120000.0, 120000.0, false),
+        Some(store(1609998.0, 805002.0)),
+    ),
+    aws(
+        "m6id.32xlarge",
+        128,
+        512.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        Some(store(2146664.0, 1073336.0)),
+    ),
+    aws(
+        "m6gd.large",
+        2,
+        8.0,
+        ebs(78.75, 593.75, 3600.0, 20000.0, true),
+        Some(store(26875.0, 11250.0)),
+    ),
+    aws(
+        "m6gd.xlarge",
+        4,
+        16.0,
+        ebs(148.5, 593.75, 6000.0, 20000.0, true),
+        Some(store(53750.0, 22500.0)),
+    ),
+    aws(
+        "m6gd.2xlarge",
+        8,
+        32.0,
+        ebs(296.88, 593.75, 12000.0, 20000.0, true),
+        Some(store(107500.0, 45000.0)),
+    ),
+    aws(
+        "m6gd.4xlarge",
+        16,
+        64.0,
+        ebs(593.75, 593.75, 20000.0, 20000.0, false),
+        Some(store(215000.0, 90000.0)),
+    ),
+    aws(
+        "m6gd.8xlarge",
+        32,
+        128.0,
+        ebs(1187.5, 1187.5, 40000.0, 40000.0, false),
+        Some(store(430000.0, 180000.0)),
+    ),
+    aws(
+        "m6gd.12xlarge",
+        48,
+        192.0,
+        ebs(1781.25, 1781.25, 50000.0, 50000.0, false),
+        Some(store(645000.0, 270000.0)),
+    ),
+    aws(
+        "m6gd.16xlarge",
+        64,
+        256.0,
+        ebs(2375.0, 2375.0, 80000.0, 80000.0, false),
+        Some(store(860000.0, 360000.0)),
+    ),
+    aws(
+        "m7g.large",
+        2,
+        8.0,
+        ebs(78.75, 1250.0, 3600.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m7g.xlarge",
+        4,
+        16.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m7g.2xlarge",
+        8,
+        32.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m7g.4xlarge",
+        16,
+        64.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "m7g.8xlarge",
+        32,
+        128.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        None,
+    ),
+    aws(
+        "m7g.12xlarge",
+        48,
+        192.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        None,
+    ),
+    aws(
+        "m7g.16xlarge",
+        64,
+        256.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        None,
+    ),
+    aws(
+        "r6i.large",
+        2,
+        16.0,
+        ebs(81.25, 1250.0, 3600.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "r6i.xlarge",
+        4,
+        32.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "r6i.2xlarge",
+        8,
+        64.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "r6i.4xlarge",
+        16,
+        128.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "r6i.8xlarge",
+        32,
+        256.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        None,
+    ),
+    aws(
+        "r6i.12xlarge",
+        48,
+        384.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        None,
+    ),
+    aws(
+        "r6i.16xlarge",
+        64,
+        512.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        None,
+    ),
+    aws(
+        "r6i.24xlarge",
+        96,
+        768.0,
+        ebs(3750.0, 3750.0, 120000.0, 120000.0, false),
+        None,
+    ),
+    aws(
+        "r6i.32xlarge",
+        128,
+        1024.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        None,
+    ),
+    aws(
+        "r6id.large",
+        2,
+        16.0,
+        ebs(81.25, 1250.0, 3600.0, 40000.0, true),
+        Some(store(33542.0, 16771.0)),
+    ),
+    aws(
+        "r6id.xlarge",
+        4,
+        32.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        Some(store(67083.0, 33542.0)),
+    ),
+    aws(
+        "r6id.2xlarge",
+        8,
+        64.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        Some(store(134167.0, 67084.0)),
+    ),
+    aws(
+        "r6id.4xlarge",
+        16,
+        128.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        Some(store(268333.0, 134167.0)),
+    ),
+    aws(
+        "r6id.8xlarge",
+        32,
+        256.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        Some(store(536666.0, 268334.0)),
+    ),
+    aws(
+        "r6id.12xlarge",
+        48,
+        384.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        Some(store(804999.0, 402501.0)),
+    ),
+    aws(
+        "r6id.16xlarge",
+        64,
+        512.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        Some(store(1073332.0, 536668.0)),
+    ),
+    aws(
+        "r6id.24xlarge",
+        96,
+        768.0,
+        ebs(3750.0, 3750.0, 120000.0, 120000.0, false),
+        Some(store(1609998.0, 805002.0)),
+    ),
+    aws(
+        "r6id.32xlarge",
+        128,
+        1024.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        Some(store(2146664.0, 1073336.0)),
+    ),
+    aws(
+        "c6i.large",
+        2,
+        4.0,
+        ebs(81.25, 1250.0, 3600.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "c6i.xlarge",
+        4,
+        8.0,
+        ebs(156.25, 1250.0, 6000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "c6i.2xlarge",
+        8,
+        16.0,
+        ebs(312.5, 1250.0, 12000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "c6i.4xlarge",
+        16,
+        32.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        None,
+    ),
+    aws(
+        "c6i.8xlarge",
+        32,
+        64.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        None,
+    ),
+    aws(
+        "c6i.12xlarge",
+        48,
+        96.0,
+        ebs(1875.0, 1875.0, 60000.0, 60000.0, false),
+        None,
+    ),
+    aws(
+        "c6i.16xlarge",
+        64,
+        128.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        None,
+    ),
+    aws(
+        "c6i.24xlarge",
+        96,
+        192.0,
+        ebs(3750.0, 3750.0, 120000.0, 120000.0, false),
+        None,
+    ),
+    aws(
+        "c6i.32xlarge",
+        128,
+        256.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        None,
+    ),
+    aws(
+        "i4i.large",
+        2,
+        16.0,
+        ebs(78.12, 1250.0, 2500.0, 40000.0, true),
+        Some(store(50000.0, 27500.0)),
+    ),
+    aws(
+        "i4i.xlarge",
+        4,
+        32.0,
+        ebs(156.25, 1250.0, 5000.0, 40000.0, true),
+        Some(store(100000.0, 55000.0)),
+    ),
+    aws(
+        "i4i.2xlarge",
+        8,
+        64.0,
+        ebs(312.5, 1250.0, 10000.0, 40000.0, true),
+        Some(store(200000.0, 110000.0)),
+    ),
+    aws(
+        "i4i.4xlarge",
+        16,
+        128.0,
+        ebs(625.0, 1250.0, 20000.0, 40000.0, true),
+        Some(store(400000.0, 220000.0)),
+    ),
+    aws(
+        "i4i.8xlarge",
+        32,
+        256.0,
+        ebs(1250.0, 1250.0, 40000.0, 40000.0, false),
+        Some(store(800000.0, 440000.0)),
+    ),
+    aws(
+        "i4i.16xlarge",
+        64,
+        512.0,
+        ebs(2500.0, 2500.0, 80000.0, 80000.0, false),
+        Some(store(1600000.0, 880000.0)),
+    ),
+    aws(
+        "i4i.32xlarge",
+        128,
+        1024.0,
+        ebs(5000.0, 5000.0, 160000.0, 160000.0, false),
+        Some(store(3200000.0, 1760000.0)),
+    ),
+    aws(
+        "i3en.large",
+        2,
+        16.0,
+        ebs(72.1, 593.75, 3000.0, 20000.0, true),
+        Some(store(42500.0, 32500.0)),
+    ),
+    aws(
+        "i3en.xlarge",
+        4,
+        32.0,
+        ebs(144.2, 593.75, 6000.0, 20000.0, true),
+        Some(store(85000.0, 65000.0)),
+    ),
+    aws(
+        "i3en.2xlarge",
+        8,
+        64.0,
+        ebs(288.39, 593.75, 12000.0, 20000.0, true),
+        Some(store(170000.0, 130000.0)),
+    ),
+    aws(
+        "i3en.3xlarge",
+        12,
+        96.0,
+        ebs(475.0, 593.75, 15000.0, 20000.0, true),
+        Some(store(250000.0, 200000.0)),
+    ),
+    aws(
+        "i3en.6xlarge",
+        24,
+        192.0,
+        ebs(593.75, 593.75, 20000.0, 20000.0, false),
+        Some(store(500000.0, 400000.0)),
+    ),
+    aws(
+        "i3en.12xlarge",
+        48,
+        384.0,
+        ebs(1187.5, 1187.5, 40000.0, 40000.0, false),
+        Some(store(1000000.0, 800000.0)),
+    ),
+    aws(
+        "i3en.24xlarge",
+        96,
+        768.0,
+        ebs(2375.0, 2375.0, 80000.0, 80000.0, false),
+        Some(store(2000000.0, 1600000.0)),
+    ),
+    azure("Standard_D2s_v5", 2, 8.0, (3750.0, 85.0, 10000.0, 1200.0)),
+    azure("Standard_D4s_v5", 4, 16.0, (6400.0, 145.0, 20000.0, 1200.0)),
+    azure(
+        "Standard_D8s_v5",
+        8,
+        32.0,
+        (12800.0, 290.0, 20000.0, 1200.0),
+    ),
+    azure(
+        "Standard_D16s_v5",
+        16,
+        64.0,
+        (25600.0, 600.0, 40000.0, 1200.0),
+    ),
+    azure(
+        "Standard_D32s_v5",
+        32,
+        128.0,
+        (51200.0, 865.0, 80000.0, 2000.0),
+    ),
+    azure(
+        "Standard_D48s_v5",
+        48,
+        192.0,
+        (76800.0, 1315.0, 80000.0, 3000.0),
+    ),
+    azure(
+        "Standard_D64s_v5",
+        64,
+        256.0,
+        (80000.0, 1735.0, 80000.0, 3000.0),
+    ),
+    azure(
+        "Standard_D96s_v5",
+        96,
+        384.0,
+        (80000.0, 2600.0, 80000.0, 4000.0),
+    ),
+    gcp("n2-standard-2", 2),
+    gcp("n2-standard-4", 4),
+    gcp("n2-standard-8", 8),
+    gcp("n2-standard-16", 16),
+    gcp("n2-standard-32", 32),
+    gcp("n2-standard-48", 48),
+    gcp("n2-standard-64", 64),
+    gcp("n2-standard-80", 80),
+];
+
+/// The preset named `name` (case-insensitive, as providers' consoles accept it).
+pub fn lookup(name: &str) -> Option<&'static Instance> {
+    INSTANCES.iter().find(|i| i.name.eq_ignore_ascii_case(name))
+}
+
+/// The names of every preset, for error messages and `pgiosim instances`.
+pub fn names() -> Vec<&'static str> {
+    INSTANCES.iter().map(|i| i.name).collect()
+}
+
+/// [`OVERHEAD_FRACTION`] of `memory_bytes`, at least [`OVERHEAD_MIN_BYTES`].
+pub fn overhead_bytes(memory_bytes: u64) -> u64 {
+    ((memory_bytes as f64 * OVERHEAD_FRACTION) as u64).max(OVERHEAD_MIN_BYTES)
+}
+
+impl Instance {
+    /// RAM in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        (self.memory_gib * GIB) as u64
+    }
+
+    /// The default page cache: RAM − shared_buffers − [`overhead_bytes`];
+    /// an error when shared_buffers leaves none.
+    pub fn page_cache_bytes(&self, shared_buffers: u64) -> Result<u64, String> {
+        let ram = self.memory_bytes();
+        let overhead = overhead_bytes(ram);
+        ram.checked_sub(shared_buffers)
+            .and_then(|r| r.checked_sub(overhead))
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                format!(
+                    "--instance {}: shared_buffers = {:.1} GiB leaves no page cache in its {} GiB \
+                     of RAM ({:.1} GiB kept for the kernel and the backends)",
+                    self.name,
+                    shared_buffers as f64 / GIB,
+                    self.memory_gib,
+                    overhead as f64 / GIB
+                )
+            })
+    }
+
+    /// Where the figures come from.
+    pub fn source(&self) -> &'static str {
+        match self.provider {
+            Provider::Aws => {
+                "Amazon EC2 User Guide: the family's page (vCPUs, memory, 'SSD-based instance \
+                 store volume I/O performance'), https://docs.aws.amazon.com/AWSEC2/latest/\
+                 UserGuide/ebs-optimized.html (EBS baseline/maximum MB/s at 128 KiB and IOPS at \
+                 16 KiB; sizes with an asterisk burst to the maximum for 30 minutes at least once \
+                 every 24 hours); rows from github.com/awsdocs/amazon-ec2-user-guide, June 2023"
+            }
+            Provider::Azure => {
+                "https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/\
+                 dsv5-series: vCPUs, memory, uncached Premium SSD IOPS and MB/s and their burst \
+                 (up to 30 minutes at a time)"
+            }
+            Provider::Gcp => {
+                "https://cloud.google.com/compute/docs/general-purpose-machines: n2-standard, \
+                 4 GB per vCPU; per-VM disk limits not applied"
+            }
+        }
+    }
+
+    /// One line for `pgiosim instances`.
+    pub fn summary_line(&self) -> String {
+        let limits = match self.volume_limits {
+            None => "volume limits: not applied".to_string(),
+            Some(l) if l.bursts => format!(
+                "volumes: {} IOPS, {} MB/s (burst {} IOPS, {} MB/s for 30 min)",
+                num(l.baseline_iops),
+                num(l.baseline_mb_s),
+                num(l.max_iops),
+                num(l.max_mb_s)
+            ),
+            Some(l) => format!(
+                "volumes: {} IOPS, {} MB/s",
+                num(l.baseline_iops),
+                num(l.baseline_mb_s)
+            ),
+        };
+        let store = match self.store {
+            None => String::new(),
+            Some(s) => format!(
+                " | instance store: {} read / {} write IOPS",
+                num(s.read_iops),
+                num(s.write_iops)
+            ),
+        };
+        format!(
+            "{:<18} {:<5} {:>3} vCPUs {:>6} GiB | {limits}{store}",
+            self.name,
+            self.provider.name(),
+            self.vcpus,
+            num(self.memory_gib)
+        )
+    }
+
+    /// `volume` (one of this provider's network volumes) as attached to this
+    /// instance: the instance's limits on top of the volume's own caps.
+    ///
+    /// Throughput: the lower of the volume's cap and the instance's maximum
+    /// (its burst figure: runs are shorter than the 30-minute burst, and the
+    /// model has no burst bucket for bytes). IOPS: the lower of the two
+    /// rates; an instance that bursts adds a burst bucket of (maximum −
+    /// baseline) × 30 minutes that refills at its baseline, so a run longer
+    /// than the burst falls to the baseline. When the volume bursts too
+    /// (gp2, Azure P20 and below) the two buckets are merged into one, the
+    /// lower baseline and the smaller bucket: an approximation, stated.
+    pub fn limit_volume(&self, volume: &Profile) -> Profile {
+        let mut p = volume.clone();
+        let Some(l) = self.volume_limits else {
+            return p;
+        };
+        let max_mib_s = l.max_mb_s * 1e6 / MIB;
+        p.caps.mib_s = Some(p.caps.mib_s.map_or(max_mib_s, |v| v.min(max_mib_s)));
+        let vol_rate = p.caps.iops.unwrap_or(f64::INFINITY);
+        let inst_bucket = (l.max_iops - l.baseline_iops) * BURST_S;
+        if vol_rate > l.baseline_iops {
+            let rate = vol_rate.min(l.max_iops);
+            p.caps.iops = Some(rate);
+            p.caps.burst = match (p.caps.burst, l.bursts && inst_bucket > 0.0) {
+                (None, true) => Some(Burst {
+                    size_ios: inst_bucket,
+                    baseline_iops: l.baseline_iops,
+                }),
+                (Some(b), true) => Some(Burst {
+                    size_ios: b.size_ios.min(inst_bucket),
+                    baseline_iops: b.baseline_iops.min(l.baseline_iops),
+                }),
+                (b, false) => b.filter(|b| b.baseline_iops < rate),
+            };
+        }
+        let tag = self.name.to_ascii_lowercase().replace(['.', '_'], "-");
+        p.name = format!("{}-on-{tag}", volume.name);
+        p.description = format!("{}, attached to {}", volume.description, self.name);
+        let limits = if l.bursts {
+            format!(
+                "baseline {} IOPS and {} MB/s, maximum {} IOPS and {} MB/s for 30 minutes",
+                num(l.baseline_iops),
+                num(l.baseline_mb_s),
+                num(l.max_iops),
+                num(l.max_mb_s)
+            )
+        } else {
+            format!(
+                "{} IOPS and {} MB/s",
+                num(l.baseline_iops),
+                num(l.baseline_mb_s)
+            )
+        };
+        p.source = format!(
+            "{} Instance limits of {} on its volumes: {limits} ({}); throughput capped at the \
+             maximum, IOPS at the lower rate with the instance's burst as a credit bucket.",
+            volume.source,
+            self.name,
+            self.source()
+        );
+        p
+    }
+
+    /// The instance store as a device: `base`'s latencies (AWS publishes
+    /// none for instance stores) with the size's published read and write
+    /// IOPS as per-direction caps. None when the size has no store.
+    pub fn store_profile(&self, base: &Profile) -> Option<Profile> {
+        let s = self.store?;
+        let mut p = base.clone();
+        let tag = self.name.to_ascii_lowercase().replace(['.', '_'], "-");
+        p.name = format!("{tag}-store");
+        p.description = format!(
+            "Instance-store NVMe of an {}: {} read / {} write IOPS at 4 KiB",
+            self.name,
+            num(s.read_iops),
+            num(s.write_iops)
+        );
+        p.caps.read_iops = Some(s.read_iops);
+        p.caps.write_iops = Some(s.write_iops);
+        p.caps.op_size_kib = None;
+        p.source = format!(
+            "IOPS: {} ({}: '100% Random Read IOPS' {} and 'Write IOPS' {}, 4,096-byte blocks at \
+             queue depth saturation, all store volumes together), enforced as per-direction \
+             token buckets: AWS does not say how a size's share of the drive is paced, nor \
+             whether reads and writes share one budget (a guess: separate), nor how an 8 KiB \
+             I/O counts (a guess: one operation). Latencies, flush, channels and bandwidth are \
+             the {} profile's, as AWS publishes none for instance stores: {}",
+            self.name,
+            self.source(),
+            num(s.read_iops),
+            num(s.write_iops),
+            base.name,
+            base.source
+        );
+        Some(p)
+    }
+}
+
+/// 268333.0 → "268,333"; 81.25 → "81.25".
+fn num(v: f64) -> String {
+    let whole = v.trunc() as u64;
+    let digits = whole.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    let frac = v - v.trunc();
+    if frac > 1e-9 {
+        let f = format!("{:.2}", frac);
+        out.push_str(f.trim_start_matches('0').trim_end_matches('0'));
+    }
+    out
+}
