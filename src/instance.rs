@@ -38,7 +38,7 @@
 //!   the vCPU count together and are not applied: the pd-* and hyperdisk
 //!   profiles carry their per-disk limits only.
 
-use crate::device::profile::{Burst, Profile};
+use crate::device::profile::{Burst, Profile, fmt_num};
 
 const MIB: f64 = 1_048_576.0;
 const GIB: f64 = 1_073_741_824.0;
@@ -817,23 +817,23 @@ impl Instance {
             None => "volume limits: not applied".to_string(),
             Some(l) if l.bursts => format!(
                 "volumes: {} IOPS, {} MB/s (burst {} IOPS, {} MB/s for 30 min)",
-                num(l.baseline_iops),
-                num(l.baseline_mb_s),
-                num(l.max_iops),
-                num(l.max_mb_s)
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s),
+                fmt_num(l.max_iops),
+                fmt_num(l.max_mb_s)
             ),
             Some(l) => format!(
                 "volumes: {} IOPS, {} MB/s",
-                num(l.baseline_iops),
-                num(l.baseline_mb_s)
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s)
             ),
         };
         let store = match self.store {
             None => String::new(),
             Some(s) => format!(
                 " | instance store: {} read / {} write IOPS",
-                num(s.read_iops),
-                num(s.write_iops)
+                fmt_num(s.read_iops),
+                fmt_num(s.write_iops)
             ),
         };
         format!(
@@ -841,7 +841,7 @@ impl Instance {
             self.name,
             self.provider.name(),
             self.vcpus,
-            num(self.memory_gib)
+            fmt_num(self.memory_gib)
         )
     }
 
@@ -886,16 +886,16 @@ impl Instance {
         let limits = if l.bursts {
             format!(
                 "baseline {} IOPS and {} MB/s, maximum {} IOPS and {} MB/s for 30 minutes",
-                num(l.baseline_iops),
-                num(l.baseline_mb_s),
-                num(l.max_iops),
-                num(l.max_mb_s)
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s),
+                fmt_num(l.max_iops),
+                fmt_num(l.max_mb_s)
             )
         } else {
             format!(
                 "{} IOPS and {} MB/s",
-                num(l.baseline_iops),
-                num(l.baseline_mb_s)
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s)
             )
         };
         p.source = format!(
@@ -919,8 +919,8 @@ impl Instance {
         p.description = format!(
             "Instance-store NVMe of an {}: {} read / {} write IOPS at 4 KiB",
             self.name,
-            num(s.read_iops),
-            num(s.write_iops)
+            fmt_num(s.read_iops),
+            fmt_num(s.write_iops)
         );
         p.caps.read_iops = Some(s.read_iops);
         p.caps.write_iops = Some(s.write_iops);
@@ -934,8 +934,8 @@ impl Instance {
              the {} profile's, as AWS publishes none for instance stores: {}",
             self.name,
             self.source(),
-            num(s.read_iops),
-            num(s.write_iops),
+            fmt_num(s.read_iops),
+            fmt_num(s.write_iops),
             base.name,
             base.source
         );
@@ -943,21 +943,124 @@ impl Instance {
     }
 }
 
-/// 268333.0 → "268,333"; 81.25 → "81.25".
-fn num(v: f64) -> String {
-    let whole = v.trunc() as u64;
-    let digits = whole.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> Profile {
+        Profile::shipped(name).unwrap()
+    }
+
+    #[test]
+    fn the_published_m6id_4xlarge() {
+        let i = lookup("M6ID.4XLARGE").unwrap();
+        assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
+        let l = i.volume_limits.unwrap();
+        assert_eq!(
+            (
+                l.baseline_iops,
+                l.max_iops,
+                l.baseline_mb_s,
+                l.max_mb_s,
+                l.bursts
+            ),
+            (20000.0, 40000.0, 625.0, 1250.0, true)
+        );
+        assert_eq!(i.store, Some(store(268333.0, 134167.0)));
+        assert!(lookup("m6id.5xlarge").is_none());
+        assert!(names().contains(&"Standard_D16s_v5"));
+    }
+
+    #[test]
+    fn every_preset_is_consistent() {
+        let nvme = shipped("nvme");
+        for i in INSTANCES {
+            assert!(i.vcpus >= 2 && i.memory_gib >= 4.0, "{}", i.name);
+            if let Some(l) = i.volume_limits {
+                assert!(
+                    l.max_iops >= l.baseline_iops && l.max_mb_s >= l.baseline_mb_s,
+                    "{}",
+                    i.name
+                );
+                assert_eq!(
+                    l.bursts,
+                    l.max_iops > l.baseline_iops || l.max_mb_s > l.baseline_mb_s,
+                    "{}",
+                    i.name
+                );
+            }
+            // Every store builds a valid profile.
+            if let Some(p) = i.store_profile(&nvme) {
+                let again = Profile::from_json(&p.to_json().to_string(), i.name).unwrap();
+                assert_eq!(again, p);
+            }
         }
-        out.push(c);
+        let names = names();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "duplicate preset names");
     }
-    let frac = v - v.trunc();
-    if frac > 1e-9 {
-        let f = format!("{:.2}", frac);
-        out.push_str(f.trim_start_matches('0').trim_end_matches('0'));
+
+    #[test]
+    fn page_cache_is_ram_less_shared_buffers_and_overhead() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let sb = 16u64 << 30;
+        let got = i.page_cache_bytes(sb).unwrap();
+        let expect = (64u64 << 30) - sb - (0.05 * (64u64 << 30) as f64) as u64;
+        assert_eq!(got, expect);
+        // Small machines keep at least 1 GiB.
+        let small = lookup("c6i.large").unwrap();
+        assert_eq!(overhead_bytes(small.memory_bytes()), OVERHEAD_MIN_BYTES);
+        let e = small.page_cache_bytes(3u64 << 30).unwrap_err();
+        assert!(e.contains("leaves no page cache"), "{e}");
     }
-    out
+
+    #[test]
+    fn a_slower_volume_is_left_alone_but_for_the_throughput() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let gp3 = shipped("gp3");
+        let p = i.limit_volume(&gp3);
+        assert_eq!(p.caps.iops, Some(3000.0));
+        assert_eq!(p.caps.mib_s, Some(125.0));
+        assert!(p.caps.burst.is_none());
+        assert_eq!(p.name, "gp3-on-m6id-4xlarge");
+    }
+
+    #[test]
+    fn a_faster_volume_gets_the_instance_burst() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let io2 = shipped("io2");
+        let p = i.limit_volume(&io2);
+        assert_eq!(p.caps.iops, Some(40000.0));
+        let b = p.caps.burst.unwrap();
+        assert_eq!((b.baseline_iops, b.size_ios), (20000.0, 20000.0 * BURST_S));
+        // An instance that does not burst caps at its one rate.
+        let big = lookup("m6id.8xlarge").unwrap();
+        let p = big.limit_volume(&io2);
+        assert_eq!((p.caps.iops, p.caps.burst), (Some(40000.0), None));
+        // The profile stays valid.
+        Profile::from_json(&p.to_json().to_string(), "p").unwrap();
+    }
+
+    #[test]
+    fn two_bursts_merge_into_the_lower_baseline_and_smaller_bucket() {
+        // i4i.large: 2,500 IOPS baseline, 40,000 burst; gp2 500 GiB: 1,500
+        // baseline, 3,000 burst on 5.4 M credits.
+        let i = lookup("i4i.large").unwrap();
+        let p = i.limit_volume(&shipped("gp2"));
+        assert_eq!(p.caps.iops, Some(3000.0));
+        let b = p.caps.burst.unwrap();
+        assert_eq!((b.baseline_iops, b.size_ios), (1500.0, 5.4e6));
+        Profile::from_json(&p.to_json().to_string(), "p").unwrap();
+    }
+
+    #[test]
+    fn gcp_presets_carry_no_volume_limits() {
+        let i = lookup("n2-standard-16").unwrap();
+        assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
+        let pd = shipped("pd-ssd");
+        let p = i.limit_volume(&pd);
+        assert_eq!(p.caps, pd.caps);
+    }
 }

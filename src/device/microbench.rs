@@ -74,7 +74,13 @@ pub fn read_iops(p: &Profile, qd: u32, seed: u64) -> f64 {
 pub fn mixed_iops(p: &Profile, bytes: u64, qd: u32, seed: u64) -> f64 {
     assert!(qd >= 1, "queue depth must be at least 1");
     let mut m = DeviceModel::new(p, seed);
-    let op = |i: u64| if i % 2 == 0 { Op::Read } else { Op::Write };
+    let op = |i: u64| {
+        if i.is_multiple_of(2) {
+            Op::Read
+        } else {
+            Op::Write
+        }
+    };
     let mut inflight: BinaryHeap<Reverse<Nanos>> = BinaryHeap::with_capacity(qd as usize);
     for i in 0..u64::from(qd) {
         inflight.push(Reverse(m.submit(0, op(i), bytes)));

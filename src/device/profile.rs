@@ -715,13 +715,13 @@ fn fmt_us(us: f64) -> String {
     }
 }
 
-/// 3000 → "3,000"; fractions kept as written ("62.5").
-fn fmt_num(v: f64) -> String {
+/// 3000 → "3,000"; fractions to two decimals at most ("62.5", "190.73").
+pub(crate) fn fmt_num(v: f64) -> String {
     let whole = v.trunc();
     let digits = format!("{:.0}", whole.abs());
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

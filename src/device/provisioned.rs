@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use super::profile::{Burst, Profile};
+use super::profile::{Burst, Profile, fmt_num};
 
 const MIB: f64 = 1_048_576.0;
 
@@ -79,7 +79,7 @@ impl Values {
                 "{}: {key} {text} is below {}'s minimum of {}",
                 self.type_name,
                 self.type_name,
-                grouped(min)
+                fmt_num(min)
             ));
         }
         if v > max {
@@ -87,7 +87,7 @@ impl Values {
                 "{}: {key} {text} is above {}'s maximum of {}",
                 self.type_name,
                 self.type_name,
-                grouped(max)
+                fmt_num(max)
             ));
         }
         Ok(Some(v))
@@ -276,33 +276,15 @@ fn name_part(key: &str, value: &str) -> String {
 }
 
 fn caps_label(c: &Caps) -> String {
-    let mut s = format!("{} IOPS, {} MiB/s", grouped(c.iops), grouped(c.mib_s));
+    let mut s = format!("{} IOPS, {} MiB/s", fmt_num(c.iops), fmt_num(c.mib_s));
     if let Some(b) = c.burst {
         s += &format!(
             ", baseline {} IOPS with a {} I/O burst bucket",
-            grouped(b.baseline_iops),
-            grouped(b.size_ios)
+            fmt_num(b.baseline_iops),
+            fmt_num(b.size_ios)
         );
     }
     s
-}
-
-/// 16000.0 → "16,000"; 190.73 → "190.73".
-fn grouped(v: f64) -> String {
-    let whole = v.trunc() as u64;
-    let digits = whole.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    let frac = v - v.trunc();
-    if frac > 0.005 {
-        out += format!("{frac:.2}").trim_start_matches('0');
-    }
-    out
 }
 
 /// `iops` may be at most `per_gib` × size when the size is given.
@@ -320,10 +302,10 @@ fn per_gib(
             return Err(format!(
                 "{}: iops {} needs a larger volume: at most {} IOPS per GiB, so {} GiB allows {}",
                 v.type_name,
-                grouped(iops),
-                grouped(per_gib),
-                grouped(size),
-                grouped(max)
+                fmt_num(iops),
+                fmt_num(per_gib),
+                fmt_num(size),
+                fmt_num(max)
             ));
         }
     }
@@ -343,9 +325,9 @@ fn gp3(v: &Values) -> Result<Caps, String> {
         return Err(format!(
             "gp3: mibps {} needs more IOPS: at most 0.25 MiB/s per provisioned IOPS, so iops {} \
              allows {} (mibps 1000 needs iops 4000)",
-            grouped(mib_s),
-            grouped(iops),
-            grouped(max_mib_s)
+            fmt_num(mib_s),
+            fmt_num(iops),
+            fmt_num(max_mib_s)
         ));
     }
     per_gib(v, iops, 500.0, 3000.0, 1.0, 16384.0)?;
@@ -484,9 +466,9 @@ fn azure_premium_v2(v: &Values) -> Result<Caps, String> {
         return Err(format!(
             "azure-premium-v2: mbps {} needs more IOPS: at most 0.25 MB/s per IOPS, so iops {} \
              allows {}",
-            grouped(mb_s),
-            grouped(iops),
-            grouped(max_mb_s)
+            fmt_num(mb_s),
+            fmt_num(iops),
+            fmt_num(max_mb_s)
         ));
     }
     per_gib(v, iops, 500.0, 3000.0, 1.0, 65536.0)?;

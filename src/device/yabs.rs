@@ -277,11 +277,13 @@ fn parse_text(text: &str, origin: &str) -> Result<Vec<Disk>> {
     Ok(disks.into_iter().map(RawDisk::into_disk).collect())
 }
 
-/// A disk's text cells: (block KiB, read (speed, IOPS), write (speed, IOPS)),
-/// speeds in YABS's printed unit.
+/// One printed figure: (speed in YABS's printed unit, IOPS as printed).
+type Figure = (f64, f64);
+
+/// A disk's text cells: (block KiB, read, write).
 struct RawDisk {
     label: String,
-    cells: Vec<(u64, (f64, f64), (f64, f64))>,
+    cells: Vec<(u64, Figure, Figure)>,
 }
 
 impl RawDisk {
@@ -408,6 +410,16 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
              IOPS against {:.0} with the base's",
             p.channels, base.name, base.channels, measured, uncapped
         ));
+        let now = microbench::mixed_iops(&p, bytes, YABS_QD, 1);
+        if now * AGREEMENT < measured {
+            notes.push(format!(
+                "still {now:.0} IOPS: with 128 in flight the disk's mean latency was {:.0} µs \
+                 (Little's law), below {}'s QD1 latencies; give a faster --base, or a measured \
+                 profile (pgiosim calibrate, profile from-fio)",
+                f64::from(YABS_QD) / measured * 1e6,
+                base.name
+            ));
+        }
     } else {
         notes.push(format!(
             "channels {}: {}'s, which already runs the 4k test at {:.0} IOPS (YABS {:.0})",
@@ -584,23 +596,45 @@ mod tests {
         let d = disks();
         let rbd = build(&d[1], "rbd", &base, "x").unwrap();
         assert_eq!(rbd.profile.caps.iops, Some(3_247.0));
-        let fast = Disk {
+        // 400,000 IOPS at 4k against a base with 8 channels: the importer
+        // adds channels instead of a cap.
+        let mut few = base.clone();
+        few.channels = 8;
+        let fast = |iops: f64| Disk {
             label: "fast".into(),
-            tests: vec![Test {
-                block_kib: 4,
-                read_kib_s: 2_400_000.0,
-                write_kib_s: 2_400_000.0,
-                read_iops: 600_000.0,
-                write_iops: 600_000.0,
-            }],
+            tests: vec![
+                Test {
+                    block_kib: 4,
+                    read_kib_s: iops * 2.0,
+                    write_kib_s: iops * 2.0,
+                    read_iops: iops / 2.0,
+                    write_iops: iops / 2.0,
+                },
+                Test {
+                    block_kib: 1024,
+                    read_kib_s: 10_485_760.0,
+                    write_kib_s: 10_485_760.0,
+                    read_iops: 10_240.0,
+                    write_iops: 10_240.0,
+                },
+            ],
         };
-        let imp = build(&fast, "fast", &base, "x").unwrap();
+        let imp = build(&fast(400_000.0), "fast", &few, "x").unwrap();
         assert!(imp.profile.caps.iops.is_none());
-        assert!(imp.profile.channels > base.channels);
+        assert!(imp.profile.channels > few.channels);
+        assert_eq!(imp.profile.bandwidth_mib_s, 20_480.0);
         assert!(
-            (imp.checks[0].1 / 1.2e6 - 1.0).abs() < 0.10,
+            (imp.checks[0].1 / 4e5 - 1.0).abs() < 0.10,
             "{}",
             imp.checks[0].1
+        );
+        // 2.5 M IOPS at 128 in flight is a 51 µs mean: faster than nvme's
+        // QD1 latencies, which channels cannot fix; the notes say so.
+        let imp = build(&fast(2.5e6), "fast", &base, "x").unwrap();
+        assert!(
+            imp.notes.iter().any(|n| n.contains("give a faster --base")),
+            "{:?}",
+            imp.notes
         );
     }
 
@@ -633,7 +667,7 @@ mod tests {
             "{:#}",
             parse(r#"{"fio":[{"bs":"4k","speed_r":1}]}"#, "j.json").unwrap_err()
         );
-        assert!(e.contains("fio[0].iops_r: missing"), "{e}");
+        assert!(e.contains("fio[0].speed_w: missing"), "{e}");
         let e = format!("{:#}", parse(r#"{"cpu":{}}"#, "j.json").unwrap_err());
         assert!(e.contains("no \"fio\" array"), "{e}");
     }
