@@ -24,7 +24,7 @@ use crate::engine::{Device, bench};
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
-use crate::workload::{self, Script};
+use crate::workload::{self, QueryMode, Script};
 
 /// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
 /// same way, so the disk sees overwrites of preallocated files.
@@ -374,10 +374,36 @@ pub struct WorkloadArgs {
     /// are ignored with a one-line notice); --set wins over the file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Cores of the modelled server; CPU time is modelled, not burned
-    /// [default: this machine's core count].
+    /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
+    /// not burned [default: this machine's count].
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// Hardware threads per physical core of the modelled server: 2 when
+    /// its vCPUs are hyperthreads (AWS, Azure and GCP x86 instances), 1
+    /// when each is a core (Graviton, or SMT off). With 2, a statement that
+    /// starts while more than half the vCPUs are busy shares a core and
+    /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work)
+    /// [default: 1; with `model --instance`, the preset's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub threads_per_core: Option<u32>,
+    /// Speed of one of the modelled server's threads alone on a core,
+    /// relative to the machine the workload's CPU figures were measured on
+    /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
+    /// thirds of the time.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    pub cpu_speed: f64,
+    /// pgbench's query protocol (-M): simple sends each statement's text
+    /// and PostgreSQL parses and plans it every time; prepared parses it
+    /// once per connection and reuses the plan, which costs less CPU per
+    /// statement; extended is simple's work in more protocol messages.
+    #[arg(short = 'M', long = "protocol", value_enum, default_value_t = QueryMode::Simple)]
+    pub protocol: QueryMode,
+    /// The client runs on another host, this round trip away (e.g. 150us,
+    /// 0.5ms), as in most published benchmarks: each statement waits one
+    /// network round trip, and pgbench's CPU is not on the server's cores.
+    /// Default: the client on the database host, over a Unix socket.
+    #[arg(long, value_name = "DURATION", conflicts_with = "jobs")]
+    pub client_rtt: Option<String>,
     /// pgbench's worker threads (pgbench -j) running on the database host:
     /// every statement waits for its client's thread to get a core and spend
     /// the workload's client_cpu_us_per_statement (clients are spread over
@@ -437,12 +463,14 @@ pub struct ModelArgs {
     /// Device profile: a shipped name (see `pgiosim devices`), a
     /// provisioned volume as TYPE:KEY=VALUE,... (gp3:iops=16000,mibps=1000;
     /// io2:iops=20000; azure-premium-ssd:tier=p40; pd-ssd:size_gib=1000),
-    /// instance-store (with --instance), or a path to a profile JSON
+    /// instance-store (with --instance) or an instance size with a store
+    /// (m6id.4xlarge: its instance store), or a path to a profile JSON
     /// [default: nvme; with --instance, its instance store].
     #[arg(long, value_name = "NAME|TYPE:KEY=VALUE,...|FILE")]
     pub device: Option<String>,
     /// Model this cloud server size (m6id.4xlarge, Standard_D16s_v5,
-    /// n2-standard-16; see `pgiosim instances`): --cpus becomes its vCPUs,
+    /// n2-standard-16; see `pgiosim instances`): --cpus becomes its vCPUs
+    /// and --threads-per-core theirs,
     /// the default --os-cache its RAM − shared_buffers − 5% (at least
     /// 1 GiB), a volume of its provider gets the instance's own limits on
     /// top of its caps (m6id.4xlarge: 20,000 IOPS and 625 MB/s, bursting to
@@ -589,6 +617,19 @@ fn core_config(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
+    let threads_per_core = args.threads_per_core.unwrap_or(1);
+    if threads_per_core > 1 && !cpus.is_multiple_of(threads_per_core) {
+        return Err(usage(format!(
+            "--threads-per-core {threads_per_core}: --cpus {cpus} is not a whole number of cores \
+             of {threads_per_core} threads"
+        )));
+    }
+    if !(args.cpu_speed.is_finite() && args.cpu_speed > 0.0 && args.cpu_speed <= 100.0) {
+        return Err(usage(format!(
+            "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {}",
+            args.cpu_speed
+        )));
+    }
     let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
     // PostgreSQL refuses to start with fewer than 2 buffers per connection
     // (check in postmaster: "shared_buffers must be at least twice max_connections").
@@ -648,6 +689,8 @@ fn core_config(
         vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
         clients: args.clients,
         cpus,
+        threads_per_core,
+        cpu_speed: args.cpu_speed,
         duration,
         transactions_per_client: args.transactions,
         seed,
@@ -720,6 +763,15 @@ struct Plan {
 fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
     let mut workload = Script::mix(&w.choice.parts()?, w.scale)?;
+    workload.use_query_mode(w.protocol);
+    if let Some(text) = &w.client_rtt {
+        let rtt = settings::parse_duration_ns(text).ok_or_else(|| {
+            usage(format!(
+                "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us or 0.5ms"
+            ))
+        })?;
+        workload.client_elsewhere(rtt);
+    }
     if w.jobs.is_some() {
         workload.use_client_threads();
     }
@@ -754,6 +806,11 @@ fn run_info(
         transaction_type: plan_workload_name.1.into(),
         clients: cfg.clients,
         cpus: cfg.cpus,
+        threads_per_core: cfg.threads_per_core,
+        cpu_speed: cfg.cpu_speed,
+        query_mode: w.protocol.name().into(),
+        jobs: cfg.client_threads,
+        client_rtt_us: w.client_rtt.as_ref().map(|_| cfg.round_trip as f64 / 1e3),
         duration_s: cfg.duration.map(|d| d as f64 / 1e9),
         transactions_per_client: cfg.transactions_per_client,
         scale: w.scale,
@@ -913,6 +970,9 @@ fn model_setup(args: &ModelArgs) -> Result<(Plan, Profile)> {
         if w.cpus.is_none() {
             w.cpus = Some(i.vcpus);
         }
+        if w.threads_per_core.is_none() {
+            w.threads_per_core = Some(i.threads_per_core);
+        }
         if w.os_cache.is_none() {
             let s = resolve_settings(w.config.as_deref(), &w.set, true)?;
             let bytes = i.page_cache_bytes(s.shared_buffers_bytes).map_err(usage)?;
@@ -933,9 +993,10 @@ fn model_setup(args: &ModelArgs) -> Result<(Plan, Profile)> {
         && !w.quiet
     {
         eprintln!(
-            "model: instance {}: {} vCPUs{}",
+            "model: instance {}: {} vCPUs, {} per core{}",
             i.name,
             plan.cfg.cpus,
+            plan.cfg.threads_per_core,
             notice.map(|n| format!(", {n}")).unwrap_or_default()
         );
     }
@@ -964,6 +1025,11 @@ fn model_device(
     };
     match device {
         None | Some(INSTANCE_STORE) => store(),
+        // Another size's store, or the store named by its size: no volume
+        // limits apply to a local disk.
+        Some(d) if d.starts_with("instance-store:") || crate::instance::lookup(d).is_some() => {
+            load_profile(d)
+        }
         Some(d) => {
             let p = load_profile(d)?;
             match crate::device::provisioned::provider_of(d) {

@@ -1,7 +1,8 @@
 //! Instance presets: a cloud server's vCPUs and memory, the limits its host
 //! puts on the network volumes attached to it, and its local instance store.
 //!
-//! `model --instance m6id.4xlarge` takes the vCPUs for `--cpus`, the memory
+//! `model --instance m6id.4xlarge` takes the vCPUs for `--cpus` and their
+//! threads per core for `--threads-per-core`, the memory
 //! for the default page cache (RAM − shared_buffers − [`overhead_bytes`]),
 //! applies the instance's own volume limits on top of an EBS volume's (see
 //! [`Instance::limit_volume`]), and offers the instance store as
@@ -9,7 +10,10 @@
 //!
 //! Every figure is the provider's, from the page named in [`Instance::source`]:
 //!
-//! * AWS: vCPUs and memory from the Amazon EC2 User Guide's instance family
+//! * AWS: threads per core from the EC2 User Guide's "Supported CPU
+//!   options" table (default threads per core: 2 for m6i, m6id, r6i, r6id,
+//!   c6i, i4i, i3en; 1 for Graviton m6gd and m7g);
+//!   vCPUs and memory from the Amazon EC2 User Guide's instance family
 //!   pages (<https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/general-purpose-instances.html>,
 //!   `memory-optimized-instances.html`, `compute-optimized-instances.html`,
 //!   `storage-optimized-instances.html`); EBS limits from its "Amazon
@@ -105,6 +109,9 @@ pub struct Instance {
     pub name: &'static str,
     pub provider: Provider,
     pub vcpus: u32,
+    /// Hardware threads per physical core: 2 where the vCPUs are
+    /// hyperthreads, 1 where each is a core (Graviton).
+    pub threads_per_core: u32,
     /// GiB as the provider states it (AWS and Azure: GiB; GCP: GB, taken as GiB).
     pub memory_gib: f64,
     /// Limits on attached network volumes; None: not published here.
@@ -136,6 +143,16 @@ const fn store(read_iops: f64, write_iops: f64) -> Store {
     }
 }
 
+/// AWS's default threads per core for the family of `name`: 1 for
+/// Graviton (m6gd, m7g), 2 for the x86 families here (EC2 User Guide,
+/// "Supported CPU options", default threads per core, every size of
+/// m6i, m6id, r6i, r6id, c6i, i4i and i3en).
+const fn aws_threads(name: &'static str) -> u32 {
+    let b = name.as_bytes();
+    // The letter after the generation digit: m7g, m6gd.
+    if b.len() > 2 && b[2] == b'g' { 1 } else { 2 }
+}
+
 const fn aws(
     name: &'static str,
     vcpus: u32,
@@ -147,6 +164,7 @@ const fn aws(
         name,
         provider: Provider::Aws,
         vcpus,
+        threads_per_core: aws_threads(name),
         memory_gib,
         volume_limits,
         store,
@@ -164,6 +182,8 @@ const fn azure(
         name,
         provider: Provider::Azure,
         vcpus,
+        // "in a hyper threaded configuration" (the Dsv5 series summary).
+        threads_per_core: 2,
         memory_gib,
         volume_limits: Some(VolumeLimits {
             baseline_mb_s: l.1,
@@ -181,6 +201,9 @@ const fn gcp(name: &'static str, vcpus: u32) -> Instance {
         name,
         provider: Provider::Gcp,
         vcpus,
+        // N2: each vCPU is a hyperthread, two to a core (general-purpose
+        // machines page).
+        threads_per_core: 2,
         memory_gib: 4.0 * vcpus as f64,
         volume_limits: None,
         store: None,
@@ -837,10 +860,11 @@ impl Instance {
             ),
         };
         format!(
-            "{:<18} {:<5} {:>3} vCPUs {:>6} GiB | {limits}{store}",
+            "{:<18} {:<5} {:>3} vCPUs ({} per core) {:>6} GiB | {limits}{store}",
             self.name,
             self.provider.name(),
             self.vcpus,
+            self.threads_per_core,
             fmt_num(self.memory_gib)
         )
     }
@@ -954,7 +978,10 @@ mod tests {
     #[test]
     fn the_published_m6id_4xlarge() {
         let i = lookup("M6ID.4XLARGE").unwrap();
-        assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
+        assert_eq!((i.vcpus, i.threads_per_core, i.memory_gib), (16, 2, 64.0));
+        assert_eq!(lookup("m7g.4xlarge").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("m6gd.large").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("i3en.large").unwrap().threads_per_core, 2);
         let l = i.volume_limits.unwrap();
         assert_eq!(
             (
@@ -976,6 +1003,7 @@ mod tests {
         let nvme = shipped("nvme");
         for i in INSTANCES {
             assert!(i.vcpus >= 2 && i.memory_gib >= 4.0, "{}", i.name);
+            assert_eq!(i.vcpus % i.threads_per_core, 0, "{}", i.name);
             if let Some(l) = i.volume_limits {
                 assert!(
                     l.max_iops >= l.baseline_iops && l.max_mb_s >= l.baseline_mb_s,

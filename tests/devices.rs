@@ -64,6 +64,7 @@ fn instance_sets_cpus_page_cache_and_its_volume_limits() {
     ]));
     let run = &r["run"];
     assert_eq!(run["cpus"], 16);
+    assert_eq!(run["threads_per_core"], 2);
     // 64 GiB − 128 MiB shared_buffers − 5% of RAM, to the page.
     let expect = 64.0 * GIB - 128.0 * 1_048_576.0 - 0.05 * 64.0 * GIB;
     let got = run["os_cache_bytes"].as_f64().unwrap();
@@ -106,12 +107,16 @@ fn explicit_flags_win_over_the_preset() {
         "r6i.2xlarge",
         "--cpus",
         "3",
+        "--threads-per-core",
+        "1",
         "--os-cache",
         "1GB",
         "--device",
         "gp3",
     ]));
     assert_eq!(r["run"]["cpus"], 3);
+    // r6i's two threads a core would not divide 3 vCPUs: given, 1 wins.
+    assert_eq!(r["run"]["threads_per_core"], 1);
     assert_eq!(r["run"]["os_cache_bytes"], 1u64 << 30);
     // r6i.2xlarge: 12,000 IOPS baseline, above gp3's 3,000: gp3 binds.
     assert_eq!(r["run"]["device"]["caps"]["iops"], 3000.0);
@@ -124,13 +129,19 @@ fn the_instance_store_is_the_default_device() {
     assert_eq!(dev["name"], "m6id-4xlarge-store");
     assert_eq!(dev["caps"]["read_iops"], 268333.0);
     assert_eq!(dev["caps"]["write_iops"], 134167.0);
-    let same = model(&with(&[
-        "--device",
-        "instance-store:type=m6id.4xlarge",
-        "--cpus",
-        "16",
-    ]));
-    assert_eq!(same["run"]["device"], *dev);
+    for spelling in ["instance-store:type=m6id.4xlarge", "m6id.4xlarge"] {
+        let same = model(&with(&["--device", spelling, "--cpus", "16"]));
+        assert_eq!(same["run"]["device"], *dev, "{spelling}");
+    }
+    // Graviton: one thread a core.
+    let g = model(&with(&["--instance", "m6gd.2xlarge"]));
+    assert_eq!(
+        (
+            g["run"]["cpus"].as_u64(),
+            g["run"]["threads_per_core"].as_u64()
+        ),
+        (Some(8), Some(1))
+    );
 }
 
 #[test]

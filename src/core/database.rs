@@ -20,7 +20,7 @@ use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
 use super::config::CoreConfig;
-use super::cpu::Cpu;
+use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
@@ -369,7 +369,11 @@ impl Database {
                 cfg.commit_siblings,
             ),
             locks: RowLocks::new(),
-            cpu: Cpu::new(cfg.cpus),
+            cpu: Cpu::with_shape(CpuShape {
+                vcpus: cfg.cpus,
+                threads_per_core: cfg.threads_per_core,
+                speed: cfg.cpu_speed,
+            }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
             ckpt: Checkpointer::new(
                 cfg.checkpoint_timeout,

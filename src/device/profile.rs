@@ -359,7 +359,7 @@ impl Profile {
     /// A device named on the command line without a file: a shipped
     /// profile's name, a provisioned volume (`gp3:iops=16000,mibps=1000`,
     /// see [`super::provisioned`]) or an instance's store
-    /// (`instance-store:type=m6id.4xlarge`). None when `arg` is none of
+    /// (`instance-store:type=m6id.4xlarge`, or the size alone). None when `arg` is none of
     /// these (then it may be a file); an error names what is wrong with a
     /// provisioning.
     pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
@@ -376,6 +376,10 @@ impl Profile {
         if let Some(rest) = arg.strip_prefix("instance-store:") {
             let size = rest.strip_prefix("type=").unwrap_or(rest).trim();
             return Some(Profile::instance_store(size));
+        }
+        // An instance size names its store ("--device m6id.4xlarge").
+        if crate::instance::lookup(arg).is_some() {
+            return Some(Profile::instance_store(arg));
         }
         super::provisioned::parse(arg, Profile::shipped)
     }

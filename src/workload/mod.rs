@@ -18,6 +18,32 @@ pub use load::{load_spec, parse_mix};
 pub use script::Script;
 pub use spec::WorkloadSpec;
 
+/// pgbench's query protocol (`-M`), which changes what a statement costs
+/// the server: its parse and plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum QueryMode {
+    /// One Query message with the statement's text: parsed and planned
+    /// every time.
+    #[default]
+    Simple,
+    /// Parse, Bind, Execute with an unnamed statement: parsed and planned
+    /// every time, in more messages.
+    Extended,
+    /// A named statement prepared once per connection: the plan is reused.
+    Prepared,
+}
+
+impl QueryMode {
+    /// pgbench's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
 /// One thing a transaction does, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {

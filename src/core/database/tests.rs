@@ -62,6 +62,8 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         cpu_growth: Default::default(),
         write_cpu: 0,
         wal_flush_cpu: 0,
+        threads_per_core: 1,
+        cpu_speed: 1.0,
         client_threads: 0,
         client_cpu: 0,
         backend_flush_after: 0,
