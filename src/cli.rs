@@ -21,6 +21,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
+use crate::output;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
@@ -803,7 +804,8 @@ fn execute_plan<D: Device + ?Sized>(
 
 /// Print the report, write the JSON; the exit code says whether it is partial.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
-    print!("{}", text::render(result));
+    let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
+    output::report(&text::render(result), json_on_stdout)?;
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
@@ -945,13 +947,7 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
 /// Write a JSON document to `path` ("-": standard output), for every `--json`.
 pub(crate) fn write_json(path: &Path, result: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(result)? + "\n";
-    if path == Path::new("-") {
-        print!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text)
-        .with_context(|| format!("--json {}: cannot write", path.display()))?;
-    Ok(())
+    output::write_file("--json", path, &text)
 }
 
 /// What `pgiosim vacuum` measured.
@@ -1061,13 +1057,17 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
         settings: settings.to_json(),
     };
+    use std::fmt::Write as _;
+    let mut report = String::new();
     if r.partial {
-        println!(
+        let _ = writeln!(
+            report,
             "*** partial result: interrupted after {:.1} s ***",
             r.seconds
         );
     }
-    println!(
+    let _ = writeln!(
+        report,
         "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
         settings::format_memory(r.bloat_bytes),
         r.pages,
@@ -1076,24 +1076,21 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         r.seconds,
         r.mb_per_s
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  pages read {}, found in shared buffers {}, dirtied {}, written by vacuum {}",
         r.pages_read, r.pages_hit, r.pages_dirtied, r.pages_written
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s",
         r.wal_bytes as f64 / 1e6,
         r.full_page_images,
         r.cost_sleep_s
     );
+    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&r)? + "\n";
-        if path == Path::new("-") {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text)
-                .with_context(|| format!("--json {}: cannot write", path.display()))?;
-        }
+        write_json(path, &r)?;
     }
     Ok(if r.partial { 130 } else { 0 })
 }
