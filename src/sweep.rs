@@ -739,7 +739,8 @@ fn run_points(
                 (SweepMode::Model, Some(d)) => cli::model_result(
                     &ModelArgs {
                         w,
-                        device: d.clone(),
+                        device: Some(d.clone()),
+                        instance: None,
                     },
                     stop,
                 ),
