@@ -424,7 +424,7 @@ pub struct WorkloadArgs {
     /// Start the modelled page cache as `pgbench -i` leaves it (the
     /// primary keys' indexes it built last, up to --os-cache), not empty:
     /// a benchmark run straight after loading its data.
-    #[arg(long, requires = "os_cache")]
+    #[arg(long)]
     pub after_init: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
@@ -659,6 +659,11 @@ fn core_config(
             bytes / PAGE_BYTES
         }
     };
+    if args.after_init && os_cache_pages == 0 {
+        return Err(usage(
+            "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",
+        ));
+    }
     if let Some(r) = args.rate
         && !(r.is_finite() && r > 0.0)
     {
