@@ -21,6 +21,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
+use crate::output;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
@@ -420,6 +421,11 @@ pub struct WorkloadArgs {
     /// the room. Default: none, every miss reads from the disk.
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
+    /// Start the modelled page cache as `pgbench -i` leaves it (the
+    /// primary keys' indexes it built last, up to --os-cache), not empty:
+    /// a benchmark run straight after loading its data.
+    #[arg(long)]
+    pub after_init: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
@@ -653,6 +659,11 @@ fn core_config(
             bytes / PAGE_BYTES
         }
     };
+    if args.after_init && os_cache_pages == 0 {
+        return Err(usage(
+            "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",
+        ));
+    }
     if let Some(r) = args.rate
         && !(r.is_finite() && r > 0.0)
     {
@@ -708,6 +719,7 @@ fn core_config(
         bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
         wal_writer_delay: s.wal_writer_delay_ms * MS,
         os_cache_pages,
+        os_cache_after_load: args.after_init,
         wal_segments: WAL_SEGMENTS,
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
@@ -861,7 +873,8 @@ fn execute_plan<D: Device + ?Sized>(
 
 /// Print the report, write the JSON; the exit code says whether it is partial.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
-    print!("{}", text::render(result));
+    let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
+    output::report(&text::render(result), json_on_stdout)?;
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
@@ -1119,13 +1132,7 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
 /// Write a JSON document to `path` ("-": standard output), for every `--json`.
 pub(crate) fn write_json(path: &Path, result: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(result)? + "\n";
-    if path == Path::new("-") {
-        print!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text)
-        .with_context(|| format!("--json {}: cannot write", path.display()))?;
-    Ok(())
+    output::write_file("--json", path, &text)
 }
 
 /// What `pgiosim vacuum` measured.
@@ -1235,13 +1242,17 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
         settings: settings.to_json(),
     };
+    use std::fmt::Write as _;
+    let mut report = String::new();
     if r.partial {
-        println!(
+        let _ = writeln!(
+            report,
             "*** partial result: interrupted after {:.1} s ***",
             r.seconds
         );
     }
-    println!(
+    let _ = writeln!(
+        report,
         "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
         settings::format_memory(r.bloat_bytes),
         r.pages,
@@ -1250,24 +1261,21 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         r.seconds,
         r.mb_per_s
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  pages read {}, found in shared buffers {}, dirtied {}, written by vacuum {}",
         r.pages_read, r.pages_hit, r.pages_dirtied, r.pages_written
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s",
         r.wal_bytes as f64 / 1e6,
         r.full_page_images,
         r.cost_sleep_s
     );
+    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&r)? + "\n";
-        if path == Path::new("-") {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text)
-                .with_context(|| format!("--json {}: cannot write", path.display()))?;
-        }
+        write_json(path, &r)?;
     }
     Ok(if r.partial { 130 } else { 0 })
 }

@@ -61,6 +61,9 @@ pub struct CoreConfig {
     pub wal_writer_delay: Nanos,
     /// Size of the modelled OS page cache in pages (0: none).
     pub os_cache_pages: u64,
+    /// The page cache starts as the data set's load left it (what the
+    /// workload wrote last), not empty.
+    pub os_cache_after_load: bool,
     /// WAL segment files in the ring.
     pub wal_segments: u32,
     /// Client round trip per statement. With pgbench's threads on the host

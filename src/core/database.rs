@@ -438,6 +438,9 @@ impl Database {
                 }
             }
         }
+        if db.cfg.os_cache_after_load {
+            db.warm_os_cache();
+        }
         let next = db.ckpt.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
@@ -870,6 +873,28 @@ impl Database {
             self.free_tokens.push(r.token);
         }
         self.timers.clear();
+    }
+
+    /// Fill the page cache with the last of what the load wrote, oldest
+    /// first, so the most recent pages are the last to be evicted.
+    fn warm_os_cache(&mut self) {
+        let runs = self.workload.written_at_load();
+        let mut room = self.cfg.os_cache_pages;
+        // Keep the newest `room` pages: walk back from the end.
+        let mut keep = Vec::new();
+        for &(first, blocks) in runs.iter().rev() {
+            if room == 0 {
+                break;
+            }
+            let n = blocks.min(room);
+            keep.push((first + blocks - n, n));
+            room -= n;
+        }
+        for &(first, n) in keep.iter().rev() {
+            for b in first..first + n {
+                self.os_cache.write(b);
+            }
+        }
     }
 
     fn set_timer(&mut self, at: Nanos, timer: Timer) {

@@ -454,6 +454,11 @@ impl Script {
         self.round_trip = rtt;
     }
 
+    /// Every table, in the workload file's order.
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
+    }
+
     /// A table by name.
     pub fn table(&self, name: &str) -> Option<&Table> {
         self.tables.iter().find(|t| t.name == name)
@@ -514,6 +519,29 @@ impl Workload for Script {
 
     fn cpu_growth(&self) -> CpuGrowth {
         self.cpu_growth
+    }
+
+    /// `pgbench -i` loads every table, vacuums them, then builds each
+    /// primary key: it sorts the heap and writes the index's leaves in
+    /// order, then each level above them up to the root. The indexes are
+    /// built smallest first (pgbench_branches, pgbench_tellers,
+    /// pgbench_accounts), so the page cache ends up holding the large
+    /// table's index, its upper levels last. (The sort's temporary files
+    /// are deleted when the build ends, freeing their pages.)
+    fn written_at_load(&self) -> Vec<(u64, u64)> {
+        let mut indexes: Vec<&Btree> = self
+            .tables
+            .iter()
+            .filter_map(|t| t.index.as_ref())
+            .collect();
+        indexes.sort_by_key(|b| b.blocks());
+        let mut runs = Vec::new();
+        for b in indexes {
+            for level in b.levels.iter().rev() {
+                runs.push((level.first, level.blocks));
+            }
+        }
+        runs
     }
 
     fn use_client_threads(&mut self) {

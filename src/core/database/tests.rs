@@ -63,6 +63,7 @@ fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         write_cpu: 0,
         wal_flush_cpu: 0,
         threads_per_core: 1,
+        os_cache_after_load: false,
         cpu_speed: 1.0,
         client_threads: 0,
         client_cpu: 0,
