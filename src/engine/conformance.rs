@@ -18,19 +18,24 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 
 use super::Device;
+use super::driver::{Ending, drive};
 use super::emulate::EmulatedDevice;
 use super::psync::PsyncDevice;
 use super::sim::SimDevice;
 use super::uring::UringDevice;
+use crate::core::database::Database;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token, WAL_SEGMENT_BYTES};
 use crate::core::time::{MS, Nanos, SEC};
 use crate::datafiles::{OpenFiles, data_offset, fill_blocks, wal_offset};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
+use crate::workload::{Script, WorkloadSpec};
 
 /// Data blocks in the test's data file.
 const DATA_BLOCKS: u64 = 64;
@@ -609,6 +614,50 @@ fn requests_outside_the_files_are_refused_at_submit() {
         // Nothing of them is in flight, and the device goes on.
         s.ask(100, read(DATA_BLOCKS - 1));
         s.complete(1);
+        s.assert_quiet();
+    });
+}
+
+#[test]
+fn the_core_runs_to_its_end_through_the_driver() {
+    // Two clients updating rows of a 40-page table through 16 buffers:
+    // reads, victim writes, WAL writes and fdatasyncs on every engine.
+    const SPEC: &str = r#"{"name": "rows", "description": "updates of random rows",
+      "tables": {"t": {"rows_per_scale": 2440, "rows_per_page": 61}},
+      "transactions": [{"name": "bump",
+        "keys": {"k": {"table": "t", "distribution": {"type": "uniform"}}},
+        "statements": [
+          {"sql": "BEGIN", "cpu_us": 0},
+          {"update": {"table": "t", "key": "k", "wal_bytes": 72}, "cpu_us": 5},
+          {"sql": "END", "cpu_us": 5}],
+        "commit_wal_bytes": 34}],
+      "cpu_us_per_statement": 0, "round_trip_us_per_statement": 0,
+      "full_page_image_bytes": 7977}"#;
+    on_every_engine(|s| {
+        let spec = WorkloadSpec::from_json(SPEC, "test").unwrap();
+        let w = Script::new(&spec, 1).unwrap();
+        assert!(crate::workload::Workload::data_blocks(&w) <= DATA_BLOCKS);
+        let mut cfg = crate::core::database::tests::config(2, 16);
+        cfg.duration = None;
+        cfg.transactions_per_client = Some(30);
+        cfg.wal_segments = WAL_SEGMENTS;
+        let mut db = Database::new(cfg, Box::new(w));
+        let stop = Arc::new(AtomicBool::new(false));
+        let e = s.engine;
+        let (ending, _) = drive(&mut db, s.dev.as_mut(), &stop, None, &mut |_| {})
+            .unwrap_or_else(|err| panic!("{e:?}: {err:#}"));
+        assert_eq!(ending, Ending::Completed, "{e:?}");
+        assert_eq!(db.outstanding(), 0, "{e:?}");
+        let st = db.stats();
+        assert_eq!(st.transactions, 60, "{e:?}");
+        assert_eq!(
+            st.bucket_sum_ns.iter().sum::<u128>(),
+            st.latency_sum_ns,
+            "{e:?}"
+        );
+        let c = &st.counters;
+        assert!(c.data_reads > 0 && c.wal_syncs > 0, "{e:?}: {c:?}");
+        assert!(c.backend_writes + c.bgwriter_writes > 0, "{e:?}: {c:?}");
         s.assert_quiet();
     });
 }

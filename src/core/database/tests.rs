@@ -46,7 +46,9 @@ const INSTANT: Lat = Lat {
     timer_late: 0,
 };
 
-fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
+/// A two-second pgbench-like run's settings (PostgreSQL's defaults where
+/// the tests do not change them); also used by the engines' conformance suite.
+pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
     CoreConfig {
         clients,
         cpus: 2,
