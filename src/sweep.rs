@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,6 +22,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, UsageError, WorkloadArgs};
+use crate::output;
 use crate::report::{RunResult, SCHEMA_VERSION};
 
 /// Name of the sweep schema (`schema_version` is the result's).
@@ -74,10 +76,17 @@ pub struct SweepArgs {
     /// this disk, each run lasting -T.
     #[arg(long, value_enum, default_value_t = SweepMode::Model)]
     pub mode: SweepMode,
-    /// Device profiles for --mode model, comma-separated: shipped names or
-    /// profile JSON paths (e.g. nvme,gp3,mydisk.json) [default: nvme].
+    /// Device profiles for --mode model, comma-separated: shipped names,
+    /// provisioned volumes or profile JSON paths (e.g.
+    /// nvme,gp3,gp3:iops=16000,mibps=1000,mydisk.json: a KEY=VALUE after a
+    /// TYPE:... belongs to it) [default: nvme].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub device: Vec<String>,
+    /// For --mode model: the cloud server size every point models, as
+    /// `model --instance` (vCPUs, page cache, volume limits, instance
+    /// store).
+    #[arg(long, value_name = "SIZE")]
+    pub instance: Option<String>,
     #[command(flatten)]
     pub dirs: DirArgs,
     /// I/O engine for --mode run.
@@ -92,6 +101,13 @@ pub struct SweepArgs {
     /// time: they share the disk under test.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallel: Option<u32>,
+    /// Write the table as CSV to FILE ("-" for standard output), one row
+    /// a point, for a spreadsheet.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the table as a Markdown table to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
@@ -545,9 +561,23 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
     } else {
         DEFAULT_CLIENTS.to_vec()
     };
+    if args.instance.is_some() && args.mode == SweepMode::Run {
+        return Err(usage(
+            "--instance: applies to --mode model; --mode run measures this machine",
+        ));
+    }
     let devices = match args.mode {
-        SweepMode::Model if args.device.is_empty() => vec!["nvme".to_string()],
-        SweepMode::Model => args.device.iter().map(|d| d.trim().to_string()).collect(),
+        SweepMode::Model if args.device.is_empty() => {
+            vec![
+                if args.instance.is_some() {
+                    "instance-store"
+                } else {
+                    "nvme"
+                }
+                .to_string(),
+            ]
+        }
+        SweepMode::Model => join_provisionings(&args.device),
         SweepMode::Run if args.device.is_empty() => Vec::new(),
         SweepMode::Run => {
             return Err(usage(
@@ -583,6 +613,23 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
 
 /// The flags of one point's run: the sweep's, with this point's clients and
 /// settings, quiet, no JSON, the sweep's seed.
+/// The --device list as clap split it at every comma, with the KEY=VALUE
+/// items that follow a provisioned `TYPE:KEY=VALUE` joined back to it:
+/// "gp3:iops=16000", "mibps=1000" is one device.
+fn join_provisionings(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items.iter().map(|d| d.trim()) {
+        match out.last_mut() {
+            Some(last) if last.contains(':') && item.contains('=') && !item.contains(':') => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    out
+}
+
 fn point_args(args: &SweepArgs, grid: &Grid, p: &Point, seed: u64) -> WorkloadArgs {
     let mut w = args.w.clone();
     w.clients = p.clients;
@@ -612,7 +659,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     // The config file's notice, once; every point is quiet.
     cli::resolve_settings(args.w.config.as_deref(), &[], quiet)?;
     for d in &grid.devices {
-        cli::load_profile(d)?;
+        cli::model_device_for(Some(d), args.instance.as_deref(), true)?;
     }
     let points = grid.points();
     let seed = args.w.seed.unwrap_or_else(rand::random);
@@ -698,9 +745,19 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         knees,
         results,
     };
-    print!("{}", render(&doc));
+    let exports = [&args.w.json, &args.csv, &args.markdown];
+    let stdout_taken = exports
+        .iter()
+        .any(|p| p.as_deref().is_some_and(output::is_stdout));
+    output::report(&render(&doc), stdout_taken)?;
     if let Some(path) = &args.w.json {
         cli::write_json(path, &doc)?;
+    }
+    if let Some(path) = &args.csv {
+        output::write_file("--csv", path, &table_of(&doc).to_csv())?;
+    }
+    if let Some(path) = &args.markdown {
+        output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
     }
     Ok(if interrupted { 130 } else { 0 })
 }
@@ -736,7 +793,8 @@ fn run_points(
                 (SweepMode::Model, Some(d)) => cli::model_result(
                     &ModelArgs {
                         w,
-                        device: d.clone(),
+                        device: Some(d.clone()),
+                        instance: args.instance.clone(),
                     },
                     stop,
                 ),
@@ -769,6 +827,69 @@ fn point_label(p: &Point, grid: &Grid) -> String {
 }
 
 /// Render the sweep's table and knees as text.
+/// The sweep's table for export: a row a point, the swept settings and
+/// the breakdown's buckets as columns of their own.
+pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
+    let settings: Vec<String> = doc
+        .table
+        .iter()
+        .flat_map(|r| r.settings.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let buckets: Vec<String> = doc
+        .table
+        .iter()
+        .flat_map(|r| r.breakdown_ms.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut headers: Vec<String> = vec!["series".into(), "device".into()];
+    headers.extend(settings.iter().cloned());
+    headers.extend(
+        [
+            "clients",
+            "tps",
+            "tps_growth_per_doubling",
+            "latency_avg_ms",
+            "latency_p50_ms",
+            "latency_p99_ms",
+            "commits_per_flush",
+        ]
+        .map(String::from),
+    );
+    headers.extend(buckets.iter().map(|b| format!("{b}_ms")));
+    headers.extend(["cpu_utilisation".to_string(), "partial".to_string()]);
+    let rows = doc
+        .table
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.series.clone(), r.device.clone().unwrap_or_default()];
+            row.extend(
+                settings
+                    .iter()
+                    .map(|k| r.settings.get(k).cloned().unwrap_or_default()),
+            );
+            row.push(r.clients.to_string());
+            row.push(output::cell(Some(r.tps), 1));
+            row.push(output::cell(r.tps_growth_per_doubling, 3));
+            row.push(output::cell(Some(r.latency_avg_ms), 3));
+            row.push(output::cell(Some(r.latency_p50_ms), 3));
+            row.push(output::cell(Some(r.latency_p99_ms), 3));
+            row.push(output::cell(Some(r.commits_per_flush), 2));
+            row.extend(
+                buckets
+                    .iter()
+                    .map(|b| output::cell(r.breakdown_ms.get(b).copied(), 3)),
+            );
+            row.push(output::cell(Some(r.cpu_utilisation), 3));
+            row.push(r.partial.to_string());
+            row
+        })
+        .collect();
+    output::Table { headers, rows }
+}
+
 pub fn render<R>(doc: &SweepDoc<R>) -> String {
     let mut o = String::new();
     if doc.partial {
@@ -887,6 +1008,18 @@ mod tests {
             tps,
             p99_ms,
         }
+    }
+
+    #[test]
+    fn provisionings_split_at_commas_are_joined_back() {
+        let items: Vec<String> = ["nvme", "gp3:iops=16000", "mibps=1000", "gp2", "mine.json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            join_provisionings(&items),
+            ["nvme", "gp3:iops=16000,mibps=1000", "gp2", "mine.json"]
+        );
     }
 
     #[test]

@@ -431,6 +431,8 @@ impl Device for EmulatedDevice {
             d.min(start.saturating_add(max_block))
         });
         let spin = self.inner.timer_spin();
+        // `out` may hold completions from before: only new ones end the wait.
+        let first = out.len();
         loop {
             let now = self.inner.now();
             // Wake for the caller's deadline, or a little before the next
@@ -452,7 +454,7 @@ impl Device for EmulatedDevice {
             r?;
             let now = self.inner.now();
             self.deliver_due(now, out);
-            if !out.is_empty() || now >= until {
+            if out.len() > first || now >= until {
                 return Ok(());
             }
         }
@@ -474,8 +476,8 @@ impl Device for EmulatedDevice {
 /// What `--emulate` takes: a shipped profile's name or a profile JSON file.
 /// Errors name the flag, and the file and field for a bad profile.
 pub fn load_profile(arg: &str) -> Result<Profile> {
-    if let Some(p) = Profile::shipped(arg) {
-        return Ok(p);
+    if let Some(p) = Profile::lookup(arg) {
+        return p.map_err(|e| UsageError(format!("--emulate {arg}: {e}")).into());
     }
     let path = Path::new(arg);
     if path.exists() {
