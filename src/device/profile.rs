@@ -48,7 +48,6 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow};
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -325,13 +324,14 @@ impl Profile {
     pub fn from_json(text: &str, origin: &str) -> Result<Profile> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| anyhow!("{origin}: not valid JSON: {e}"))?;
-        let profile: Profile = match Profile::deserialize(&value) {
+        // serde names a missing or unknown field but not where it sits,
+        // and a wrongly typed value not at all: the path says which.
+        let profile: Profile = match serde_path_to_error::deserialize(&value) {
             Ok(p) => p,
             Err(e) => {
-                // serde names a missing or unknown field but not where it
-                // sits, and a wrongly typed value not at all: find the field.
-                let (path, msg) = locate_profile(&value).unwrap_or((String::new(), e.to_string()));
-                return Err(if path.is_empty() {
+                let path = e.path().to_string();
+                let msg = e.inner().to_string();
+                return Err(if path == "." {
                     anyhow!("{origin}: {msg}")
                 } else {
                     anyhow!("{origin}: {path}: {msg}")
@@ -745,96 +745,6 @@ pub(crate) fn fmt_num(v: f64) -> String {
     out
 }
 
-// ---- finding the field behind a serde error --------------------------------
-
-/// (path to the field, problem) of the first field that does not parse.
-type Located = Option<(String, String)>;
-type Check = fn(&Value) -> Located;
-
-fn leaf<T: DeserializeOwned>(v: &Value) -> Located {
-    T::deserialize(v)
-        .err()
-        .map(|e| (String::new(), e.to_string()))
-}
-
-/// Check each present field of an object, then the object as a whole
-/// (missing and unknown fields).
-fn object<T: DeserializeOwned>(v: &Value, fields: &[(&str, Check)]) -> Located {
-    for (name, check) in fields {
-        if let Some(x) = v.get(name)
-            && let Some((path, msg)) = check(x)
-        {
-            let path = if path.is_empty() {
-                (*name).to_string()
-            } else {
-                format!("{name}.{path}")
-            };
-            return Some((path, msg));
-        }
-    }
-    T::deserialize(v)
-        .err()
-        .map(|e| (String::new(), e.to_string()))
-}
-
-fn locate_latency(v: &Value) -> Located {
-    object::<Latency>(v, &[("median_us", leaf::<f64>), ("p99_us", leaf::<f64>)])
-}
-
-fn locate_burst(v: &Value) -> Located {
-    if v.is_null() {
-        return None;
-    }
-    object::<Burst>(
-        v,
-        &[("size_ios", leaf::<f64>), ("baseline_iops", leaf::<f64>)],
-    )
-}
-
-fn locate_caps(v: &Value) -> Located {
-    if v.is_null() {
-        return None;
-    }
-    object::<Caps>(
-        v,
-        &[
-            ("iops", leaf::<Option<f64>>),
-            ("read_iops", leaf::<Option<f64>>),
-            ("write_iops", leaf::<Option<f64>>),
-            ("mib_s", leaf::<Option<f64>>),
-            ("read_mib_s", leaf::<Option<f64>>),
-            ("write_mib_s", leaf::<Option<f64>>),
-            ("op_size_kib", leaf::<Option<u32>>),
-            ("bucket_ms", leaf::<f64>),
-            ("burst", locate_burst),
-            ("flush_counts_as_io", leaf::<bool>),
-            ("limiter", leaf::<Limiter>),
-            ("kernel_writeback_uncapped", leaf::<bool>),
-        ],
-    )
-}
-
-fn locate_profile(v: &Value) -> Located {
-    object::<Profile>(
-        v,
-        &[
-            ("name", leaf::<String>),
-            ("description", leaf::<String>),
-            ("source", leaf::<String>),
-            ("latency_io_kib", leaf::<u32>),
-            ("read", locate_latency),
-            ("write", locate_latency),
-            ("flush", locate_latency),
-            ("channels", leaf::<u32>),
-            ("contention_us", leaf::<f64>),
-            ("bandwidth_mib_s", leaf::<f64>),
-            ("network_rtt_us", leaf::<f64>),
-            ("flush_to_media", leaf::<bool>),
-            ("caps", locate_caps),
-        ],
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -899,7 +809,7 @@ mod tests {
     #[test]
     fn unknown_fields_are_errors() {
         let e = with(|v| v["caps"]["iop"] = 5.into());
-        expect(&e, &["test.json: caps: ", "unknown field `iop`"]);
+        expect(&e, &["test.json: caps.iop: ", "unknown field `iop`"]);
         let e = with(|v| v["colour"] = "blue".into());
         expect(&e, &["test.json: ", "unknown field `colour`"]);
     }
