@@ -30,9 +30,67 @@ use crate::workload::{self, Script};
 /// same way, so the disk sees overwrites of preallocated files.
 pub const WAL_SEGMENTS: u32 = 4;
 
-/// A mistake in what the user typed: exit code 2, like clap's own errors.
+/// Bad input of any kind (a flag, a setting, a file the user named that
+/// cannot be read or parsed): exit code 2, like clap's own errors.
 #[derive(Debug)]
 pub struct UsageError(pub String);
+
+/// The exit codes, one rule for every command (`pgiosim --help` and the
+/// README show it).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A failure of the disk, the file system or the server (I/O error,
+    /// disk full, connection lost): the input was good.
+    pub const FAILURE: u8 = 1;
+    /// Bad input: a flag, a setting, or a file the user named.
+    pub const BAD_INPUT: u8 = 2;
+    /// Interrupted by SIGINT or SIGTERM; a partial report may have been printed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// The rule `--help` prints after the commands.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
+(I/O error, disk full, connection lost); 2 bad input (a flag, a setting, or a file given such as \
+--config, --workload, --device, results); 130 interrupted by SIGINT or SIGTERM (a partial \
+report is printed where there is one).";
+
+/// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit code for an error: [`exit::BAD_INPUT`] if a [`UsageError`] is
+/// anywhere in its chain, [`exit::INTERRUPTED`] for an [`Interrupted`], else
+/// [`exit::FAILURE`].
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if cause.downcast_ref::<Interrupted>().is_some() {
+            return exit::INTERRUPTED;
+        }
+        if cause.downcast_ref::<UsageError>().is_some() {
+            return exit::BAD_INPUT;
+        }
+    }
+    exit::FAILURE
+}
+
+/// `e`, marked as bad input (exit code 2) unless it is already one or an
+/// interruption; for errors from reading and parsing a file the user named.
+pub fn bad_input(e: anyhow::Error) -> anyhow::Error {
+    if exit_code(&e) == exit::FAILURE {
+        UsageError(format!("{e:#}")).into()
+    } else {
+        e
+    }
+}
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -51,7 +109,7 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// and reports pgbench-style TPS, latency percentiles and where each
 /// transaction's time goes.
 #[derive(Debug, Parser)]
-#[command(name = "pgiosim", version, about, long_about = None)]
+#[command(name = "pgiosim", version, about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -178,7 +236,11 @@ impl WorkloadChoice {
             items.push("select-only".into());
         }
         if let Some(w) = &self.workload {
-            items.push(w.clone());
+            // Its own flag in errors: a file's mistake is not a -b mistake.
+            let spec = workload::load_spec(w).map_err(|e| usage(format!("--workload: {e:#}")))?;
+            let mut parts = workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))?;
+            parts.push((spec, 1.0));
+            return Ok(parts);
         }
         if items.is_empty() {
             items.push("tpcb-like".into());
@@ -412,10 +474,13 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Prepare(args) => {
             let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
-            let outcome = datafiles::prepare(
+            let held = datafiles::lock(&dd)?;
+            let outcome = datafiles::prepare_locked(
                 &dd,
                 &layout_for(&workload, args.scale),
                 progress_bar_wanted(args.quiet),
+                &held,
+                &stop,
             )?;
             if !args.quiet {
                 eprintln!("{}: {}", dd.dir.display(), prepared_word(outcome));
@@ -471,7 +536,7 @@ fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
     let mut s = Settings::default();
     if let Some(path) = config {
-        let ignored = s.apply_config_file(path)?;
+        let ignored = s.apply_config_file(path).map_err(bad_input)?;
         if !ignored.is_empty() && !quiet {
             eprintln!(
                 "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
@@ -762,11 +827,12 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 }
 
 /// Prepare (or check) the data set `run` with these flags needs; for `sweep`.
-pub(crate) fn prepare_run(args: &RunArgs) -> Result<()> {
+pub(crate) fn prepare_run(args: &RunArgs, stop: &AtomicBool) -> Result<()> {
     let workload = Script::mix(&args.w.choice.parts()?, args.w.scale)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&workload, args.w.scale);
-    datafiles::prepare(&dd, &layout, progress_bar_wanted(args.w.quiet))?;
+    let held = datafiles::lock(&dd)?;
+    datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.w.quiet), &held, stop)?;
     Ok(())
 }
 
@@ -780,7 +846,15 @@ pub(crate) fn run_result(
     let plan = plan(w)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&plan.workload, w.scale);
-    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(w.quiet))?;
+    // Held to the end of the run: a second pgiosim on these files is refused.
+    let _held = datafiles::lock(&dd)?;
+    let prepared =
+        datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(w.quiet), &_held, stop)?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(
+            Interrupted("interrupted after preparing the data set, before the run".into()).into(),
+        );
+    }
     if !w.quiet {
         eprintln!(
             "{}: {} (scale {}, {:.0} MB); seed {}",
@@ -948,18 +1022,26 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());
-    let (mode, mut dev): (&str, Box<dyn Device>) = match &args.device {
+    // The data set's lock (on the disk) is held until the vacuum is done.
+    type Chosen = (
+        &'static str,
+        Box<dyn Device>,
+        Option<datafiles::DataSetLock>,
+    );
+    let (mode, mut dev, _held): Chosen = match &args.device {
         Some(d) => {
             let profile = load_profile(d)?;
             (
                 "model",
                 Box::new(SimDevice::new(DeviceModel::new(&profile, seed))),
+                None,
             )
         }
         None => {
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
             let layout = layout_for(&workload, 1);
-            datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
+            let held = datafiles::lock(&dd)?;
+            datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.quiet), &held, &stop)?;
             let files = datafiles::open(&dd, &layout, !args.buffered)?;
             let dev: Box<dyn Device> = match (args.io_engine, UringDevice::new(files, 8)) {
                 (EngineChoice::Psync, _) | (EngineChoice::Auto, Err(_)) => Box::new(
@@ -968,7 +1050,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
                 (_, Ok(d)) => Box::new(d),
                 (EngineChoice::IoUring, Err(e)) => return Err(e.context("--io-engine io-uring")),
             };
-            ("run", dev)
+            ("run", dev, Some(held))
         }
     };
     let device = args

@@ -47,7 +47,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -302,9 +302,9 @@ impl Profile {
     /// Read a profile from a JSON file. The only function of the device
     /// model that touches the file system.
     pub fn load(path: &Path) -> Result<Profile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read device profile", path.display()))?;
-        Profile::from_json(&text, &path.display().to_string())
+        let text =
+            crate::input::read_text(path, "device profile", crate::input::SMALL_FILE_MAX_BYTES)?;
+        Profile::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
     }
 
     /// A shipped profile by name.

@@ -135,7 +135,14 @@ pub fn run_iobench(args: &IoBenchArgs) -> Result<IoBenchResult> {
         description: "iobench".to_string(),
     };
     let dd = DataDir::new(&args.dir, None);
-    let prepared = datafiles::prepare(&dd, &layout, std::io::stderr().is_terminal())?;
+    let _held = datafiles::lock(&dd)?;
+    let prepared = datafiles::prepare_locked(
+        &dd,
+        &layout,
+        std::io::stderr().is_terminal(),
+        &_held,
+        &std::sync::atomic::AtomicBool::new(false),
+    )?;
     let files = datafiles::open(&dd, &layout, true)?;
     let file = match args.test {
         BenchTest::Randread => files.data_path.display().to_string(),

@@ -20,9 +20,8 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
             names.join(", ")
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    WorkloadSpec::from_json(&text, &path.display().to_string())
+    let text = crate::input::read_text(path, "workload file", crate::input::SMALL_FILE_MAX_BYTES)?;
+    WorkloadSpec::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
 }
 
 /// Parse pgbench's `-b name[@weight]` arguments into (spec, weight) parts.

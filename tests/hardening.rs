@@ -1,0 +1,191 @@
+//! Hostile and mistaken input, signals, full disks, a second pgiosim on the
+//! same files: each gets a clear message, the exit code of the one rule
+//! (2 bad input, 1 disk or server failure, 130 interrupted), and leaves no
+//! file a later run would trust.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{pgiosim, text, tmp};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+/// Waits until `path` holds more than `bytes`, or fails after 60 s.
+fn wait_for_size(path: &Path, bytes: u64) {
+    let start = Instant::now();
+    while std::fs::metadata(path).map_or(0, |m| m.len()) <= bytes {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} never grew past {bytes} bytes",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` once the data file is being written; returns the output and
+/// how long the process took to exit after the signal.
+fn interrupt_prepare(args: &[&str], data: &Path, sig: libc::c_int) -> (Output, Duration) {
+    let child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_size(data, 32 << 20);
+    signal(&child, sig);
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (out, sent.elapsed())
+}
+
+// --- 1: signals during prepare ------------------------------------------------
+
+#[test]
+fn sigint_during_prepare_stops_removes_the_partial_file_and_exits_130() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let data = dir.join("pgiosim.data");
+    // Scale 300 is a 4.5 GB file: far more than is written before the signal.
+    let (out, took) = interrupt_prepare(
+        &["prepare", "--dir", &s(&dir), "-s", "300", "-q"],
+        &data,
+        libc::SIGINT,
+    );
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(
+        took < Duration::from_secs(5),
+        "took {took:?} to stop after SIGINT"
+    );
+    assert!(text(&out).contains("interrupted"), "{}", text(&out));
+    assert!(
+        !data.exists(),
+        "the partial data file is still there: {}",
+        text(&out)
+    );
+    eprintln!("prepare stopped {took:?} after SIGINT");
+}
+
+#[test]
+fn sigterm_during_runs_prepare_exits_130_without_a_report() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let data = dir.join("pgiosim.data");
+    let (out, took) = interrupt_prepare(
+        &["run", "--dir", &s(&dir), "-s", "300", "-T", "1", "-q"],
+        &data,
+        libc::SIGTERM,
+    );
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("tps"),
+        "a report of a run that never started: {stdout}"
+    );
+    assert!(!data.exists());
+}
+
+// --- 11: the disk fills during prepare ------------------------------------------
+
+#[test]
+fn a_write_failure_during_prepare_removes_the_partial_file() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let mut cmd = bin();
+    cmd.args(["prepare", "--dir", &s(&dir), "-s", "1", "-q"]);
+    // A file-size limit makes the data file's write fail part way (EFBIG),
+    // as a full disk does (ENOSPC), after the free-space check passed.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: 4 << 20,
+                rlim_max: 4 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let t = text(&out);
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("File too large"), "{t}");
+    assert!(t.contains("removed the partial"), "{t}");
+    assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+// --- 13: one pgiosim per data set ---------------------------------------------------
+
+#[test]
+fn a_second_pgiosim_on_the_same_data_set_is_refused() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let mut first = bin()
+        .args(["run", "--dir", &dir, "-s", "1", "-T", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for its "data set prepared" line: the run has started.
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("data set")),
+        "the first run never started"
+    );
+    for args in [
+        vec!["run", "--dir", &dir, "-s", "1", "-T", "1"],
+        vec!["prepare", "--dir", &dir, "-s", "1"],
+        vec!["cleanup", "--dir", &dir],
+    ] {
+        let out = pgiosim(&args);
+        let t = text(&out);
+        assert_eq!(code(&out), 1, "{args:?}: {t}");
+        assert!(t.contains("another pgiosim is using"), "{args:?}: {t}");
+        assert!(t.contains("pgiosim.lock"), "{args:?}: {t}");
+    }
+    signal(&first, libc::SIGINT);
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    // Once it is gone, the data set is free again.
+    let out = pgiosim(&["cleanup", "--dir", &dir]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!Path::new(&dir).exists(), "{}", text(&out));
+}
+
+// --- 6: a directory on a virtual file system -------------------------------------
+
+#[test]
+fn dir_on_proc_says_it_is_a_virtual_file_system() {
+    for dir in ["/proc", "/proc/x", "/sys/kernel"] {
+        let out = pgiosim(&["prepare", "--dir", dir, "-s", "1"]);
+        let t = text(&out);
+        assert_eq!(code(&out), 2, "{dir}: {t}");
+        assert!(t.contains("virtual file system"), "{dir}: {t}");
+        assert!(!t.contains("does not exist"), "{dir}: {t}");
+    }
+}
