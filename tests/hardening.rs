@@ -189,3 +189,68 @@ fn dir_on_proc_says_it_is_a_virtual_file_system() {
         assert!(!t.contains("does not exist"), "{dir}: {t}");
     }
 }
+
+// --- 2: capture against a server that never answers ----------------------------
+
+/// A TCP server on loopback that accepts and never says a word.
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    port
+}
+
+/// Runs capture against `dsn`; kills it (and fails) if it is still running
+/// after 20 s. Sends SIGINT after `interrupt_after` if given.
+fn capture_against(dsn: &str, interrupt_after: Option<Duration>) -> (Output, Duration) {
+    let d = tmp("pgiosim-harden");
+    let out = d.path().join("x.json");
+    let mut child = bin()
+        .args(["capture", "--dsn", dsn, "-T", "2", "-o", &s(&out)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    if let Some(after) = interrupt_after {
+        std::thread::sleep(after);
+        signal(&child, libc::SIGINT);
+    }
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("capture still hangs after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took)
+}
+
+#[test]
+fn capture_gives_up_on_a_silent_server_after_connect_timeout() {
+    let port = silent_server();
+    let dsn = format!("host=127.0.0.1 port={port} user=u dbname=d connect_timeout=1");
+    let (out, took) = capture_against(&dsn, None);
+    let t = text(&out);
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("no answer from the server within 1 s"), "{t}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn capture_waiting_for_a_silent_server_honours_sigint() {
+    let port = silent_server();
+    // No connect_timeout: the default (10 s) would still be running.
+    let dsn = format!("host=127.0.0.1 port={port} user=u dbname=d");
+    let (out, took) = capture_against(&dsn, Some(Duration::from_millis(300)));
+    let t = text(&out);
+    assert_eq!(code(&out), 130, "{t}");
+    assert!(t.contains("interrupted while connecting"), "{t}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
