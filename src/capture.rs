@@ -219,8 +219,14 @@ pub fn conf_path(output: &Path) -> PathBuf {
 /// Run `capture`; returns the exit code (130 when interrupted, after writing
 /// what was observed).
 pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
-    let duration = match crate::settings::parse_duration_ns(&args.time) {
-        Some(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
+    let duration = match crate::settings::parse_duration(&args.time) {
+        Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
+        Err(
+            e @ (crate::settings::DurationError::BadUnit(_)
+            | crate::settings::DurationError::TooLong { .. }),
+        ) => {
+            return Err(usage(format!("-T/--time {}: {e}", args.time)));
+        }
         _ => {
             return Err(usage(format!(
                 "-T/--time: the capture needs at least 1 second, in seconds or with a unit (30s, 5min), got {}",

@@ -82,6 +82,17 @@ pub fn exit_code(e: &anyhow::Error) -> u8 {
     exit::FAILURE
 }
 
+/// The name in `names` nearest to `typed` if it is at most two edits away
+/// (and not `typed` itself), for "did you mean" hints.
+pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (*n, strsim::levenshtein(typed, n)))
+        .filter(|(_, d)| (1..=2).contains(d))
+        .min_by_key(|(_, d)| *d)
+        .map(|(n, _)| n)
+}
+
 /// `e`, marked as bad input (exit code 2) unless it is already one or an
 /// interruption; for errors from reading and parsing a file the user named.
 pub fn bad_input(e: anyhow::Error) -> anyhow::Error {
@@ -365,7 +376,12 @@ pub struct WorkloadArgs {
     /// all, on a Poisson schedule; latency counts from the scheduled start and
     /// the schedule lag is reported. Shows the latency an application sees at
     /// its real arrival rate, not at saturation.
-    #[arg(short = 'R', long = "rate", value_name = "TPS")]
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "TPS",
+        allow_negative_numbers = true
+    )]
     pub rate: Option<f64>,
     /// With -R (pgbench -L): skip transactions that would start more than MS
     /// late, and count those that finish over MS.
@@ -373,11 +389,17 @@ pub struct WorkloadArgs {
         short = 'L',
         long = "latency-limit",
         value_name = "MS",
-        requires = "rate"
+        requires = "rate",
+        allow_negative_numbers = true
     )]
     pub latency_limit: Option<f64>,
     /// Print a progress line every SECONDS (pgbench -P).
-    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
+    #[arg(
+        short = 'P',
+        long = "progress",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub progress: Option<f64>,
     /// Set a PostgreSQL setting, with postgresql.conf units
     /// (e.g. --set shared_buffers=16GB --set commit_delay=10). Repeatable.
@@ -577,13 +599,14 @@ fn core_config(
         ));
     }
     let duration = match (&args.time, args.transactions) {
-        (Some(t), _) => match settings::parse_duration_ns(t) {
-            Some(ns) if ns > 0 => Some(ns),
-            _ => {
+        (Some(t), _) => match settings::parse_duration(t) {
+            Ok(ns) if ns > 0 => Some(ns),
+            Ok(_) => {
                 return Err(usage(format!(
-                    "-T/--time: the duration must be more than 0, in seconds or with a unit (30s, 5min), got {t}"
+                    "-T/--time {t}: the duration must be more than 0, in seconds or with a unit (30s, 5min)"
                 )));
             }
+            Err(e) => return Err(usage(format!("-T/--time {t}: {e}"))),
         },
         (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
         (None, Some(_)) => None,
@@ -952,8 +975,9 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
         .map(|p| p.name)
         .collect();
     Err(usage(format!(
-        "--device {name_or_path}: no such shipped profile or file; shipped: {}",
-        names.join(", ")
+        "--device {name_or_path}: no such shipped profile or file; shipped: {}{}",
+        names.join(", "),
+        crate::device::profile::did_you_mean(name_or_path)
     )))
 }
 

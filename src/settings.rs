@@ -2074,8 +2074,75 @@ pub fn parse_memory_bytes(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0).then(|| bytes.round() as u64)
 }
 
+/// Why a duration flag's value was refused (see [`parse_duration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not a number at all.
+    NotANumber,
+    /// A number followed by something that is not a time unit.
+    BadUnit(String),
+    /// Less than zero.
+    Negative,
+    /// More than `max_s` seconds.
+    TooLong { max_s: u64 },
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = "us, ms, s, min, h, d";
+        match self {
+            DurationError::NotANumber => {
+                write!(
+                    f,
+                    "not a duration: write seconds or a number with a unit ({units}), e.g. 30s or 5min"
+                )
+            }
+            DurationError::BadUnit(u) => {
+                write!(
+                    f,
+                    "{u:?} is not a time unit; the units are {units} (case-sensitive), as in postgresql.conf"
+                )
+            }
+            DurationError::Negative => write!(f, "a duration cannot be negative"),
+            DurationError::TooLong { max_s } => {
+                write!(
+                    f,
+                    "too long: at most {max_s} s (pgbench's -T is a C int of seconds)"
+                )
+            }
+        }
+    }
+}
+
+/// The longest duration taken: INT_MAX seconds, pgbench's bound for -T.
+pub const DURATION_MAX_S: u64 = INT_MAX as u64;
+
+/// [`parse_duration_ns`] that says why a value is refused, and refuses one
+/// longer than [`DURATION_MAX_S`] instead of saturating.
+pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
+    let t = text.trim();
+    let Some((value, rest)) = scan_c_number(t) else {
+        return Err(DurationError::NotANumber);
+    };
+    let rest = rest.trim();
+    if !rest.is_empty() && !TIME_UNITS.iter().any(|(u, _)| *u == rest) {
+        return Err(DurationError::BadUnit(rest.to_string()));
+    }
+    if value < 0.0 {
+        return Err(DurationError::Negative);
+    }
+    let ns = parse_duration_ns(t).ok_or(DurationError::NotANumber)?;
+    if ns > DURATION_MAX_S * 1_000_000_000 {
+        return Err(DurationError::TooLong {
+            max_s: DURATION_MAX_S,
+        });
+    }
+    Ok(ns)
+}
+
 /// Parse a duration as postgresql.conf writes one ("5min", "30s", "250ms");
-/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds.
+/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds
+/// (saturating; [`parse_duration`] refuses what does not fit).
 pub fn parse_duration_ns(text: &str) -> Option<u64> {
     let text = text.trim();
     let (value, rest) = scan_c_number(text)?;

@@ -267,6 +267,14 @@ pub fn shipped_names() -> Vec<&'static str> {
     SHIPPED.iter().map(|(name, _)| *name).collect()
 }
 
+/// `, did you mean "nvme"?` when `arg` is one or two typos away from a
+/// shipped profile's name; else the empty string.
+pub fn did_you_mean(arg: &str) -> String {
+    crate::cli::nearest(arg, &shipped_names())
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
+}
+
 fn parse_shipped(name: &str, text: &str) -> Profile {
     // A shipped profile that does not load is a build bug; the tests load
     // every one of them.
@@ -325,10 +333,12 @@ impl Profile {
         if path.exists() || arg.ends_with(".json") || arg.contains('/') {
             return Profile::load(path);
         }
-        Err(anyhow!(
-            "--device {arg}: not a shipped device profile ({}) nor a profile file",
-            shipped_names().join(", ")
+        Err(crate::cli::UsageError(format!(
+            "--device {arg}: not a shipped device profile ({}) nor a profile file{}",
+            shipped_names().join(", "),
+            did_you_mean(arg)
         ))
+        .into())
     }
 
     /// The profile as JSON, every field present (caps that are not set are

@@ -482,8 +482,9 @@ pub fn load_profile(arg: &str) -> Result<Profile> {
         return Profile::load(path).map_err(|e| anyhow::anyhow!("--emulate: {e:#}"));
     }
     Err(UsageError(format!(
-        "--emulate {arg}: no such shipped profile or file; shipped: {}",
-        profile::shipped_names().join(", ")
+        "--emulate {arg}: no such shipped profile or file; shipped: {}{}",
+        profile::shipped_names().join(", "),
+        profile::did_you_mean(arg)
     ))
     .into())
 }

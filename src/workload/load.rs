@@ -15,8 +15,11 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
     let path = Path::new(name_or_path);
     if !path.exists() {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        let hint = crate::cli::nearest(name_or_path, &names)
+            .map(|n| format!("; did you mean {n:?}?"))
+            .unwrap_or_default();
         bail!(
-            "no built-in workload or file named {name_or_path:?}; built-in: {}",
+            "no built-in workload or file named {name_or_path:?}; built-in: {}{hint}",
             names.join(", ")
         );
     }
