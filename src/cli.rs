@@ -483,8 +483,89 @@ pub struct ModelArgs {
 /// Default duration when neither -T nor -t is given.
 const DEFAULT_DURATION: u64 = 10 * SEC;
 
+/// The files a command will write, with the flag that names each.
+fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
+    let mut v: Vec<(&'static str, PathBuf)> = Vec::new();
+    let mut json = |p: &Option<PathBuf>| {
+        if let Some(p) = p {
+            v.push(("--json", p.clone()));
+        }
+    };
+    match command {
+        Command::Run(a) => json(&a.w.json),
+        Command::Model(a) => json(&a.w.json),
+        Command::Vacuum(a) => json(&a.json),
+        Command::Sweep(a) => json(&a.w.json),
+        Command::Compare(a) => json(&a.json),
+        Command::Calibrate(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Capture(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+            v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
+        }
+        Command::Report(a) => v.push(("-o", a.output.clone())),
+        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Profile(crate::calibrate::ProfileCommand::Show(_))
+        | Command::Devices(_)
+        | Command::Prepare(_)
+        | Command::Cleanup(_)
+        | Command::Iobench(_) => {}
+    }
+    v
+}
+
+/// Checks that `path` can be written, before any work is done, so that a
+/// long run does not fail at its end: its directory exists, it is not a
+/// directory, and it can be opened for writing (an existing file is opened
+/// without being changed; a new one is created and removed again). "-" is
+/// standard output.
+pub fn check_output(flag: &str, path: &Path) -> Result<()> {
+    if path == Path::new("-") {
+        return Ok(());
+    }
+    let p = path.display();
+    let parent = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(usage(format!(
+            "{flag} {p}: directory {} does not exist",
+            parent.display()
+        )));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(usage(format!("{flag} {p}: is a directory"))),
+        Ok(_) => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| usage(format!("{flag} {p}: cannot write: {e}"))),
+        Err(_) => match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(f) => {
+                drop(f);
+                let _ = std::fs::remove_file(path);
+                Ok(())
+            }
+            Err(e) => Err(usage(format!("{flag} {p}: cannot write: {e}"))),
+        },
+    }
+}
+
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
+    for (flag, path) in outputs(&cli.command) {
+        check_output(flag, &path)?;
+    }
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
@@ -830,13 +911,32 @@ fn execute_plan<D: Device + ?Sized>(
     ))
 }
 
-/// Print the report, write the JSON; the exit code says whether it is partial.
+/// Print the report, write the JSON; the exit code says whether it is
+/// partial (130), or whether it measured nothing: a run that completed no
+/// transaction exits 1 with a warning, as its figures answer no question.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
     print!("{}", text::render(result));
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
-    Ok(if result.partial { 130 } else { 0 })
+    if result.partial {
+        return Ok(exit::INTERRUPTED.into());
+    }
+    if result.summary.transactions == 0 {
+        eprintln!("{}", no_transactions_warning(result));
+        return Ok(exit::FAILURE.into());
+    }
+    Ok(exit::OK.into())
+}
+
+/// Why a run may have completed no transaction, in one line.
+fn no_transactions_warning(r: &RunResult) -> String {
+    format!(
+        "warning: no transaction completed in {:.3} s with {} client(s) on {} CPU(s): the \
+         duration is shorter than one transaction takes here; give a longer -T, fewer clients \
+         or more --cpus (exit code 1)",
+        r.summary.elapsed_s, r.run.clients, r.run.cpus
+    )
 }
 
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {

@@ -3,8 +3,8 @@
 //! bound, so `--config /dev/zero` or a FIFO is an error and not a hang or an
 //! out-of-memory kill.
 
-use std::fs::File;
 use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use anyhow::Result;
@@ -24,7 +24,13 @@ pub const LARGE_FILE_MAX_BYTES: u64 = 256 << 20;
 pub fn read_bytes(path: &Path, what: &str, max_bytes: u64) -> Result<Vec<u8>> {
     let p = path.display();
     let bad = |msg: String| -> anyhow::Error { UsageError(format!("{what} {p}: {msg}")).into() };
-    let file = File::open(path).map_err(|e| bad(format!("cannot open: {e}")))?;
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+    // writer; it changes nothing for a regular file.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| bad(format!("cannot open: {e}")))?;
     // The open file's type, not the path's: nothing can swap it in between.
     let meta = file
         .metadata()

@@ -254,3 +254,201 @@ fn capture_waiting_for_a_silent_server_honours_sigint() {
     assert!(t.contains("interrupted while connecting"), "{t}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
 }
+
+// --- 3, 4, 5, 7, 8, 9, 12: bad input, one exit code --------------------------------
+
+/// Runs pgiosim with `args`; checks the exit code and that the output holds
+/// every one of `wanted` and none of `unwanted`.
+fn expect(args: &[&str], want_code: i32, wanted: &[&str], unwanted: &[&str]) {
+    let start = Instant::now();
+    let out = pgiosim(args);
+    let t = text(&out);
+    assert_eq!(code(&out), want_code, "{args:?}: {t}");
+    for w in wanted {
+        assert!(t.contains(w), "{args:?}: wanted {w:?} in: {t}");
+    }
+    for u in unwanted {
+        assert!(!t.contains(u), "{args:?}: did not want {u:?} in: {t}");
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{args:?} took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn bad_input_of_every_kind_exits_2_with_a_clear_message() {
+    let d = tmp("pgiosim-harden");
+    let p = |name: &str| s(&d.path().join(name));
+    std::fs::write(p("bad.conf"), "shared_buffers = lots\n").unwrap();
+    std::fs::write(p("bad-profile.json"), "{\"name\": \"x\"}\n").unwrap();
+    std::fs::write(p("bad-workload.json"), "{\n").unwrap();
+    std::fs::write(p("not-json.json"), "nope\n").unwrap();
+    // A sparse 17 MB "workload": past the bound, refused without reading it.
+    std::fs::File::create(p("huge.json"))
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let fifo = std::ffi::CString::new(p("fifo.conf")).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["model", "--set", "shared_buffers=lots"],
+            &["--set shared_buffers=lots"],
+        ),
+        (&["model", "--device", "nvmee"], &["did you mean \"nvme\"?"]),
+        (
+            &["model", "--device", &p("bad-profile.json")],
+            &["bad-profile.json"],
+        ),
+        (&["model", "--config", &p("bad.conf")], &["bad.conf:1"]),
+        (
+            &["model", "--config", &p("missing.conf")],
+            &["missing.conf", "cannot open"],
+        ),
+        (
+            &["model", "--config", "/dev/zero"],
+            &["/dev/zero", "not a regular file"],
+        ),
+        (
+            &["model", "--config", &p("fifo.conf")],
+            &["fifo.conf", "not a regular file"],
+        ),
+        (&["model", "--config", "/tmp"], &["is a directory"]),
+        (
+            &["model", "--workload", "/dev/zero"],
+            &["not a regular file"],
+        ),
+        (
+            &["model", "--workload", &p("huge.json")],
+            &["larger than the 16 MiB"],
+        ),
+        (
+            &["model", "--workload", &p("bad-workload.json")],
+            &["--workload: "],
+        ),
+        (&["model", "--device", "/dev/zero"], &["not a regular file"]),
+        (
+            &["compare", "/dev/zero", "/dev/zero"],
+            &["not a regular file"],
+        ),
+        (
+            &["compare", &p("not-json.json"), &p("not-json.json")],
+            &["not JSON"],
+        ),
+        (
+            &["report", "-o", &p("r.html"), &p("not-json.json")],
+            &["not JSON"],
+        ),
+        (
+            &["model", "-T", "99999999999999999999"],
+            &["too long: at most 2147483647 s"],
+        ),
+        (
+            &["model", "-T", "5parsecs"],
+            &["\"parsecs\" is not a time unit"],
+        ),
+        (&["model", "-R", "-1"], &["-R/--rate: must be more than 0"]),
+        (
+            &["model", "-b", "tpcb-lik"],
+            &["did you mean \"tpcb-like\"?"],
+        ),
+    ];
+    for (args, wanted) in cases {
+        let unwanted: &[&str] = if args.contains(&"--workload") {
+            &["-b "]
+        } else {
+            &["panicked"]
+        };
+        expect(args, 2, wanted, unwanted);
+    }
+}
+
+#[test]
+fn every_output_path_is_checked_before_the_work_starts() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let missing = "/nonexistent/dir/x.json";
+    let cases: &[&[&str]] = &[
+        &[
+            "run", "--dir", &dir, "-s", "1", "-T", "60", "--json", missing,
+        ],
+        &["model", "-T", "1", "--json", missing],
+        &["model", "-T", "1", "--json", "/tmp"],
+        &["vacuum", "--device", "nvme", "--json", missing],
+        &["sweep", "--mode", "model", "--json", missing],
+        &["compare", "--json", missing, "a.json", "b.json"],
+        &["report", "-o", "/nonexistent/dir/r.html", "a.json"],
+        &["capture", "--dsn", "host=127.0.0.1 port=1", "-o", missing],
+        &["calibrate", "--dir", &dir, "-o", missing],
+        &["profile", "from-fio", "-o", missing, "a.json"],
+    ];
+    for args in cases {
+        expect(args, 2, &["/"], &["panicked"]);
+        let t = text(&pgiosim(args));
+        assert!(
+            t.contains("does not exist") || t.contains("is a directory"),
+            "{args:?}: {t}"
+        );
+    }
+    assert!(
+        !Path::new(&dir).exists(),
+        "a data set was prepared before the check"
+    );
+}
+
+#[test]
+fn a_run_that_completes_no_transaction_says_so_and_exits_1() {
+    expect(
+        &["model", "-T", "1ms", "-q"],
+        1,
+        &["warning: no transaction completed", "actually processed: 0"],
+        &[],
+    );
+    // A run that completes some exits 0 without the warning.
+    expect(
+        &["model", "-T", "1s", "-q"],
+        0,
+        &[],
+        &["no transaction completed"],
+    );
+}
+
+#[test]
+fn config_includes_reach_the_run() {
+    let d = tmp("pgiosim-harden");
+    std::fs::create_dir(d.path().join("conf.d")).unwrap();
+    std::fs::write(
+        d.path().join("postgresql.conf"),
+        "include_dir 'conf.d'\ninclude_if_exists 'absent.conf'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("conf.d/memory.conf"),
+        "shared_buffers = 256MB\n",
+    )
+    .unwrap();
+    let conf = s(&d.path().join("postgresql.conf"));
+    let out = pgiosim(&["model", "-T", "1", "-q", "--config", &conf, "--json", "-"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"shared_buffers\": \"256MB\""), "{stdout}");
+    assert!(!text(&out).contains("does not model"), "{}", text(&out));
+}
+
+#[test]
+fn help_states_the_exit_codes() {
+    let out = pgiosim(&["--help"]);
+    let t = text(&out);
+    for w in [
+        "Exit codes:",
+        "1 the disk",
+        "2 bad input",
+        "130 interrupted",
+    ] {
+        assert!(t.contains(w), "{t}");
+    }
+}
