@@ -1602,7 +1602,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let base = profile_arg("--base", &a.base)?;
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let files = crate::device::fio::load(&paths)?;
-    let imp = crate::device::fio::build(&files, &name, &base)?;
+    let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::cli::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;
     std::fs::write(&a.output, &text)

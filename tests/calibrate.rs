@@ -280,24 +280,25 @@ fn from_fio_refuses_what_is_not_fio_output() {
     let out = d.path().join("x.json");
     let o_arg = out.to_str().unwrap();
     let f = fixture("not-fio-a-profile.json");
+    // Not fio output: bad input, exit code 2.
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
     fails_with(
         &o,
-        1,
+        2,
         &[&f, "\"fio version\": missing", "not fio JSON output"],
     );
     let f = fixture("job-error.json");
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
-    fails_with(&o, 1, &[&f, "jobs: no usable jobs", "error 1"]);
+    fails_with(&o, 2, &[&f, "jobs: no usable jobs", "error 1"]);
     let f = fixture("battery.fio");
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
-    fails_with(&o, 1, &[&f, "not valid JSON"]);
+    fails_with(&o, 2, &[&f, "not valid JSON"]);
     let empty = d.path().join("empty-jobs.json");
     std::fs::write(&empty, r#"{"fio version": "fio-3.33", "jobs": []}"#).unwrap();
     let o = pgiosim(&["profile", "from-fio", empty.to_str().unwrap(), "-o", o_arg]);
-    fails_with(&o, 1, &["empty-jobs.json: jobs: empty"]);
+    fails_with(&o, 2, &["empty-jobs.json: jobs: empty"]);
     let o = pgiosim(&["profile", "from-fio", "/nonexistent.json", "-o", o_arg]);
-    fails_with(&o, 1, &["/nonexistent.json: cannot read"]);
+    fails_with(&o, 2, &["/nonexistent.json: cannot open"]);
     assert!(!out.exists());
 }
 
@@ -350,7 +351,8 @@ fn bad_profiles_name_the_file_and_the_field() {
             vec!["model", "--device", p, "-T", "1", "-q"],
         ] {
             let o = pgiosim(&args);
-            assert_ne!(o.status.code(), Some(0), "{args:?}");
+            // A bad profile is bad input: exit code 2.
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
             let t = text(&o);
             assert!(t.contains(p) && t.contains(msg), "{args:?}: {t}");
         }
@@ -369,7 +371,7 @@ fn bad_profiles_name_the_file_and_the_field() {
         "--emulate",
         path.to_str().unwrap(),
     ]);
-    fails_with(&o, 1, &["--emulate", path.to_str().unwrap(), msg]);
+    fails_with(&o, 2, &["--emulate", path.to_str().unwrap(), msg]);
     let o = pgiosim(&[
         "run",
         "--dir",

@@ -250,7 +250,8 @@ fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
         .arg(&conf)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A bad configuration file is bad input: exit code 2.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("postgresql.conf:1"), "{}", text(&o));
 }
 

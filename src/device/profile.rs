@@ -948,7 +948,7 @@ mod tests {
             "{:#}",
             Profile::load(&dir.path().join("absent.json")).unwrap_err()
         );
-        expect(&e, &["absent.json: cannot read device profile"]);
+        expect(&e, &["device profile ", "absent.json: cannot open"]);
         v["read"]["p99_us"] = 300.into();
         std::fs::write(&path, v.to_string()).unwrap();
         let p = Profile::from_name_or_path(path.to_str().unwrap()).unwrap();
