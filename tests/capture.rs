@@ -609,9 +609,10 @@ fn bad_dsn_is_a_usage_error() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The output's directory is checked first: bad input, exit code 2.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("no such directory"),
+        stderr(&out).contains("/nonexistent-dir-for-pgiosim does not exist"),
         "{}",
         stderr(&out)
     );
