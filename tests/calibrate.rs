@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod common;
-use common::{pgiosim, text, tmp};
+use common::{pgiosim, skip, text, tmp};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -113,7 +113,7 @@ fn calibrate_refuses_an_unwritable_dir() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIP: chattr +i is not available here");
+        skip("chattr +i is not available here");
         return;
     }
     let dir = locked.display().to_string();
@@ -458,6 +458,7 @@ fn script(name: &str, args: &[&str]) -> Output {
     )
     .args(args)
     .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
+    .env("PGIOSIM_NO_INSTALL", "1")
     .output()
     .expect("start script")
 }
@@ -465,7 +466,7 @@ fn script(name: &str, args: &[&str]) -> Output {
 #[test]
 fn script_model_vs_run_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -511,11 +512,11 @@ fn script_model_vs_run_quick() {
 #[test]
 fn script_calibrate_vs_fio_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
-    if !have("fio") && !have("apt-get") {
-        eprintln!("SKIP: fio is not installed and there is no apt-get");
+    if !have("fio") {
+        skip("fio is not installed (.ci/run installs it)");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -546,7 +547,7 @@ fn script_calibrate_vs_fio_quick() {
 #[test]
 fn script_emulate_vs_cap_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -564,7 +565,7 @@ fn script_emulate_vs_cap_quick() {
     );
     if o.status.code() == Some(3) {
         assert!(text(&o).contains("SKIP:"), "{}", text(&o));
-        eprintln!("{}", text(&o).trim());
+        skip(text(&o).trim().trim_start_matches("SKIP: "));
         return;
     }
     assert!(o.status.success(), "{}", text(&o));

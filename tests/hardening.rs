@@ -452,3 +452,51 @@ fn help_states_the_exit_codes() {
         assert!(t.contains(w), "{t}");
     }
 }
+
+// --- 10: tests never install packages ----------------------------------------------
+
+#[test]
+fn no_test_or_script_it_runs_installs_packages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Written in pieces so that this file does not match itself.
+    let installers = [
+        ["apt-get", "\""].concat(),
+        ["\"pip", "\""].concat(),
+        ["\"npm", "\""].concat(),
+    ];
+    let mut all_tests = String::new();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        all_tests.push_str(&src);
+        for i in &installers {
+            assert!(
+                !src.contains(&format!("Command::new({i}"))
+                    && !src.contains(&format!("Command::new(\"{i}")),
+                "{} runs an installer ({i}); tests never install, .ci/run does",
+                path.display()
+            );
+        }
+    }
+    // Scripts the tests run that would install something must honour
+    // PGIOSIM_NO_INSTALL (the tests set it); only .ci/run's installer is exempt.
+    for entry in std::fs::read_dir(root.join("scripts")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let installs = ["\"apt-get\", \"install\"", "apt-get install", "pip install"]
+            .iter()
+            .any(|i| src.contains(i));
+        let run_by_tests = all_tests.contains(&format!("\"{name}\""))
+            || all_tests.contains(&format!("scripts/{name}\""));
+        if installs && run_by_tests && name != "install-postgres-releases" {
+            assert!(
+                src.contains("PGIOSIM_NO_INSTALL"),
+                "scripts/{name} installs packages without honouring PGIOSIM_NO_INSTALL"
+            );
+        }
+    }
+}
