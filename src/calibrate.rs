@@ -228,7 +228,9 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     };
     let progress = !args.quiet && std::io::stderr().is_terminal();
     let result = (|| -> Result<Option<Calibration>> {
-        datafiles::prepare(&dd, &layout, progress).with_context(|| {
+        // Released before the probe files are removed (cleanup takes it too).
+        let held = datafiles::lock(&dd)?;
+        datafiles::prepare_locked(&dd, &layout, progress, &held, &stop).with_context(|| {
             format!(
                 "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
                 args.dir.display(),

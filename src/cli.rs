@@ -51,9 +51,10 @@ pub mod exit {
 
 /// The rule `--help` prints after the commands.
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
-(I/O error, disk full, connection lost); 2 bad input (a flag, a setting, or a file given such as \
---config, --workload, --device, results); 130 interrupted by SIGINT or SIGTERM (a partial \
-report is printed where there is one).";
+(I/O error, disk full, connection lost, the data set in use by another pgiosim), or a run \
+completed no transaction; 2 bad input (a flag, a setting, or a file given such as --config, \
+--workload, --device, results, an output path that cannot be written); 130 interrupted by \
+SIGINT or SIGTERM (a partial report is printed where there is one).";
 
 /// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.
 #[derive(Debug)]
@@ -410,8 +411,10 @@ pub struct WorkloadArgs {
     /// wal_writer_delay, wal_writer_flush_after, autovacuum.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Read settings from a postgresql.conf (settings pgiosim does not model
-    /// are ignored with a one-line notice); --set wins over the file.
+    /// Read settings from a postgresql.conf, following its include,
+    /// include_if_exists and include_dir lines as PostgreSQL does (settings
+    /// pgiosim does not model are ignored with a one-line notice); --set
+    /// wins over the file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Cores of the modelled server; CPU time is modelled, not burned
@@ -605,7 +608,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, &stop),
         Command::Iobench(args) => {
-            bench::iobench(&args)?;
+            bench::iobench(&args, &stop)?;
             Ok(0)
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
