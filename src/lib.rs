@@ -10,6 +10,8 @@ pub mod datafiles;
 pub mod device;
 pub mod engine;
 pub mod input;
+pub mod instance;
+pub mod output;
 pub mod report;
 pub mod settings;
 pub mod sweep;
