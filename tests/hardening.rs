@@ -336,6 +336,10 @@ fn bad_input_of_every_kind_exits_2_with_a_clear_message() {
             &["not a regular file"],
         ),
         (
+            &["profile", "from-yabs", "/dev/zero", "-o", &p("y.json")],
+            &["YABS output /dev/zero", "not a regular file"],
+        ),
+        (
             &["compare", &p("not-json.json"), &p("not-json.json")],
             &["not JSON"],
         ),
