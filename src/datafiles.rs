@@ -478,7 +478,7 @@ pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
             held.created.push(dd.dir.clone());
             held.created_dirs |= CREATED_DIR;
         }
-        held._files.push(lock_in(&dd.dir)?);
+        held._files.push(lock_in(&dd.dir, "--dir")?);
         if !dd.wal_dir.starts_with(&dd.dir) {
             refuse_virtual_fs(&dd.wal_dir)?;
         }
@@ -487,7 +487,7 @@ pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
             held.created_dirs |= CREATED_WAL_DIR;
         }
         if !dd.wal_dir.starts_with(&dd.dir) {
-            held._files.push(lock_in(&dd.wal_dir)?);
+            held._files.push(lock_in(&dd.wal_dir, "--wal-dir")?);
         }
         Ok(())
     })();
@@ -501,8 +501,9 @@ pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
     Ok(held)
 }
 
-/// The flocked lock file in `dir` (which exists), created if missing.
-fn lock_in(dir: &Path) -> Result<File> {
+/// The flocked lock file in `dir` (which exists), created if missing;
+/// `flag` names the flag that chose `dir`, in errors.
+fn lock_in(dir: &Path, flag: &str) -> Result<File> {
     let path = dir.join(LOCK_FILE_NAME);
     let p = path.display();
     // The file can be removed (by `cleanup`) between our open and our flock:
@@ -521,7 +522,7 @@ fn lock_in(dir: &Path) -> Result<File> {
                 if !meta.file_type().is_file() || !is_our_lock_file(&path) {
                     bail!(
                         "{p} exists and is not pgiosim's lock file; refusing to use this \
-                         directory; remove it or choose another --dir"
+                         directory; remove it or choose another {flag}"
                     );
                 }
                 File::open(&path).with_context(|| format!("cannot open {p}"))?
@@ -537,7 +538,7 @@ fn lock_in(dir: &Path) -> Result<File> {
             if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
                 bail!(
                     "another pgiosim is using the data set in {} (it holds the lock on {p}); \
-                     wait for it to finish, or give this one another --dir",
+                     wait for it to finish, or give this one another {flag}",
                     dir.display()
                 );
             }
@@ -1174,9 +1175,9 @@ pub fn open(dd: &DataDir, layout: &Layout, direct: bool) -> Result<OpenFiles> {
 pub fn cleanup(dd: &DataDir) -> Result<Vec<PathBuf>> {
     // Not while a run uses the files; the lock files go last.
     let mut locks = Vec::new();
-    for dir in [&dd.dir, &dd.wal_dir] {
+    for (dir, flag) in [(&dd.dir, "--dir"), (&dd.wal_dir, "--wal-dir")] {
         if dir.is_dir() && (locks.is_empty() || !dir.starts_with(&dd.dir)) {
-            locks.push((dir.join(LOCK_FILE_NAME), lock_in(dir)?));
+            locks.push((dir.join(LOCK_FILE_NAME), lock_in(dir, flag)?));
         }
     }
     let mut candidates = vec![dd.data_path()];
