@@ -14,6 +14,10 @@
 //! never taken for a valid file: until then the header is marked "being
 //! written", which still identifies the file as pgiosim's, so the next
 //! prepare re-creates it and `cleanup` removes it.
+//!
+//! One pgiosim at a time uses a data set: [`lock`] takes an flock on
+//! `pgiosim.lock` in the directory (and in the WAL directory when it is
+//! elsewhere) before anything is read or written.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
