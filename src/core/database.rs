@@ -1902,4 +1902,4 @@ impl Database {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
