@@ -31,9 +31,79 @@ use crate::workload::{self, QueryMode, Script};
 /// same way, so the disk sees overwrites of preallocated files.
 pub const WAL_SEGMENTS: u32 = 4;
 
-/// A mistake in what the user typed: exit code 2, like clap's own errors.
+/// Bad input of any kind (a flag, a setting, a file the user named that
+/// cannot be read or parsed): exit code 2, like clap's own errors.
 #[derive(Debug)]
 pub struct UsageError(pub String);
+
+/// The exit codes, one rule for every command (`pgiosim --help` and the
+/// README show it).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A failure of the disk, the file system or the server (I/O error,
+    /// disk full, connection lost): the input was good.
+    pub const FAILURE: u8 = 1;
+    /// Bad input: a flag, a setting, or a file the user named.
+    pub const BAD_INPUT: u8 = 2;
+    /// Interrupted by SIGINT or SIGTERM; a partial report may have been printed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// The rule `--help` prints after the commands.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
+(I/O error, disk full, connection lost, the data set in use by another pgiosim), or a run \
+completed no transaction; 2 bad input (a flag, a setting, or a file given such as --config, \
+--workload, --device, results, an output path that cannot be written); 130 interrupted by \
+SIGINT or SIGTERM (a partial report is printed where there is one).";
+
+/// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit code for an error: [`exit::BAD_INPUT`] if a [`UsageError`] is
+/// anywhere in its chain, [`exit::INTERRUPTED`] for an [`Interrupted`], else
+/// [`exit::FAILURE`].
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if cause.downcast_ref::<Interrupted>().is_some() {
+            return exit::INTERRUPTED;
+        }
+        if cause.downcast_ref::<UsageError>().is_some() {
+            return exit::BAD_INPUT;
+        }
+    }
+    exit::FAILURE
+}
+
+/// The name in `names` nearest to `typed` if it is at most two edits away
+/// (and not `typed` itself), for "did you mean" hints.
+pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (*n, strsim::levenshtein(typed, n)))
+        .filter(|(_, d)| (1..=2).contains(d))
+        .min_by_key(|(_, d)| *d)
+        .map(|(n, _)| n)
+}
+
+/// `e`, marked as bad input (exit code 2) unless it is already one or an
+/// interruption; for errors from reading and parsing a file the user named.
+pub fn bad_input(e: anyhow::Error) -> anyhow::Error {
+    if exit_code(&e) == exit::FAILURE {
+        UsageError(format!("{e:#}")).into()
+    } else {
+        e
+    }
+}
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +122,7 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// and reports pgbench-style TPS, latency percentiles and where each
 /// transaction's time goes.
 #[derive(Debug, Parser)]
-#[command(name = "pgiosim", version, about, long_about = None)]
+#[command(name = "pgiosim", version, about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -182,7 +252,11 @@ impl WorkloadChoice {
             items.push("select-only".into());
         }
         if let Some(w) = &self.workload {
-            items.push(w.clone());
+            // Its own flag in errors: a file's mistake is not a -b mistake.
+            let spec = workload::load_spec(w).map_err(|e| usage(format!("--workload: {e:#}")))?;
+            let mut parts = workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))?;
+            parts.push((spec, 1.0));
+            return Ok(parts);
         }
         if items.is_empty() {
             items.push("tpcb-like".into());
@@ -348,7 +422,12 @@ pub struct WorkloadArgs {
     /// all, on a Poisson schedule; latency counts from the scheduled start and
     /// the schedule lag is reported. Shows the latency an application sees at
     /// its real arrival rate, not at saturation.
-    #[arg(short = 'R', long = "rate", value_name = "TPS")]
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "TPS",
+        allow_negative_numbers = true
+    )]
     pub rate: Option<f64>,
     /// With -R (pgbench -L): skip transactions that would start more than MS
     /// late, and count those that finish over MS.
@@ -356,11 +435,17 @@ pub struct WorkloadArgs {
         short = 'L',
         long = "latency-limit",
         value_name = "MS",
-        requires = "rate"
+        requires = "rate",
+        allow_negative_numbers = true
     )]
     pub latency_limit: Option<f64>,
     /// Print a progress line every SECONDS (pgbench -P).
-    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
+    #[arg(
+        short = 'P',
+        long = "progress",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub progress: Option<f64>,
     /// Set a PostgreSQL setting, with postgresql.conf units
     /// (e.g. --set shared_buffers=16GB --set commit_delay=10). Repeatable.
@@ -371,8 +456,10 @@ pub struct WorkloadArgs {
     /// wal_writer_delay, wal_writer_flush_after, autovacuum.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Read settings from a postgresql.conf (settings pgiosim does not model
-    /// are ignored with a one-line notice); --set wins over the file.
+    /// Read settings from a postgresql.conf, following its include,
+    /// include_if_exists and include_dir lines as PostgreSQL does (settings
+    /// pgiosim does not model are ignored with a one-line notice); --set
+    /// wins over the file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
@@ -489,8 +576,59 @@ pub struct ModelArgs {
 /// Default duration when neither -T nor -t is given.
 const DEFAULT_DURATION: u64 = 10 * SEC;
 
+/// The files a command will write, with the flag that names each.
+fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
+    let mut v: Vec<(&'static str, PathBuf)> = Vec::new();
+    let mut json = |p: &Option<PathBuf>| {
+        if let Some(p) = p {
+            v.push(("--json", p.clone()));
+        }
+    };
+    match command {
+        Command::Run(a) => json(&a.w.json),
+        Command::Model(a) => json(&a.w.json),
+        Command::Vacuum(a) => json(&a.json),
+        Command::Sweep(a) => {
+            json(&a.w.json);
+            v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));
+            v.extend(a.markdown.iter().map(|p| ("--markdown", p.clone())));
+        }
+        Command::Compare(a) => {
+            json(&a.json);
+            v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));
+            v.extend(a.markdown.iter().map(|p| ("--markdown", p.clone())));
+        }
+        Command::Calibrate(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Capture(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+            v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
+        }
+        Command::Report(a) => v.push(("-o", a.output.clone())),
+        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => {
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Profile(crate::calibrate::ProfileCommand::Show(_))
+        | Command::Devices(_)
+        | Command::Instances
+        | Command::Prepare(_)
+        | Command::Cleanup(_)
+        | Command::Iobench(_) => {}
+    }
+    v
+}
+
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
+    for (flag, path) in outputs(&cli.command) {
+        crate::output::check_writable(flag, &path)?;
+    }
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
@@ -506,10 +644,13 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Prepare(args) => {
             let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
-            let outcome = datafiles::prepare(
+            let held = datafiles::lock(&dd)?;
+            let outcome = datafiles::prepare_locked(
                 &dd,
                 &layout_for(&workload, args.scale),
                 progress_bar_wanted(args.quiet),
+                &held,
+                &stop,
             )?;
             if !args.quiet {
                 eprintln!("{}: {}", dd.dir.display(), prepared_word(outcome));
@@ -531,7 +672,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, &stop),
         Command::Iobench(args) => {
-            bench::iobench(&args)?;
+            bench::iobench(&args, &stop)?;
             Ok(0)
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
@@ -565,7 +706,7 @@ fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
     let mut s = Settings::default();
     if let Some(path) = config {
-        let ignored = s.apply_config_file(path)?;
+        let ignored = s.apply_config_file(path).map_err(bad_input)?;
         if !ignored.is_empty() && !quiet {
             eprintln!(
                 "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
@@ -606,13 +747,14 @@ fn core_config(
         ));
     }
     let duration = match (&args.time, args.transactions) {
-        (Some(t), _) => match settings::parse_duration_ns(t) {
-            Some(ns) if ns > 0 => Some(ns),
-            _ => {
+        (Some(t), _) => match settings::parse_duration(t) {
+            Ok(ns) if ns > 0 => Some(ns),
+            Ok(_) => {
                 return Err(usage(format!(
-                    "-T/--time: the duration must be more than 0, in seconds or with a unit (30s, 5min), got {t}"
+                    "-T/--time {t}: the duration must be more than 0, in seconds or with a unit (30s, 5min)"
                 )));
             }
+            Err(e) => return Err(usage(format!("-T/--time {t}: {e}"))),
         },
         (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
         (None, Some(_)) => None,
@@ -871,14 +1013,33 @@ fn execute_plan<D: Device + ?Sized>(
     ))
 }
 
-/// Print the report, write the JSON; the exit code says whether it is partial.
+/// Print the report, write the JSON; the exit code says whether it is
+/// partial (130), or whether it measured nothing: a run that completed no
+/// transaction exits 1 with a warning, as its figures answer no question.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
     let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
     output::report(&text::render(result), json_on_stdout)?;
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
-    Ok(if result.partial { 130 } else { 0 })
+    if result.partial {
+        return Ok(exit::INTERRUPTED.into());
+    }
+    if result.summary.transactions == 0 {
+        eprintln!("{}", no_transactions_warning(result));
+        return Ok(exit::FAILURE.into());
+    }
+    Ok(exit::OK.into())
+}
+
+/// Why a run may have completed no transaction, in one line.
+fn no_transactions_warning(r: &RunResult) -> String {
+    format!(
+        "warning: no transaction completed in {:.3} s with {} client(s) on {} CPU(s): the \
+         duration is shorter than one transaction takes here; give a longer -T, fewer clients \
+         or more --cpus (exit code 1)",
+        r.summary.elapsed_s, r.run.clients, r.run.cpus
+    )
 }
 
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
@@ -892,11 +1053,12 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 }
 
 /// Prepare (or check) the data set `run` with these flags needs; for `sweep`.
-pub(crate) fn prepare_run(args: &RunArgs) -> Result<()> {
+pub(crate) fn prepare_run(args: &RunArgs, stop: &AtomicBool) -> Result<()> {
     let workload = Script::mix(&args.w.choice.parts()?, args.w.scale)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&workload, args.w.scale);
-    datafiles::prepare(&dd, &layout, progress_bar_wanted(args.w.quiet))?;
+    let held = datafiles::lock(&dd)?;
+    datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.w.quiet), &held, stop)?;
     Ok(())
 }
 
@@ -910,7 +1072,15 @@ pub(crate) fn run_result(
     let plan = plan(w)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&plan.workload, w.scale);
-    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(w.quiet))?;
+    // Held to the end of the run: a second pgiosim on these files is refused.
+    let _held = datafiles::lock(&dd)?;
+    let prepared =
+        datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(w.quiet), &_held, stop)?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(
+            Interrupted("interrupted after preparing the data set, before the run".into()).into(),
+        );
+    }
     if !w.quiet {
         eprintln!(
             "{}: {} (scale {}, {:.0} MB); seed {}",
@@ -1124,8 +1294,9 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
         .map(|p| p.name)
         .collect();
     Err(usage(format!(
-        "--device {name_or_path}: no such shipped profile or file; shipped: {}",
-        names.join(", ")
+        "--device {name_or_path}: no such shipped profile or file; shipped: {}{}",
+        names.join(", "),
+        crate::device::profile::did_you_mean(name_or_path)
     )))
 }
 
@@ -1188,18 +1359,26 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());
-    let (mode, mut dev): (&str, Box<dyn Device>) = match &args.device {
+    // The data set's lock (on the disk) is held until the vacuum is done.
+    type Chosen = (
+        &'static str,
+        Box<dyn Device>,
+        Option<datafiles::DataSetLock>,
+    );
+    let (mode, mut dev, _held): Chosen = match &args.device {
         Some(d) => {
             let profile = load_profile(d)?;
             (
                 "model",
                 Box::new(SimDevice::new(DeviceModel::new(&profile, seed))),
+                None,
             )
         }
         None => {
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
             let layout = layout_for(&workload, 1);
-            datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
+            let held = datafiles::lock(&dd)?;
+            datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.quiet), &held, &stop)?;
             let files = datafiles::open(&dd, &layout, !args.buffered)?;
             let dev: Box<dyn Device> = match (args.io_engine, UringDevice::new(files, 8)) {
                 (EngineChoice::Psync, _) | (EngineChoice::Auto, Err(_)) => Box::new(
@@ -1208,7 +1387,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
                 (_, Ok(d)) => Box::new(d),
                 (EngineChoice::IoUring, Err(e)) => return Err(e.context("--io-engine io-uring")),
             };
-            ("run", dev)
+            ("run", dev, Some(held))
         }
     };
     let device = args

@@ -12,10 +12,12 @@
 //! an unquoted fractional value with a unit (`1.5GB`) is accepted in a
 //! configuration file (PostgreSQL's lexer wants it quoted); unknown names in a
 //! configuration file are reported rather than fatal unless they look like a
-//! typo of a modelled name; `include` lines are not followed.
+//! typo of a modelled name; an `include` cycle is refused by name (PostgreSQL
+//! only stops it at the nesting depth limit).
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 /// PostgreSQL's data page size (`BLCKSZ`).
 const BLCKSZ_BYTES: u64 = 8192;
@@ -299,46 +301,33 @@ impl Settings {
         }
     }
 
-    /// Read a postgresql.conf. Returns the names present in the file that
-    /// pgiosim does not model (once each, as first written), followed by any
-    /// `include`, `include_dir` or `include_if_exists` lines, which are not
-    /// followed (as `include 'file'`); the caller prints one notice line
-    /// listing them. Errors name the file and line.
+    /// Read a postgresql.conf, following its `include`, `include_if_exists`
+    /// and `include_dir` lines as PostgreSQL does (guc-file.l's
+    /// ParseConfigFp and ParseConfigDirectory): a relative path is relative
+    /// to the directory of the file that names it; `include_if_exists`
+    /// skips a missing file; `include_dir` reads the directory's files whose
+    /// names end in `.conf` and do not start with `.`, in name order; files
+    /// nest at most 10 deep (CONF_FILE_MAX_DEPTH), and a file that includes
+    /// itself, directly or not, is refused. Returns the names present that
+    /// pgiosim does not model (once each, as first written); the caller
+    /// prints one notice line listing them. Errors name the file and line.
     ///
-    /// As in PostgreSQL, when a setting appears more than once only its last
-    /// line counts (earlier values are not even checked), and nothing is
-    /// applied unless the whole file is good. Unlike PostgreSQL, a name that
-    /// is not a PostgreSQL setting is reported with the unmodelled ones
-    /// (configuration files of other PostgreSQL versions stay readable),
-    /// unless it looks like a typo of a modelled name, which is an error.
+    /// As in PostgreSQL, when a setting appears more than once (in any of the
+    /// files) only its last line counts (earlier values are not even
+    /// checked), and nothing is applied unless every file is good. Unlike
+    /// PostgreSQL, a name that is not a PostgreSQL setting is reported with
+    /// the unmodelled ones (configuration files of other PostgreSQL versions
+    /// stay readable), unless it looks like a typo of a modelled name, which
+    /// is an error.
     pub fn apply_config_file(&mut self, path: &Path) -> anyhow::Result<Vec<String>> {
-        let bytes = std::fs::read(path)
-            .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", path.display()))?;
-        let text = String::from_utf8_lossy(&bytes);
         let mut entries = Vec::new();
-        for (index, line) in text.lines().enumerate() {
-            let line_no = index + 1;
-            match parse_config_line(line) {
-                Ok(None) => {}
-                Ok(Some((name, value))) => entries.push(ConfigEntry {
-                    lower: name.to_ascii_lowercase(),
-                    name,
-                    value,
-                    line_no,
-                }),
-                Err(message) => {
-                    anyhow::bail!("{}:{line_no}: {message}", path.display());
-                }
-            }
-        }
+        read_config_tree(path, 0, &mut Vec::new(), &mut entries)?;
 
         // First every name: report the unmodelled ones, refuse likely typos.
         let mut not_modelled: Vec<String> = Vec::new();
-        let mut includes = Vec::new();
         for entry in &entries {
-            if INCLUDE_DIRECTIVES.contains(&entry.lower.as_str()) {
-                includes.push(format!("{} {}", entry.lower, quote(&entry.value)));
-            } else if spec_by_name(&entry.lower).is_some() {
+            let path = &entry.file;
+            if spec_by_name(&entry.lower).is_some() {
                 // applied below
             } else if let Some(suggestion) = (!entry.lower.contains('.'))
                 .then(|| suggest(&entry.lower))
@@ -373,12 +362,11 @@ impl Settings {
             {
                 continue;
             }
-            updated
-                .set_text(spec, &entry.value)
-                .map_err(|err| anyhow::anyhow!("{}:{}: {err}", path.display(), entry.line_no))?;
+            updated.set_text(spec, &entry.value).map_err(|err| {
+                anyhow::anyhow!("{}:{}: {err}", entry.file.display(), entry.line_no)
+            })?;
         }
         *self = updated;
-        not_modelled.extend(includes);
         Ok(not_modelled)
     }
 
@@ -1369,12 +1357,122 @@ fn format_real(value: f64) -> String {
 
 const INCLUDE_DIRECTIVES: [&str; 3] = ["include", "include_dir", "include_if_exists"];
 
+/// How deep configuration files may nest (PostgreSQL's CONF_FILE_MAX_DEPTH).
+const CONF_FILE_MAX_DEPTH: usize = 10;
+
 struct ConfigEntry {
     name: String,
     lower: String,
     /// Unquoted.
     value: String,
+    /// The file the line is in (for errors).
+    file: Rc<Path>,
     line_no: usize,
+}
+
+/// Appends the settings of `path` and of the files it includes, in the order
+/// PostgreSQL reads them. `stack` holds the files being read, outermost
+/// first, to refuse a cycle.
+fn read_config_tree(
+    path: &Path,
+    depth: usize,
+    stack: &mut Vec<PathBuf>,
+    entries: &mut Vec<ConfigEntry>,
+) -> anyhow::Result<()> {
+    if depth > CONF_FILE_MAX_DEPTH {
+        anyhow::bail!(
+            "{}: configuration files nest more than {CONF_FILE_MAX_DEPTH} deep (as PostgreSQL, \
+             pgiosim stops there)",
+            path.display()
+        );
+    }
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(first) = stack.iter().position(|p| *p == canonical) {
+        let chain: Vec<String> = stack[first..]
+            .iter()
+            .chain(std::iter::once(&canonical))
+            .map(|p| p.display().to_string())
+            .collect();
+        anyhow::bail!("include cycle: {}", chain.join(" includes "));
+    }
+    let bytes = crate::input::read_bytes(
+        path,
+        "configuration file",
+        crate::input::SMALL_FILE_MAX_BYTES,
+    )?;
+    let text = String::from_utf8_lossy(&bytes);
+    let file: Rc<Path> = Rc::from(path);
+    let base = path.parent().unwrap_or(Path::new("."));
+    stack.push(canonical);
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let at = || format!("{}:{line_no}", path.display());
+        let (name, value) = match parse_config_line(line) {
+            Ok(None) => continue,
+            Ok(Some(pair)) => pair,
+            Err(message) => anyhow::bail!("{}: {message}", at()),
+        };
+        let lower = name.to_ascii_lowercase();
+        if !INCLUDE_DIRECTIVES.contains(&lower.as_str()) {
+            entries.push(ConfigEntry {
+                lower,
+                name,
+                value,
+                file: Rc::clone(&file),
+                line_no,
+            });
+            continue;
+        }
+        if value.is_empty() {
+            anyhow::bail!("{}: {lower} needs a file name", at());
+        }
+        let target = base.join(&value);
+        match lower.as_str() {
+            "include_if_exists" if !target.exists() => {}
+            "include" | "include_if_exists" => {
+                if !target.exists() {
+                    anyhow::bail!("{}: include {}: no such file", at(), quote(&value));
+                }
+                read_config_tree(&target, depth + 1, stack, entries)
+                    .map_err(|e| e.context(format!("included from {}", at())))?;
+            }
+            _ => {
+                let listing = std::fs::read_dir(&target).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: include_dir {}: cannot read directory {}: {e}",
+                        at(),
+                        quote(&value),
+                        target.display()
+                    )
+                })?;
+                let mut files = Vec::new();
+                for item in listing {
+                    let item = item.map_err(|e| {
+                        anyhow::anyhow!("{}: cannot list {}: {e}", at(), target.display())
+                    })?;
+                    let name = item.file_name();
+                    let name = name.to_string_lossy();
+                    // As ParseConfigDirectory: .conf files only, no hidden
+                    // ones, no subdirectories.
+                    if name.starts_with('.') || !name.ends_with(".conf") {
+                        continue;
+                    }
+                    if std::fs::metadata(item.path()).is_ok_and(|m| m.is_dir()) {
+                        continue;
+                    }
+                    files.push(item.path());
+                }
+                // strcmp order: bytes, as PostgreSQL sorts them.
+                files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+                for f in files {
+                    read_config_tree(&f, depth + 1, stack, entries)
+                        .map_err(|e| e.context(format!("included from {}", at())))?;
+                }
+            }
+        }
+    }
+    stack.pop();
+    Ok(())
 }
 
 /// One line of a postgresql.conf (guc-file.l): `name [=] value [# comment]`.
@@ -1976,8 +2074,75 @@ pub fn parse_memory_bytes(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0).then(|| bytes.round() as u64)
 }
 
+/// Why a duration flag's value was refused (see [`parse_duration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not a number at all.
+    NotANumber,
+    /// A number followed by something that is not a time unit.
+    BadUnit(String),
+    /// Less than zero.
+    Negative,
+    /// More than `max_s` seconds.
+    TooLong { max_s: u64 },
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = "us, ms, s, min, h, d";
+        match self {
+            DurationError::NotANumber => {
+                write!(
+                    f,
+                    "not a duration: write seconds or a number with a unit ({units}), e.g. 30s or 5min"
+                )
+            }
+            DurationError::BadUnit(u) => {
+                write!(
+                    f,
+                    "{u:?} is not a time unit; the units are {units} (case-sensitive), as in postgresql.conf"
+                )
+            }
+            DurationError::Negative => write!(f, "a duration cannot be negative"),
+            DurationError::TooLong { max_s } => {
+                write!(
+                    f,
+                    "too long: at most {max_s} s (pgbench's -T is a C int of seconds)"
+                )
+            }
+        }
+    }
+}
+
+/// The longest duration taken: INT_MAX seconds, pgbench's bound for -T.
+pub const DURATION_MAX_S: u64 = INT_MAX as u64;
+
+/// [`parse_duration_ns`] that says why a value is refused, and refuses one
+/// longer than [`DURATION_MAX_S`] instead of saturating.
+pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
+    let t = text.trim();
+    let Some((value, rest)) = scan_c_number(t) else {
+        return Err(DurationError::NotANumber);
+    };
+    let rest = rest.trim();
+    if !rest.is_empty() && !TIME_UNITS.iter().any(|(u, _)| *u == rest) {
+        return Err(DurationError::BadUnit(rest.to_string()));
+    }
+    if value < 0.0 {
+        return Err(DurationError::Negative);
+    }
+    let ns = parse_duration_ns(t).ok_or(DurationError::NotANumber)?;
+    if ns > DURATION_MAX_S * 1_000_000_000 {
+        return Err(DurationError::TooLong {
+            max_s: DURATION_MAX_S,
+        });
+    }
+    Ok(ns)
+}
+
 /// Parse a duration as postgresql.conf writes one ("5min", "30s", "250ms");
-/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds.
+/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds
+/// (saturating; [`parse_duration`] refuses what does not fit).
 pub fn parse_duration_ns(text: &str) -> Option<u64> {
     let text = text.trim();
     let (value, rest) = scan_c_number(text)?;
@@ -3041,25 +3206,93 @@ mod tests {
     }
 
     #[test]
-    fn config_file_include_lines_are_reported_not_followed() {
-        let file = write_conf(
-            "include 'other.conf'\n\
-             include_dir = 'conf.d'\n\
-             INCLUDE_IF_EXISTS 'exists.conf'\n\
+    fn config_file_includes_are_followed_as_postgresql_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("conf.d")).unwrap();
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(
+            d.join("postgresql.conf"),
+            "shared_buffers = 1GB\n\
+             include 'sub/a.conf'\n\
+             include_if_exists 'missing.conf'\n\
+             INCLUDE_DIR = 'conf.d'\n\
              fsync = off\n",
-        );
+        )
+        .unwrap();
+        // Relative to the including file's directory (sub/), not the cwd.
+        std::fs::write(
+            d.join("sub/a.conf"),
+            "include 'b.conf'\ncommit_delay = 10\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("sub/b.conf"), "max_wal_size = 2GB\n").unwrap();
+        // Name order; hidden files and other suffixes skipped.
+        std::fs::write(d.join("conf.d/20-late.conf"), "shared_buffers = 4GB\n").unwrap();
+        std::fs::write(
+            d.join("conf.d/10-early.conf"),
+            "shared_buffers = 2GB\nwork_mem = 4MB\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("conf.d/.hidden.conf"), "shared_buffers = 8GB\n").unwrap();
+        std::fs::write(d.join("conf.d/99-other.txt"), "shared_buffers = 16GB\n").unwrap();
         let mut settings = Settings::default();
-        let reported = settings.apply_config_file(file.path()).unwrap();
-        assert_eq!(
-            reported,
-            [
-                "fsync",
-                "include 'other.conf'",
-                "include_dir 'conf.d'",
-                "include_if_exists 'exists.conf'",
-            ]
+        let reported = settings
+            .apply_config_file(&d.join("postgresql.conf"))
+            .unwrap();
+        assert_eq!(settings.shared_buffers_bytes, 4 << 30);
+        assert_eq!(settings.commit_delay_us, 10);
+        assert_eq!(settings.max_wal_size_bytes, 2 << 30);
+        assert_eq!(reported, ["work_mem", "fsync"]);
+    }
+
+    #[test]
+    fn config_file_include_errors_cycles_and_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let conf = d.join("main.conf");
+        let apply = |path: &Path| {
+            let mut settings = Settings::default();
+            settings
+                .apply_config_file(path)
+                .map(|_| settings)
+                .map_err(|e| format!("{e:#}"))
+        };
+
+        std::fs::write(&conf, "include 'nope.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(
+            e.contains("main.conf:1") && e.contains("no such file"),
+            "{e}"
         );
-        assert_eq!(settings, Settings::default());
+
+        std::fs::write(&conf, "include_dir 'nodir'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("cannot read directory"), "{e}");
+
+        // A bad value in an included file names that file and its line.
+        std::fs::write(d.join("bad.conf"), "\nshared_buffers = lots\n").unwrap();
+        std::fs::write(&conf, "include 'bad.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("bad.conf:2"), "{e}");
+
+        std::fs::write(&conf, "include 'loop.conf'\n").unwrap();
+        std::fs::write(d.join("loop.conf"), "include 'main.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("include cycle"), "{e}");
+
+        // Eleven files deep (no cycle): PostgreSQL stops at 10.
+        for i in 0..12 {
+            std::fs::write(
+                d.join(format!("n{i}.conf")),
+                format!("include 'n{}.conf'\n", i + 1),
+            )
+            .unwrap();
+        }
+        std::fs::write(d.join("n12.conf"), "commit_delay = 5\n").unwrap();
+        let e = apply(&d.join("n0.conf")).unwrap_err();
+        assert!(e.contains("nest more than 10 deep"), "{e}");
+        assert_eq!(apply(&d.join("n3.conf")).unwrap().commit_delay_us, 5);
     }
 
     #[test]
@@ -3165,7 +3398,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            message.starts_with("cannot read /nonexistent/postgresql.conf: "),
+            message.starts_with("configuration file /nonexistent/postgresql.conf: cannot open: "),
             "{message}"
         );
     }

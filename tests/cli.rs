@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod common;
-use common::{text, tmp};
+use common::{skip, text, tmp};
 
 fn pgiosim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgiosim"))
@@ -138,7 +138,7 @@ fn report_text_has_pgbench_lines_and_breakdown() {
 #[test]
 fn psync_fdatasyncs_match_the_real_syscalls() {
     if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("SKIP: strace is not installed (apt-get install -y strace)");
+        skip("strace is not installed (.ci/run installs it)");
         return;
     }
     let d = tmp("pgiosim-test");
@@ -250,7 +250,8 @@ fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
         .arg(&conf)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A bad configuration file is bad input: exit code 2.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("postgresql.conf:1"), "{}", text(&o));
 }
 
@@ -313,7 +314,7 @@ fn bad_unwritable_dir() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIP: chattr +i is not available here");
+        skip("chattr +i is not available here");
         return;
     }
     let dir = locked.display().to_string();
@@ -336,7 +337,7 @@ fn bad_not_enough_space() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIP: cannot mount a small tmpfs here (needs root)");
+        skip("cannot mount a small tmpfs here (needs root)");
         return;
     }
     let dir = small.join("data").display().to_string();
@@ -379,7 +380,7 @@ fn bad_block_device_is_refused() {
         .status()
         .is_ok_and(|s| s.success());
     if !made {
-        eprintln!("SKIP: mknod is not permitted here");
+        skip("mknod is not permitted here");
         return;
     }
     let dir = data.display().to_string();
@@ -454,7 +455,7 @@ fn bad_o_direct_unsupported_suggests_buffered() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIP: cannot mount ramfs here (needs root)");
+        skip("cannot mount ramfs here (needs root)");
         return;
     }
     let dir = ram.join("data").display().to_string();

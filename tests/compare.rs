@@ -214,10 +214,10 @@ fn incompatible_results_are_refused_with_the_reason() {
         &["pgiosim.sweep", "compare takes results"],
     );
 
-    // Not JSON at all: a runtime error naming the file.
+    // Not JSON at all: bad input (exit code 2) naming the file.
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "not json").unwrap();
     let o = pgiosim(&["compare", a, junk.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("junk.json: not JSON"), "{}", text(&o));
 }

@@ -155,7 +155,8 @@ fn bad_profile_names_file_and_field() {
         .replace(r#""median_us": 50"#, r#""median_us": -5"#);
     std::fs::write(&path, text_in).unwrap();
     let o = pgiosim(&["model", "--device", path.to_str().unwrap(), "-t", "1"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A bad profile file is bad input, like a bad profile name: exit code 2.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
     assert!(
         t.contains("broken.json") && t.contains("read.median_us"),

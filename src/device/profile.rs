@@ -47,7 +47,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -311,6 +311,14 @@ pub fn shipped_names() -> Vec<&'static str> {
     SHIPPED.iter().map(|(name, _)| *name).collect()
 }
 
+/// `, did you mean "nvme"?` when `arg` is one or two typos away from a
+/// shipped profile's name; else the empty string.
+pub fn did_you_mean(arg: &str) -> String {
+    crate::cli::nearest(arg, &shipped_names())
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
+}
+
 fn parse_shipped(name: &str, text: &str) -> Profile {
     // A shipped profile that does not load is a build bug; the tests load
     // every one of them.
@@ -347,9 +355,9 @@ impl Profile {
     /// Read a profile from a JSON file. The only function of the device
     /// model that touches the file system.
     pub fn load(path: &Path) -> Result<Profile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read device profile", path.display()))?;
-        Profile::from_json(&text, &path.display().to_string())
+        let text =
+            crate::input::read_text(path, "device profile", crate::input::SMALL_FILE_MAX_BYTES)?;
+        Profile::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
     }
 
     /// A shipped profile by name.
@@ -417,10 +425,12 @@ impl Profile {
         if path.exists() || arg.ends_with(".json") || arg.contains('/') {
             return Profile::load(path);
         }
-        Err(anyhow!(
-            "--device {arg}: not a shipped device profile ({}) nor a profile file",
-            shipped_names().join(", ")
+        Err(crate::cli::UsageError(format!(
+            "--device {arg}: not a shipped device profile ({}) nor a profile file{}",
+            shipped_names().join(", "),
+            did_you_mean(arg)
         ))
+        .into())
     }
 
     /// The profile as JSON, every field present (caps that are not set are
@@ -941,7 +951,7 @@ mod tests {
             "{:#}",
             Profile::load(&dir.path().join("absent.json")).unwrap_err()
         );
-        expect(&e, &["absent.json: cannot read device profile"]);
+        expect(&e, &["device profile ", "absent.json: cannot open"]);
         v["read"]["p99_us"] = 300.into();
         std::fs::write(&path, v.to_string()).unwrap();
         let p = Profile::from_name_or_path(path.to_str().unwrap()).unwrap();

@@ -481,11 +481,12 @@ pub fn load_profile(arg: &str) -> Result<Profile> {
     }
     let path = Path::new(arg);
     if path.exists() {
-        return Profile::load(path).map_err(|e| anyhow::anyhow!("--emulate: {e:#}"));
+        return Profile::load(path).map_err(|e| UsageError(format!("--emulate: {e:#}")).into());
     }
     Err(UsageError(format!(
-        "--emulate {arg}: no such shipped profile or file; shipped: {}",
-        profile::shipped_names().join(", ")
+        "--emulate {arg}: no such shipped profile or file; shipped: {}{}",
+        profile::shipped_names().join(", "),
+        profile::did_you_mean(arg)
     ))
     .into())
 }
