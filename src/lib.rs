@@ -11,5 +11,6 @@ pub mod device;
 pub mod engine;
 pub mod report;
 pub mod settings;
+pub mod standby;
 pub mod sweep;
 pub mod workload;
