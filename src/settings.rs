@@ -2072,7 +2072,7 @@ mod tests {
         let d = Settings::default();
         assert_eq!(d.shared_buffers_bytes, 16384 * 8192);
         assert_eq!(d.wal_buffers_bytes, None);
-        assert!(d.synchronous_commit);
+        assert_eq!(d.synchronous_commit, SynchronousCommit::On);
         assert_eq!(d.commit_delay_us, 0);
         assert_eq!(d.commit_siblings, 5);
         assert!(d.full_page_writes);
@@ -2116,6 +2116,7 @@ mod tests {
             ("autovacuum_vacuum_cost_delay", "2ms"),
             ("autovacuum_vacuum_cost_limit", "-1"),
             ("autovacuum_naptime", "1min"),
+            ("synchronous_standby_names", ""),
         ];
         let display = Settings::default().to_display();
         let display: Vec<(&str, &str)> = display.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -2327,7 +2328,10 @@ mod tests {
             with("shared_buffers", "' 16GB '").shared_buffers_bytes,
             16 * GB
         );
-        assert!(!with("synchronous_commit", "'off'").synchronous_commit);
+        assert_eq!(
+            with("synchronous_commit", "'off'").synchronous_commit,
+            SynchronousCommit::Off
+        );
         let e = err("shared_buffers", "'16GB");
         assert!(matches!(e, SettingError::BadValue { .. }), "{e:?}");
         assert!(e.to_string().contains("quote"), "{e}");
@@ -2647,34 +2651,50 @@ mod tests {
 
     #[test]
     fn synchronous_commit_levels() {
+        use SynchronousCommit::*;
         let sync = |v: &str| with("synchronous_commit", v).synchronous_commit;
-        for waits in [
-            "on",
-            "local",
-            "remote_write",
-            "remote_apply",
-            "REMOTE_APPLY",
-            "true",
-            "yes",
-            "1",
+        for (text, level) in [
+            ("on", On),
+            ("local", Local),
+            ("remote_write", RemoteWrite),
+            ("remote_apply", RemoteApply),
+            ("REMOTE_APPLY", RemoteApply),
+            ("true", On),
+            ("yes", On),
+            ("1", On),
+            ("off", Off),
+            ("OFF", Off),
+            ("false", Off),
+            ("no", Off),
+            ("0", Off),
         ] {
-            assert!(sync(waits), "{waits}");
-        }
-        for async_ in ["off", "OFF", "false", "no", "0"] {
-            assert!(!sync(async_), "{async_}");
+            assert_eq!(sync(text), level, "{text}");
         }
         // An enum: exact names only, no prefixes.
         for bad in ["tr", "of", "remote", "maybe", ""] {
             let e = err("synchronous_commit", bad);
             assert!(matches!(e, SettingError::BadValue { .. }), "{bad}: {e:?}");
         }
-        assert_eq!(
-            shown(&with("synchronous_commit", "local"), "synchronous_commit"),
-            "on"
-        );
-        assert_eq!(
-            shown(&with("synchronous_commit", "no"), "synchronous_commit"),
-            "off"
+        for (text, shows) in [("local", "local"), ("no", "off"), ("yes", "on")] {
+            assert_eq!(
+                shown(&with("synchronous_commit", text), "synchronous_commit"),
+                shows
+            );
+        }
+    }
+
+    #[test]
+    fn synchronous_standby_names_takes_postgresqls_grammar() {
+        let s = with("synchronous_standby_names", "'ANY 1 (s1, s2)'");
+        assert_eq!(s.synchronous_standby_names, "ANY 1 (s1, s2)");
+        assert_eq!(shown(&s, "synchronous_standby_names"), "ANY 1 (s1, s2)");
+        assert_eq!(shown(&Settings::default(), "synchronous_standby_names"), "");
+        let e = err("synchronous_standby_names", "ANY (s1)").to_string();
+        assert!(
+            e.starts_with(
+                "invalid value for synchronous_standby_names: \"ANY (s1)\"; expected a list"
+            ) && e.ends_with("(syntax error at or near \"(\")"),
+            "{e}"
         );
     }
 
@@ -2990,7 +3010,7 @@ mod tests {
         settings.set_assignment("synchronous_commit='off'").unwrap();
         assert_eq!(settings.shared_buffers_bytes, 16 * GB);
         assert_eq!(settings.checkpoint_timeout_s, 900);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         for bad in ["", "=16GB", " = 1", "shared_buffers 16GB"] {
             assert_eq!(
                 settings.set_assignment(bad),
@@ -3051,7 +3071,7 @@ mod tests {
         assert_eq!(settings.wal_buffers_bytes, Some(16 * MB));
         assert_eq!(settings.checkpoint_timeout_s, 900);
         assert_eq!(settings.max_wal_size_bytes, 8 * GB);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         assert_eq!(settings.commit_delay_us, 20);
         assert_eq!(
             not_modelled,

@@ -1070,7 +1070,7 @@ mod tests {
         let mut replies = 0;
         loop {
             match r.poll_action() {
-                Some(ReplAction::Io { standby: 0, io }) => {
+                Some(ReplAction::Io { io, .. }) => {
                     ios.push(io);
                     r.handle_io_done(0, 0);
                 }
