@@ -26,10 +26,12 @@ use super::time::{Nanos, US};
 use super::wal::{Lsn, WalIo, flush_ios};
 
 /// How long a process sleeping on its latch (walsender, walreceiver, the
-/// startup process) takes to run once woken. Measured on this VM with a
-/// pipe ping-pong between two processes (`scripts/syncrep-compare
-/// --measure-wakeup`): a one-way wake-up took 18 µs at the median.
-pub const PROCESS_WAKEUP: Nanos = 18 * US;
+/// startup process) takes to run once woken. Measured on this VM with
+/// `scripts/syncrep-compare --measure-wakeup` (a pipe ping-pong between
+/// two processes sleeping in epoll, 2 ms apart so the cores go idle as
+/// between commits): 29.6-30.6 µs per round trip at the median, two
+/// wake-ups, on a host with a load average of 7.
+pub const PROCESS_WAKEUP: Nanos = 15 * US;
 
 /// The standby's startup process replays WAL at this many bytes per second
 /// unless the standby says otherwise. A guess: a cached pgbench-like load
