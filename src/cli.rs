@@ -323,7 +323,8 @@ pub struct WorkloadArgs {
     /// commit_delay, commit_siblings, full_page_writes, checkpoint_timeout,
     /// max_wal_size, min_wal_size, checkpoint_completion_target,
     /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
-    /// wal_writer_delay, wal_writer_flush_after, autovacuum.
+    /// wal_writer_delay, wal_writer_flush_after, autovacuum,
+    /// synchronous_standby_names (with --standby).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Read settings from a postgresql.conf (settings pgiosim does not model
