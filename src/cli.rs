@@ -24,7 +24,7 @@ use crate::engine::{Device, bench};
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
-use crate::workload::{self, Script};
+use crate::workload::{self, QueryMode, Script};
 
 /// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
 /// same way, so the disk sees overwrites of preallocated files.
@@ -331,10 +331,35 @@ pub struct WorkloadArgs {
     /// are ignored with a one-line notice); --set wins over the file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Cores of the modelled server; CPU time is modelled, not burned
-    /// [default: this machine's core count].
+    /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
+    /// not burned [default: this machine's count].
     #[arg(long, value_name = "N")]
     pub cpus: Option<u32>,
+    /// Hardware threads per physical core of the modelled server: 2 when
+    /// its vCPUs are hyperthreads (AWS, Azure and GCP x86 instances), 1
+    /// when each is a core (Graviton, or SMT off). With 2, a statement that
+    /// starts while more than half the vCPUs are busy shares a core and
+    /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub threads_per_core: u32,
+    /// Speed of one of the modelled server's threads alone on a core,
+    /// relative to the machine the workload's CPU figures were measured on
+    /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
+    /// thirds of the time.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    pub cpu_speed: f64,
+    /// pgbench's query protocol (-M): simple sends each statement's text
+    /// and PostgreSQL parses and plans it every time; prepared parses it
+    /// once per connection and reuses the plan, which costs less CPU per
+    /// statement; extended is simple's work in more protocol messages.
+    #[arg(short = 'M', long = "protocol", value_enum, default_value_t = QueryMode::Simple)]
+    pub protocol: QueryMode,
+    /// The client runs on another host, this round trip away (e.g. 150us,
+    /// 0.5ms), as in most published benchmarks: each statement waits one
+    /// network round trip, and pgbench's CPU is not on the server's cores.
+    /// Default: the client on the database host, over a Unix socket.
+    #[arg(long, value_name = "DURATION", conflicts_with = "jobs")]
+    pub client_rtt: Option<String>,
     /// pgbench's worker threads (pgbench -j) running on the database host:
     /// every statement waits for its client's thread to get a core and spend
     /// the workload's client_cpu_us_per_statement (clients are spread over
@@ -351,6 +376,11 @@ pub struct WorkloadArgs {
     /// the room. Default: none, every miss reads from the disk.
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
+    /// Start the modelled page cache as `pgbench -i` leaves it (the
+    /// primary keys' indexes it built last, up to --os-cache), not empty:
+    /// a benchmark run straight after loading its data.
+    #[arg(long, requires = "os_cache")]
+    pub after_init: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
@@ -557,6 +587,18 @@ fn core_config(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
+    if args.threads_per_core > 1 && cpus % args.threads_per_core != 0 {
+        return Err(usage(format!(
+            "--threads-per-core {}: --cpus {cpus} is not a whole number of cores of {} threads",
+            args.threads_per_core, args.threads_per_core
+        )));
+    }
+    if !(args.cpu_speed.is_finite() && args.cpu_speed > 0.0 && args.cpu_speed <= 100.0) {
+        return Err(usage(format!(
+            "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {}",
+            args.cpu_speed
+        )));
+    }
     let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
     // PostgreSQL refuses to start with fewer than 2 buffers per connection
     // (check in postmaster: "shared_buffers must be at least twice max_connections").
@@ -616,6 +658,8 @@ fn core_config(
         vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
         clients: args.clients,
         cpus,
+        threads_per_core: args.threads_per_core,
+        cpu_speed: args.cpu_speed,
         duration,
         transactions_per_client: args.transactions,
         seed,
@@ -641,6 +685,7 @@ fn core_config(
         bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
         wal_writer_delay: s.wal_writer_delay_ms * MS,
         os_cache_pages,
+        os_cache_after_load: args.after_init,
         wal_segments: WAL_SEGMENTS,
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
@@ -746,6 +791,15 @@ struct Plan {
 fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let settings = resolve_settings(w.config.as_deref(), &w.set, w.quiet)?;
     let mut workload = Script::mix(&w.choice.parts()?, w.scale)?;
+    workload.use_query_mode(w.protocol);
+    if let Some(text) = &w.client_rtt {
+        let rtt = settings::parse_duration_ns(text).ok_or_else(|| {
+            usage(format!(
+                "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us or 0.5ms"
+            ))
+        })?;
+        workload.client_elsewhere(rtt);
+    }
     if w.jobs.is_some() {
         workload.use_client_threads();
     }
@@ -780,6 +834,11 @@ fn run_info(
         transaction_type: plan_workload_name.1.into(),
         clients: cfg.clients,
         cpus: cfg.cpus,
+        threads_per_core: cfg.threads_per_core,
+        cpu_speed: cfg.cpu_speed,
+        query_mode: w.protocol.name().into(),
+        jobs: cfg.client_threads,
+        client_rtt_us: w.client_rtt.as_ref().map(|_| cfg.round_trip as f64 / 1e3),
         duration_s: cfg.duration.map(|d| d as f64 / 1e9),
         transactions_per_client: cfg.transactions_per_client,
         scale: w.scale,

@@ -20,8 +20,14 @@ pub const WAL_FLUSH_CPU: Nanos = 10 * US;
 pub struct CoreConfig {
     /// Client backends (pgbench -c).
     pub clients: u32,
-    /// Cores the CPU scheduler shares among backends (--cpus).
+    /// Logical CPUs the scheduler shares among backends (--cpus).
     pub cpus: u32,
+    /// Hardware threads a physical core runs (--threads-per-core): with 2,
+    /// `cpus` are hyperthreads, two to a core.
+    pub threads_per_core: u32,
+    /// A thread's speed alone on a core, relative to the machine the
+    /// workload's CPU figures come from (--cpu-speed).
+    pub cpu_speed: f64,
     /// Stop after this much time (pgbench -T), if set.
     pub duration: Option<Nanos>,
     /// Transactions per client (pgbench -t), if set.
@@ -59,6 +65,9 @@ pub struct CoreConfig {
     pub wal_writer_delay: Nanos,
     /// Size of the modelled OS page cache in pages (0: none).
     pub os_cache_pages: u64,
+    /// The page cache starts as the data set's load left it (what the
+    /// workload wrote last), not empty.
+    pub os_cache_after_load: bool,
     /// WAL segment files in the ring.
     pub wal_segments: u32,
     /// Client round trip per statement. With pgbench's threads on the host

@@ -20,7 +20,7 @@ use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
 use super::config::CoreConfig;
-use super::cpu::Cpu;
+use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
@@ -387,7 +387,11 @@ impl Database {
             repl: cfg.replication.as_ref().map(Replication::new),
             released: Vec::new(),
             locks: RowLocks::new(),
-            cpu: Cpu::new(cfg.cpus),
+            cpu: Cpu::with_shape(CpuShape {
+                vcpus: cfg.cpus,
+                threads_per_core: cfg.threads_per_core,
+                speed: cfg.cpu_speed,
+            }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
             ckpt: Checkpointer::new(
                 cfg.checkpoint_timeout,
@@ -451,6 +455,9 @@ impl Database {
                     db.ready.push_back(c);
                 }
             }
+        }
+        if db.cfg.os_cache_after_load {
+            db.warm_os_cache();
         }
         let next = db.ckpt.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
@@ -898,6 +905,28 @@ impl Database {
             self.free_tokens.push(r.token);
         }
         self.timers.clear();
+    }
+
+    /// Fill the page cache with the last of what the load wrote, oldest
+    /// first, so the most recent pages are the last to be evicted.
+    fn warm_os_cache(&mut self) {
+        let runs = self.workload.written_at_load();
+        let mut room = self.cfg.os_cache_pages;
+        // Keep the newest `room` pages: walk back from the end.
+        let mut keep = Vec::new();
+        for &(first, blocks) in runs.iter().rev() {
+            if room == 0 {
+                break;
+            }
+            let n = blocks.min(room);
+            keep.push((first + blocks - n, n));
+            room -= n;
+        }
+        for &(first, n) in keep.iter().rev() {
+            for b in first..first + n {
+                self.os_cache.write(b);
+            }
+        }
     }
 
     fn set_timer(&mut self, at: Nanos, timer: Timer) {

@@ -33,8 +33,21 @@ pub struct RunInfo {
     pub transaction_type: String,
     /// Client backends (pgbench -c).
     pub clients: u32,
-    /// Cores modelled (--cpus).
+    /// Logical CPUs modelled (--cpus).
     pub cpus: u32,
+    /// Hardware threads per physical core (--threads-per-core).
+    pub threads_per_core: u32,
+    /// A thread's speed alone on a core against the machine the workload's
+    /// CPU figures were measured on (--cpu-speed).
+    pub cpu_speed: f64,
+    /// pgbench's query protocol (-M): "simple", "extended" or "prepared".
+    pub query_mode: String,
+    /// pgbench's threads on the database host (-j); 0: none modelled.
+    pub jobs: u32,
+    /// The network round trip to a client on another host
+    /// (--client-rtt), microseconds; absent: the client is local.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client_rtt_us: Option<f64>,
     /// Requested duration (pgbench -T), seconds.
     pub duration_s: Option<f64>,
     /// Requested transactions per client (pgbench -t).

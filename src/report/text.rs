@@ -26,9 +26,9 @@ pub fn render(r: &RunResult) -> String {
     );
     let _ = writeln!(o, "transaction type: {}", run.transaction_type);
     let _ = writeln!(o, "scaling factor: {}", run.scale);
-    let _ = writeln!(o, "query mode: simple");
+    let _ = writeln!(o, "query mode: {}", run.query_mode);
     let _ = writeln!(o, "number of clients: {}", run.clients);
-    let _ = writeln!(o, "number of threads: 1");
+    let _ = writeln!(o, "number of threads: {}", run.jobs.max(1));
     match (run.duration_s, run.transactions_per_client) {
         (Some(d), _) => {
             let _ = writeln!(o, "duration: {} s", d);
@@ -201,7 +201,11 @@ pub fn render(r: &RunResult) -> String {
     row(
         &mut o,
         "modelled CPU utilisation",
-        format!("{:.1}% of {} cores", io.cpu_utilisation * 100.0, r.run.cpus),
+        format!(
+            "{:.1}% of {}",
+            io.cpu_utilisation * 100.0,
+            describe_cpus(&r.run)
+        ),
     );
     if io.client_thread_us_per_tx > 0.0 {
         row(
@@ -253,4 +257,26 @@ pub fn progress_line(p: &crate::engine::driver::Progress) -> String {
         "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}",
         p.elapsed_s, p.tps, p.latency_ms, p.stddev_ms
     )
+}
+
+/// The modelled CPUs: "16 cores", or "16 vCPUs (8 cores x 2 threads) at
+/// 1.3x"; the client's place if it is elsewhere.
+fn describe_cpus(run: &super::RunInfo) -> String {
+    let mut d = if run.threads_per_core > 1 {
+        format!(
+            "{} vCPUs ({} cores x {} threads)",
+            run.cpus,
+            run.cpus / run.threads_per_core,
+            run.threads_per_core
+        )
+    } else {
+        format!("{} cores", run.cpus)
+    };
+    if run.cpu_speed != 1.0 {
+        let _ = write!(d, " at {}x the workload's reference CPU", run.cpu_speed);
+    }
+    if let Some(rtt) = run.client_rtt_us {
+        let _ = write!(d, "; client on another host, {rtt:.0} us away");
+    }
+    d
 }

@@ -18,6 +18,32 @@ pub use load::{load_spec, parse_mix};
 pub use script::Script;
 pub use spec::WorkloadSpec;
 
+/// pgbench's query protocol (`-M`), which changes what a statement costs
+/// the server: its parse and plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum QueryMode {
+    /// One Query message with the statement's text: parsed and planned
+    /// every time.
+    #[default]
+    Simple,
+    /// Parse, Bind, Execute with an unnamed statement: parsed and planned
+    /// every time, in more messages.
+    Extended,
+    /// A named statement prepared once per connection: the plan is reused.
+    Prepared,
+}
+
+impl QueryMode {
+    /// pgbench's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            QueryMode::Simple => "simple",
+            QueryMode::Extended => "extended",
+            QueryMode::Prepared => "prepared",
+        }
+    }
+}
+
 /// One thing a transaction does, in order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Step {
@@ -64,6 +90,12 @@ pub trait Workload {
     /// The run models the client's threads, which spend `client_cpu`: it is
     /// no longer part of each statement's CPU.
     fn use_client_threads(&mut self);
+    /// The data blocks loading the data set writes last, as (first block,
+    /// blocks) runs in the order they are written: what the kernel's page
+    /// cache holds right after the load, the most recent last.
+    fn written_at_load(&self) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
     /// The workload and where its numbers come from, for reports.
@@ -328,5 +360,32 @@ mod tests {
         assert!((share - 0.75).abs() < 0.02, "{share}");
         assert!(parse_mix(&["tpcb-like@0".into()]).is_err());
         assert!(parse_mix(&["nosuch".into()]).is_err());
+    }
+
+    #[test]
+    fn the_load_writes_the_largest_index_last_leaves_first_root_last() {
+        let w = tpcb(100);
+        let runs = w.written_at_load();
+        let accounts = w.table("pgbench_accounts").unwrap().index.as_ref().unwrap();
+        let levels = &accounts.levels;
+        // The last runs are accounts' index, bottom level up to the root.
+        let tail = &runs[runs.len() - levels.len()..];
+        for (run, level) in tail.iter().zip(levels.iter().rev()) {
+            assert_eq!(*run, (level.first, level.blocks));
+        }
+        assert_eq!(tail.last().unwrap().1, 1, "the root is written last");
+        // Every index is there, and no heap page.
+        let index_pages: u64 = w
+            .tables()
+            .iter()
+            .filter_map(|t| t.index.as_ref())
+            .map(|b| b.blocks())
+            .sum();
+        assert_eq!(runs.iter().map(|r| r.1).sum::<u64>(), index_pages);
+        for t in w.tables() {
+            for r in &runs {
+                assert!(r.0 + r.1 <= t.heap.first || r.0 >= t.heap.first + t.heap.blocks);
+            }
+        }
     }
 }

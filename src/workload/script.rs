@@ -6,7 +6,7 @@ use rand::RngExt;
 
 use super::distribution::Sampler;
 use super::spec::{Access, WorkloadSpec};
-use super::{Step, Workload};
+use super::{QueryMode, Step, Workload};
 use crate::core::SimRng;
 use crate::core::cpu::CpuGrowth;
 use crate::core::io::PAGE_BYTES;
@@ -205,6 +205,10 @@ pub struct Script {
     client_cpu: Nanos,
     /// Whether each statement's CPU includes the client's (no client threads).
     client_cpu_in_statements: bool,
+    /// Statement CPU under -M prepared and -M extended, against simple's.
+    prepared_cpu_factor: f64,
+    extended_cpu_factor: f64,
+    query_mode: QueryMode,
     described: serde_json::Value,
     keys: Vec<u64>,
 }
@@ -401,9 +405,58 @@ impl Script {
             },
             client_cpu,
             client_cpu_in_statements: true,
+            prepared_cpu_factor: first.prepared_cpu_factor,
+            extended_cpu_factor: first.extended_cpu_factor,
+            query_mode: QueryMode::Simple,
             described,
             keys: Vec::new(),
         })
+    }
+
+    /// Statements sent with pgbench's `mode` (-M): their CPU, the
+    /// client's included, scaled by the workload's factor for it. Call
+    /// once, before `use_client_threads` or `client_elsewhere`.
+    pub fn use_query_mode(&mut self, mode: QueryMode) {
+        assert_eq!(self.query_mode, QueryMode::Simple, "query mode set twice");
+        let f = match mode {
+            QueryMode::Simple => return,
+            QueryMode::Extended => self.extended_cpu_factor,
+            QueryMode::Prepared => self.prepared_cpu_factor,
+        };
+        let scale = |n: Nanos| (n as f64 * f).round() as Nanos;
+        for tx in &mut self.txs {
+            for (cpu, _) in &mut tx.statements {
+                *cpu = scale(*cpu);
+            }
+        }
+        self.client_cpu = scale(self.client_cpu);
+        self.query_mode = mode;
+    }
+
+    /// The query protocol the statements' CPU is for.
+    pub fn query_mode(&self) -> QueryMode {
+        self.query_mode
+    }
+
+    /// The client runs on another host, `rtt` away: each statement's
+    /// round trip is the network's, and the client's CPU is spent there,
+    /// not on the server's cores.
+    pub fn client_elsewhere(&mut self, rtt: Nanos) {
+        if self.client_cpu_in_statements {
+            for tx in &mut self.txs {
+                for (cpu, _) in &mut tx.statements {
+                    *cpu -= self.client_cpu;
+                }
+            }
+            self.client_cpu_in_statements = false;
+        }
+        self.client_cpu = 0;
+        self.round_trip = rtt;
+    }
+
+    /// Every table, in the workload file's order.
+    pub fn tables(&self) -> &[Table] {
+        &self.tables
     }
 
     /// A table by name.
@@ -466,6 +519,29 @@ impl Workload for Script {
 
     fn cpu_growth(&self) -> CpuGrowth {
         self.cpu_growth
+    }
+
+    /// `pgbench -i` loads every table, vacuums them, then builds each
+    /// primary key: it sorts the heap and writes the index's leaves in
+    /// order, then each level above them up to the root. The indexes are
+    /// built smallest first (pgbench_branches, pgbench_tellers,
+    /// pgbench_accounts), so the page cache ends up holding the large
+    /// table's index, its upper levels last. (The sort's temporary files
+    /// are deleted when the build ends, freeing their pages.)
+    fn written_at_load(&self) -> Vec<(u64, u64)> {
+        let mut indexes: Vec<&Btree> = self
+            .tables
+            .iter()
+            .filter_map(|t| t.index.as_ref())
+            .collect();
+        indexes.sort_by_key(|b| b.blocks());
+        let mut runs = Vec::new();
+        for b in indexes {
+            for level in b.levels.iter().rev() {
+                runs.push((level.first, level.blocks));
+            }
+        }
+        runs
     }
 
     fn use_client_threads(&mut self) {

@@ -273,6 +273,13 @@ pub struct WorkloadSpec {
     /// Active backends up to which CPU does not grow; default 0.
     #[serde(default)]
     pub cpu_growth_above_backends: u32,
+    /// A statement's CPU (the client's included) under `-M prepared`, as a
+    /// fraction of its CPU under `-M simple`.
+    #[serde(default = "prepared_cpu_default")]
+    pub prepared_cpu_factor: f64,
+    /// The same under `-M extended`.
+    #[serde(default = "extended_cpu_default")]
+    pub extended_cpu_factor: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -284,6 +291,20 @@ pub struct WorkloadSpec {
     /// Where each number above comes from.
     #[serde(default)]
     pub sources: BTreeMap<String, String>,
+}
+
+/// Measured on this machine kind with PostgreSQL 15 and pgbench,
+/// tpcb-like at scale 10, 1 client, synchronous_commit off, 15 s runs
+/// alternating the modes (docs/validation.md, 2026-12-02, "Query
+/// protocol"): postgres plus pgbench CPU per transaction, median of each
+/// mode's runs, prepared 172 us against simple's 221 (select-only 0.65).
+fn prepared_cpu_default() -> f64 {
+    0.78
+}
+
+/// The same runs: extended 327 us against simple's 221 (select-only 1.46).
+fn extended_cpu_default() -> f64 {
+    1.47
 }
 
 fn index_insert_default() -> u32 {
@@ -345,6 +366,16 @@ impl WorkloadSpec {
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
+            }
+        }
+        for (what, v) in [
+            ("prepared_cpu_factor", self.prepared_cpu_factor),
+            ("extended_cpu_factor", self.extended_cpu_factor),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bail!(
+                    "{what}: must be a positive fraction of a statement's CPU under -M simple (0.8 is 20% less), got {v}"
+                );
             }
         }
         for (what, v) in [
