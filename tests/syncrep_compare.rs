@@ -1,6 +1,6 @@
 //! `scripts/syncrep-compare` at small size: a real PostgreSQL primary with
 //! two synchronous standbys (`ANY 1 (s1, s2)`) 1 ms away, pgbench with one
-//! client for 4 s at scale 1, next to `pgiosim run` and `model` with the
+//! client for 4 s at scale 1 (no wait for a quiet host), next to `pgiosim run` and `model` with the
 //! same standbys. Checks that the script completes, cleans up, and that the
 //! comparison is sane: commits wait for the standbys on both sides, and
 //! `run` is in the same range as PostgreSQL (the full matrix, in
@@ -78,6 +78,8 @@ fn syncrep_compare_small_run() {
             "4",
             "--scale",
             "1",
+            "--quiet-wait",
+            "0",
         ])
         .arg("--workdir")
         .arg(work.path())
