@@ -1529,6 +1529,15 @@ pub enum ProfileCommand {
     /// files, classifying each job by its options. Tests missing from the
     /// input are filled from --base and listed in a warning.
     FromFio(FromFioArgs),
+    /// Build a device profile from YABS's disk test (text or JSON output).
+    ///
+    /// YABS runs fio randrw 50/50 with 2 jobs x QD64 at 4k, 64k, 512k and
+    /// 1m. The 4k rate becomes a cap (or more channels), the best of 512k
+    /// and 1m the bandwidth; QD1 latencies, fsync latency and whether
+    /// flushes scale, which YABS does not measure, come from --base and the
+    /// profile's source says so. Prints YABS's figures beside what the model
+    /// makes of the profile.
+    FromYabs(FromYabsArgs),
     /// Check a device profile and show what the device model makes of it:
     /// QD1 read latency, QD32 read IOPS, QD1 and parallel write+fdatasync rates.
     Show(ShowArgs),
@@ -1554,6 +1563,31 @@ pub struct FromFioArgs {
     pub quiet: bool,
 }
 
+/// Flags of `profile from-yabs`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FromYabsArgs {
+    /// YABS output: the text it prints, or its JSON (yabs.sh -j / -w).
+    #[arg(value_name = "YABS_OUTPUT")]
+    pub file: PathBuf,
+    /// Which disk, when the file holds several results: its number (1, 2,
+    /// ...) or the partition YABS names (/dev/sdb).
+    #[arg(long, value_name = "N|PARTITION")]
+    pub disk: Option<String>,
+    /// Where to write the profile.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Name of the profile [default: the output file's name without .json].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Profile whose QD1 latencies, flush and round trip fill what YABS
+    /// does not measure.
+    #[arg(long, value_name = "NAME|FILE", default_value = "nvme")]
+    pub base: String,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// Flags of `profile show`.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShowArgs {
@@ -1567,8 +1601,8 @@ pub struct ShowArgs {
 
 /// A shipped profile by name, or a profile file; errors name `flag`.
 fn profile_arg(flag: &str, arg: &str) -> Result<Profile> {
-    if let Some(p) = Profile::shipped(arg) {
-        return Ok(p);
+    if let Some(p) = Profile::lookup(arg) {
+        return p.map_err(|e| usage(format!("{flag} {arg}: {e}")));
     }
     let path = Path::new(arg);
     if path.exists() {
@@ -1584,12 +1618,14 @@ fn profile_arg(flag: &str, arg: &str) -> Result<Profile> {
 pub fn profile_command(cmd: &ProfileCommand) -> Result<i32> {
     match cmd {
         ProfileCommand::FromFio(a) => from_fio(a),
+        ProfileCommand::FromYabs(a) => from_yabs(a),
         ProfileCommand::Show(a) => show(a),
     }
 }
 
-fn from_fio(a: &FromFioArgs) -> Result<i32> {
-    let name = a.name.clone().unwrap_or_else(|| name_from_path(&a.output));
+/// The profile's name: --name, or the output file's; checked.
+fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
+    let name = name.cloned().unwrap_or_else(|| name_from_path(output));
     if name.is_empty()
         || !name
             .chars()
@@ -1599,6 +1635,71 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
             "--name {name:?}: may hold only lowercase letters, digits and '-'"
         )));
     }
+    Ok(name)
+}
+
+fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
+    let name = profile_name(a.name.as_ref(), &a.output)?;
+    let base = profile_arg("--base", &a.base)?;
+    let disks = crate::device::yabs::load(&a.file)?;
+    let file = a.file.display().to_string();
+    let list = || {
+        disks
+            .iter()
+            .enumerate()
+            .map(|(i, d)| format!("{} ({})", i + 1, d.label))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let disk = match &a.disk {
+        None if disks.len() == 1 => &disks[0],
+        None => {
+            return Err(usage(format!(
+                "{file}: holds {} disks' results, {}; choose one with --disk",
+                disks.len(),
+                list()
+            )));
+        }
+        Some(d) => {
+            let by_number = d.parse::<usize>().ok().and_then(|n| n.checked_sub(1));
+            by_number
+                .and_then(|i| disks.get(i))
+                .or_else(|| disks.iter().find(|x| x.label == *d))
+                .ok_or_else(|| {
+                    usage(format!("--disk {d}: not in {file}, which holds {}", list()))
+                })?
+        }
+    };
+    let imp = crate::device::yabs::build(disk, &name, &base, &file)?;
+    let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
+    std::fs::write(&a.output, &text)
+        .with_context(|| format!("-o {}: cannot write the profile", a.output.display()))?;
+    if !a.quiet {
+        println!(
+            "YABS {} ({}), at 128 I/Os in flight, 50/50 read/write:",
+            file, disk.label
+        );
+        print!("{}", crate::device::yabs::render_table(&imp));
+        for n in &imp.notes {
+            println!("* {n}");
+        }
+        println!(
+            "* not measured by YABS, from {}: QD1 read/write latency, fsync latency, whether \
+             flushes scale, round trip",
+            base.name
+        );
+        println!("\n{}", imp.profile.summary_line());
+        println!(
+            "profile {} written to {}",
+            imp.profile.name,
+            a.output.display()
+        );
+    }
+    Ok(0)
+}
+
+fn from_fio(a: &FromFioArgs) -> Result<i32> {
+    let name = profile_name(a.name.as_ref(), &a.output)?;
     let base = profile_arg("--base", &a.base)?;
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let files = crate::device::fio::load(&paths)?;

@@ -388,15 +388,15 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     let summary = summary(&captured, &obs, &json_name, &conf_name);
     match &args.json {
         Some(p) if p == Path::new("-") => {
-            println!("{}", serde_json::to_string_pretty(&captured.figures)?);
+            crate::output::stdout(&(serde_json::to_string_pretty(&captured.figures)? + "\n"))?;
             eprint!("{summary}");
         }
         Some(p) => {
             std::fs::write(p, serde_json::to_string_pretty(&captured.figures)? + "\n")
                 .with_context(|| format!("--json {}: cannot write", p.display()))?;
-            print!("{summary}");
+            crate::output::stdout(&summary)?;
         }
-        None => print!("{summary}"),
+        None => crate::output::stdout(&summary)?,
     }
     Ok(if partial { 130 } else { 0 })
 }

@@ -21,6 +21,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
+use crate::output;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::{self, Settings};
 use crate::workload::Workload;
@@ -89,8 +90,11 @@ pub enum Command {
     /// itself. Reported in seconds and MB/s, with pages read, dirtied and
     /// written, and the WAL it produced.
     Vacuum(VacuumArgs),
-    /// List the shipped device profiles.
+    /// List the shipped device profiles and the provisioned volume types.
     Devices(DevicesArgs),
+    /// List the instance presets for `model --instance`: vCPUs, memory,
+    /// volume limits and instance store, with their sources.
+    Instances,
     /// Create (or check) the data and WAL files for a scale, without running.
     Prepare(PrepareArgs),
     /// Remove the files pgiosim created in --dir (and --wal-dir), nothing else.
@@ -230,12 +234,53 @@ pub struct DevicesArgs {
     /// rates) and print them as a table.
     #[arg(long)]
     pub figures: bool,
+    /// Also print where each profile's figures come from (its `source`).
+    #[arg(long)]
+    pub sources: bool,
+}
+
+fn instances() {
+    use crate::instance::{INSTANCES, OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, Provider};
+    for i in INSTANCES {
+        println!("{}", i.summary_line());
+    }
+    println!(
+        "\nmodel --instance SIZE: --cpus = vCPUs; default --os-cache = RAM − shared_buffers − \
+         {:.0}% of RAM (at least {}), a guess for the kernel and the backends' own memory; \
+         limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
+         30 minutes where the size bursts).\nSources:",
+        OVERHEAD_FRACTION * 100.0,
+        settings::format_memory(OVERHEAD_MIN_BYTES)
+    );
+    for p in [Provider::Aws, Provider::Azure, Provider::Gcp] {
+        if let Some(i) = INSTANCES.iter().find(|i| i.provider == p) {
+            println!("  {}: {}", p.name(), i.source());
+        }
+    }
 }
 
 fn devices(args: &DevicesArgs) {
     let profiles = crate::device::profile::shipped();
     for p in &profiles {
         println!("{}", p.summary_line());
+    }
+    println!(
+        "\nProvisioned volumes, --device TYPE:KEY=VALUE,... (the bare TYPE is the default \
+         provisioning; limits from each provider's docs, see src/device/provisioned.rs):"
+    );
+    for t in crate::device::provisioned::TYPES {
+        println!("  {:<19} {:<6} {}", t.name, t.provider, t.help);
+    }
+    println!(
+        "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
+         --device instance-store; see pgiosim instances)",
+        crate::device::profile::INSTANCE_STORE,
+        "AWS"
+    );
+    if args.sources {
+        for p in &profiles {
+            println!("\n{}: {}", p.name, p.source);
+        }
     }
     if !args.figures {
         return;
@@ -339,9 +384,10 @@ pub struct WorkloadArgs {
     /// its vCPUs are hyperthreads (AWS, Azure and GCP x86 instances), 1
     /// when each is a core (Graviton, or SMT off). With 2, a statement that
     /// starts while more than half the vCPUs are busy shares a core and
-    /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work).
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
-    pub threads_per_core: u32,
+    /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work)
+    /// [default: 1; with `model --instance`, the preset's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub threads_per_core: Option<u32>,
     /// Speed of one of the modelled server's threads alone on a core,
     /// relative to the machine the workload's CPU figures were measured on
     /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
@@ -379,7 +425,7 @@ pub struct WorkloadArgs {
     /// Start the modelled page cache as `pgbench -i` leaves it (the
     /// primary keys' indexes it built last, up to --os-cache), not empty:
     /// a benchmark run straight after loading its data.
-    #[arg(long, requires = "os_cache")]
+    #[arg(long)]
     pub after_init: bool,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
@@ -442,10 +488,24 @@ pub struct RunArgs {
 pub struct ModelArgs {
     #[command(flatten)]
     pub w: WorkloadArgs,
-    /// Device profile: a shipped name (see `pgiosim devices`) or a path to a
-    /// profile JSON.
-    #[arg(long, value_name = "NAME|FILE", default_value = "nvme")]
-    pub device: String,
+    /// Device profile: a shipped name (see `pgiosim devices`), a
+    /// provisioned volume as TYPE:KEY=VALUE,... (gp3:iops=16000,mibps=1000;
+    /// io2:iops=20000; azure-premium-ssd:tier=p40; pd-ssd:size_gib=1000),
+    /// instance-store (with --instance) or an instance size with a store
+    /// (m6id.4xlarge: its instance store), or a path to a profile JSON
+    /// [default: nvme; with --instance, its instance store].
+    #[arg(long, value_name = "NAME|TYPE:KEY=VALUE,...|FILE")]
+    pub device: Option<String>,
+    /// Model this cloud server size (m6id.4xlarge, Standard_D16s_v5,
+    /// n2-standard-16; see `pgiosim instances`): --cpus becomes its vCPUs
+    /// and --threads-per-core theirs,
+    /// the default --os-cache its RAM − shared_buffers − 5% (at least
+    /// 1 GiB), a volume of its provider gets the instance's own limits on
+    /// top of its caps (m6id.4xlarge: 20,000 IOPS and 625 MB/s, bursting to
+    /// 40,000 and 1,250 for 30 minutes), and --device instance-store is its
+    /// local NVMe. Explicit flags win over the preset.
+    #[arg(long, value_name = "SIZE")]
+    pub instance: Option<String>,
 }
 
 /// Default duration when neither -T nor -t is given.
@@ -459,6 +519,10 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Vacuum(args) => vacuum(&args, stop),
         Command::Devices(args) => {
             devices(&args);
+            Ok(0)
+        }
+        Command::Instances => {
+            instances();
             Ok(0)
         }
         Command::Prepare(args) => {
@@ -587,10 +651,11 @@ fn core_config(
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
     };
-    if args.threads_per_core > 1 && cpus % args.threads_per_core != 0 {
+    let threads_per_core = args.threads_per_core.unwrap_or(1);
+    if threads_per_core > 1 && !cpus.is_multiple_of(threads_per_core) {
         return Err(usage(format!(
-            "--threads-per-core {}: --cpus {cpus} is not a whole number of cores of {} threads",
-            args.threads_per_core, args.threads_per_core
+            "--threads-per-core {threads_per_core}: --cpus {cpus} is not a whole number of cores \
+             of {threads_per_core} threads"
         )));
     }
     if !(args.cpu_speed.is_finite() && args.cpu_speed > 0.0 && args.cpu_speed <= 100.0) {
@@ -622,6 +687,11 @@ fn core_config(
             bytes / PAGE_BYTES
         }
     };
+    if args.after_init && os_cache_pages == 0 {
+        return Err(usage(
+            "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",
+        ));
+    }
     if let Some(r) = args.rate
         && !(r.is_finite() && r > 0.0)
     {
@@ -658,7 +728,7 @@ fn core_config(
         vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
         clients: args.clients,
         cpus,
-        threads_per_core: args.threads_per_core,
+        threads_per_core,
         cpu_speed: args.cpu_speed,
         duration,
         transactions_per_client: args.transactions,
@@ -889,7 +959,8 @@ fn execute_plan<D: Device + ?Sized>(
 
 /// Print the report, write the JSON; the exit code says whether it is partial.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
-    print!("{}", text::render(result));
+    let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
+    output::report(&text::render(result), json_on_stdout)?;
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
@@ -993,15 +1064,117 @@ fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     print_result(&result, &args.w)
 }
 
+/// `model`'s plan and device: the flags with the --instance preset filled in
+/// where they were not given.
+fn model_setup(args: &ModelArgs) -> Result<(Plan, Profile)> {
+    let inst = match &args.instance {
+        None => None,
+        Some(name) => Some(crate::instance::lookup(name).ok_or_else(|| {
+            usage(format!(
+                "--instance {name}: not a preset; see `pgiosim instances` (e.g. m6id.4xlarge, \
+                 r6i.2xlarge, Standard_D16s_v5, n2-standard-16)"
+            ))
+        })?),
+    };
+    let mut w = args.w.clone();
+    let mut notice = None;
+    if let Some(i) = inst {
+        if w.cpus.is_none() {
+            w.cpus = Some(i.vcpus);
+        }
+        if w.threads_per_core.is_none() {
+            w.threads_per_core = Some(i.threads_per_core);
+        }
+        if w.os_cache.is_none() {
+            let s = resolve_settings(w.config.as_deref(), &w.set, true)?;
+            let bytes = i.page_cache_bytes(s.shared_buffers_bytes).map_err(usage)?;
+            w.os_cache = Some(format!("{}kB", bytes / 1024));
+            let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+            notice = Some(format!(
+                "page cache {} (RAM {} − shared_buffers {} − {} for the kernel and backends)",
+                gib(bytes),
+                gib(i.memory_bytes()),
+                gib(s.shared_buffers_bytes),
+                gib(crate::instance::overhead_bytes(i.memory_bytes()))
+            ));
+        }
+    }
+    let plan = plan(&w)?;
+    let profile = model_device(args.device.as_deref(), inst, w.quiet)?;
+    if let Some(i) = inst
+        && !w.quiet
+    {
+        eprintln!(
+            "model: instance {}: {} vCPUs, {} per core{}",
+            i.name,
+            plan.cfg.cpus,
+            plan.cfg.threads_per_core,
+            notice.map(|n| format!(", {n}")).unwrap_or_default()
+        );
+    }
+    Ok((plan, profile))
+}
+
+/// The device `model` runs on: --device, resolved against --instance.
+fn model_device(
+    device: Option<&str>,
+    inst: Option<&'static crate::instance::Instance>,
+    quiet: bool,
+) -> Result<Profile> {
+    use crate::device::profile::INSTANCE_STORE;
+    let Some(i) = inst else {
+        return load_profile(device.unwrap_or("nvme"));
+    };
+    let store = || {
+        let base = Profile::shipped("nvme").expect("nvme is shipped");
+        i.store_profile(&base).ok_or_else(|| {
+            usage(format!(
+                "--instance {}: has no instance store; give --device, e.g. gp3 or \
+                 gp3:iops=6000,mibps=250 for an EBS volume",
+                i.name
+            ))
+        })
+    };
+    match device {
+        None | Some(INSTANCE_STORE) => store(),
+        // Another size's store, or the store named by its size: no volume
+        // limits apply to a local disk.
+        Some(d) if d.starts_with("instance-store:") || crate::instance::lookup(d).is_some() => {
+            load_profile(d)
+        }
+        Some(d) => {
+            let p = load_profile(d)?;
+            match crate::device::provisioned::provider_of(d) {
+                Some(prov) if prov == i.provider.name() => Ok(i.limit_volume(&p)),
+                Some(prov) => Err(usage(format!(
+                    "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
+                     volume of the same provider",
+                    i.name,
+                    i.provider.name()
+                ))),
+                None => {
+                    if !quiet {
+                        eprintln!(
+                            "notice: --device {d} is not one of {}'s volume types: the \
+                             instance's volume limits are not applied to it",
+                            i.provider.name()
+                        );
+                    }
+                    Ok(p)
+                }
+            }
+        }
+    }
+}
+
 /// `model` without the report: the result of one run (also for `sweep`).
 pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<RunResult> {
     let w = &args.w;
-    let plan = plan(w)?;
-    let profile = load_profile(&args.device)?;
+    let (plan, profile) = model_setup(args)?;
     if !w.quiet {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
-    let mut dev = model_device(&profile, &plan.cfg, w)?;
+    let mut dev = sim_device(&profile, &plan.cfg, w)?;
     let names = (
         plan.workload.name().to_string(),
         plan.workload.transaction_type().to_string(),
@@ -1016,15 +1189,14 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
 /// What `model` runs, built but not started: the database and its simulated
 /// device (for benchmarks of the simulation itself).
 pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
-    let plan = plan(&args.w)?;
-    let profile = load_profile(&args.device)?;
-    let dev = model_device(&profile, &plan.cfg, &args.w)?;
+    let (plan, profile) = model_setup(args)?;
+    let dev = sim_device(&profile, &plan.cfg, &args.w)?;
     Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
 }
 
 /// The simulated device of `model`: the primary's, and each standby's
 /// WAL device (its device=, else the primary's profile), each seeded apart.
-fn model_device(profile: &Profile, cfg: &CoreConfig, w: &WorkloadArgs) -> Result<SimDevice> {
+fn sim_device(profile: &Profile, cfg: &CoreConfig, w: &WorkloadArgs) -> Result<SimDevice> {
     let mut dev = SimDevice::new(DeviceModel::new(profile, cfg.seed));
     let decls = crate::standby::gather(&w.standbys, w.standby_file.as_deref())?;
     for (i, d) in decls.iter().enumerate() {
@@ -1041,8 +1213,8 @@ fn model_device(profile: &Profile, cfg: &CoreConfig, w: &WorkloadArgs) -> Result
 
 /// A shipped profile by name, or a profile JSON by path.
 pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
-    if let Some(p) = Profile::shipped(name_or_path) {
-        return Ok(p);
+    if let Some(p) = Profile::lookup(name_or_path) {
+        return p.map_err(|e| usage(format!("--device {name_or_path}: {e}")));
     }
     let path = Path::new(name_or_path);
     if path.exists() {
@@ -1061,13 +1233,7 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
 /// Write a JSON document to `path` ("-": standard output), for every `--json`.
 pub(crate) fn write_json(path: &Path, result: &impl serde::Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(result)? + "\n";
-    if path == Path::new("-") {
-        print!("{text}");
-        return Ok(());
-    }
-    std::fs::write(path, text)
-        .with_context(|| format!("--json {}: cannot write", path.display()))?;
-    Ok(())
+    output::write_file("--json", path, &text)
 }
 
 /// What `pgiosim vacuum` measured.
@@ -1177,13 +1343,17 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
         settings: settings.to_json(),
     };
+    use std::fmt::Write as _;
+    let mut report = String::new();
     if r.partial {
-        println!(
+        let _ = writeln!(
+            report,
             "*** partial result: interrupted after {:.1} s ***",
             r.seconds
         );
     }
-    println!(
+    let _ = writeln!(
+        report,
         "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
         settings::format_memory(r.bloat_bytes),
         r.pages,
@@ -1192,24 +1362,21 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         r.seconds,
         r.mb_per_s
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  pages read {}, found in shared buffers {}, dirtied {}, written by vacuum {}",
         r.pages_read, r.pages_hit, r.pages_dirtied, r.pages_written
     );
-    println!(
+    let _ = writeln!(
+        report,
         "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s",
         r.wal_bytes as f64 / 1e6,
         r.full_page_images,
         r.cost_sleep_s
     );
+    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
     if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&r)? + "\n";
-        if path == Path::new("-") {
-            print!("{text}");
-        } else {
-            std::fs::write(path, text)
-                .with_context(|| format!("--json {}: cannot write", path.display()))?;
-        }
+        write_json(path, &r)?;
     }
     Ok(if r.partial { 130 } else { 0 })
 }

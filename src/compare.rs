@@ -18,6 +18,7 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::cli::{self, UsageError};
+use crate::output;
 use crate::report::load::{self, LoadedResult};
 use crate::report::{SCHEMA, SCHEMA_VERSION};
 
@@ -40,6 +41,13 @@ pub struct CompareArgs {
     /// Print no warnings, only the table.
     #[arg(short, long)]
     pub quiet: bool,
+    /// Write the table as CSV to FILE ("-" for standard output): a row a
+    /// figure, each input's value and its ratio to the first.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the table as a Markdown table to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// The comparison, as `--json` writes it.
@@ -400,6 +408,33 @@ pub fn fmt_ratio(r: Option<f64>) -> String {
 }
 
 /// Render the comparison as text.
+/// The comparison's table for export: a row a figure; per input its value
+/// and, after the first, its ratio to the first.
+pub fn table_of(doc: &CompareDoc) -> output::Table {
+    let mut headers: Vec<String> = vec!["section".into(), "metric".into(), "unit".into()];
+    for (i, input) in doc.inputs.iter().enumerate() {
+        headers.push(input.label.clone());
+        if i > 0 {
+            headers.push(format!("{}/{}", input.label, doc.inputs[0].label));
+        }
+    }
+    let rows = doc
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.section.clone(), r.metric.clone(), r.unit.clone()];
+            for (i, v) in r.values.iter().enumerate() {
+                row.push(output::cell(*v, 3));
+                if i > 0 {
+                    row.push(output::cell(r.ratios.get(i).copied().flatten(), 3));
+                }
+            }
+            row
+        })
+        .collect();
+    output::Table { headers, rows }
+}
+
 pub fn render(doc: &CompareDoc) -> String {
     let mut o = String::new();
     for i in &doc.inputs {
@@ -483,9 +518,19 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         }
     }
     let doc = build(&results, args.force && !why.is_empty(), warnings);
-    print!("{}", render(&doc));
+    let exports = [&args.json, &args.csv, &args.markdown];
+    let stdout_taken = exports
+        .iter()
+        .any(|p| p.as_deref().is_some_and(output::is_stdout));
+    output::report(&render(&doc), stdout_taken)?;
     if let Some(path) = &args.json {
         cli::write_json(path, &doc)?;
+    }
+    if let Some(path) = &args.csv {
+        output::write_file("--csv", path, &table_of(&doc).to_csv())?;
+    }
+    if let Some(path) = &args.markdown {
+        output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
     }
     Ok(0)
 }

@@ -9,6 +9,8 @@ pub mod core;
 pub mod datafiles;
 pub mod device;
 pub mod engine;
+pub mod instance;
+pub mod output;
 pub mod report;
 pub mod settings;
 pub mod standby;

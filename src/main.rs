@@ -21,6 +21,8 @@ fn main() -> ExitCode {
     }
     match cli::execute(cli, stop) {
         Ok(code) => ExitCode::from(code as u8),
+        // A reader that closed the pipe early (`| head`) wanted no more.
+        Err(e) if pgiosim::output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e:#}");
             if e.downcast_ref::<UsageError>().is_some() {

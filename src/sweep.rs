@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
@@ -21,6 +22,7 @@ use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, UsageError, WorkloadArgs};
+use crate::output;
 use crate::report::{RunResult, SCHEMA_VERSION};
 
 /// Name of the sweep schema (`schema_version` is the result's).
@@ -92,6 +94,13 @@ pub struct SweepArgs {
     /// time: they share the disk under test.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub parallel: Option<u32>,
+    /// Write the table as CSV to FILE ("-" for standard output), one row
+    /// a point, for a spreadsheet.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write the table as a Markdown table to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
@@ -683,9 +692,19 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         knees,
         results,
     };
-    print!("{}", render(&doc));
+    let exports = [&args.w.json, &args.csv, &args.markdown];
+    let stdout_taken = exports
+        .iter()
+        .any(|p| p.as_deref().is_some_and(output::is_stdout));
+    output::report(&render(&doc), stdout_taken)?;
     if let Some(path) = &args.w.json {
         cli::write_json(path, &doc)?;
+    }
+    if let Some(path) = &args.csv {
+        output::write_file("--csv", path, &table_of(&doc).to_csv())?;
+    }
+    if let Some(path) = &args.markdown {
+        output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
     }
     Ok(if interrupted { 130 } else { 0 })
 }
@@ -721,7 +740,8 @@ fn run_points(
                 (SweepMode::Model, Some(d)) => cli::model_result(
                     &ModelArgs {
                         w,
-                        device: d.clone(),
+                        device: Some(d.clone()),
+                        instance: None,
                     },
                     stop,
                 ),
@@ -754,6 +774,69 @@ fn point_label(p: &Point, grid: &Grid) -> String {
 }
 
 /// Render the sweep's table and knees as text.
+/// The sweep's table for export: a row a point, the swept settings and
+/// the breakdown's buckets as columns of their own.
+pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
+    let settings: Vec<String> = doc
+        .table
+        .iter()
+        .flat_map(|r| r.settings.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let buckets: Vec<String> = doc
+        .table
+        .iter()
+        .flat_map(|r| r.breakdown_ms.keys().cloned())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut headers: Vec<String> = vec!["series".into(), "device".into()];
+    headers.extend(settings.iter().cloned());
+    headers.extend(
+        [
+            "clients",
+            "tps",
+            "tps_growth_per_doubling",
+            "latency_avg_ms",
+            "latency_p50_ms",
+            "latency_p99_ms",
+            "commits_per_flush",
+        ]
+        .map(String::from),
+    );
+    headers.extend(buckets.iter().map(|b| format!("{b}_ms")));
+    headers.extend(["cpu_utilisation".to_string(), "partial".to_string()]);
+    let rows = doc
+        .table
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.series.clone(), r.device.clone().unwrap_or_default()];
+            row.extend(
+                settings
+                    .iter()
+                    .map(|k| r.settings.get(k).cloned().unwrap_or_default()),
+            );
+            row.push(r.clients.to_string());
+            row.push(output::cell(Some(r.tps), 1));
+            row.push(output::cell(r.tps_growth_per_doubling, 3));
+            row.push(output::cell(Some(r.latency_avg_ms), 3));
+            row.push(output::cell(Some(r.latency_p50_ms), 3));
+            row.push(output::cell(Some(r.latency_p99_ms), 3));
+            row.push(output::cell(Some(r.commits_per_flush), 2));
+            row.extend(
+                buckets
+                    .iter()
+                    .map(|b| output::cell(r.breakdown_ms.get(b).copied(), 3)),
+            );
+            row.push(output::cell(Some(r.cpu_utilisation), 3));
+            row.push(r.partial.to_string());
+            row
+        })
+        .collect();
+    output::Table { headers, rows }
+}
+
 pub fn render<R>(doc: &SweepDoc<R>) -> String {
     let mut o = String::new();
     if doc.partial {

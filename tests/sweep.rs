@@ -186,7 +186,7 @@ fn latency_cdf_is_in_the_result() {
     ]);
     assert!(o.status.success(), "{}", text(&o));
     let out = String::from_utf8(o.stdout).unwrap();
-    let v: Value = serde_json::from_str(&out[out.find("\n{").unwrap() + 1..]).unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap();
     let cdf = v["latency_cdf"].as_array().unwrap();
     assert!(cdf.len() > 100, "{}", cdf.len());
     assert_eq!(f(&cdf[0]["percentile"]), 0.0);

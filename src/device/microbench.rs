@@ -68,6 +68,35 @@ pub fn read_iops(p: &Profile, qd: u32, seed: u64) -> f64 {
     OPS as f64 / ((last - first) as f64 / 1e9)
 }
 
+/// Random reads and writes of `bytes`, half each (fio `randrw`,
+/// `rwmixread=50`, as YABS runs it), closed loop with `qd` in flight:
+/// completions (reads and writes together) per second of virtual time.
+pub fn mixed_iops(p: &Profile, bytes: u64, qd: u32, seed: u64) -> f64 {
+    assert!(qd >= 1, "queue depth must be at least 1");
+    let mut m = DeviceModel::new(p, seed);
+    let op = |i: u64| {
+        if i.is_multiple_of(2) {
+            Op::Read
+        } else {
+            Op::Write
+        }
+    };
+    let mut inflight: BinaryHeap<Reverse<Nanos>> = BinaryHeap::with_capacity(qd as usize);
+    for i in 0..u64::from(qd) {
+        inflight.push(Reverse(m.submit(0, op(i), bytes)));
+    }
+    let (mut first, mut last) = (0, 0);
+    for i in 0..WARMUP_OPS + OPS {
+        let Reverse(t) = inflight.pop().expect("qd ≥ 1 in flight");
+        if i == WARMUP_OPS {
+            first = t;
+        }
+        last = t;
+        inflight.push(Reverse(m.submit(t, op(i + u64::from(qd)), bytes)));
+    }
+    OPS as f64 / ((last - first) as f64 / 1e9)
+}
+
 /// QD1 loop of an 8 KiB write followed by a flush (fio's fsync'd write):
 /// pairs per second.
 pub fn qd1_flush_rate(p: &Profile, seed: u64) -> f64 {

@@ -2,14 +2,16 @@
 //! turns a profile into completion times, and the model's own fio-like
 //! microbenchmarks.
 //!
-//! All of it is sans-I/O (no clock, no thread, no file except
-//! [`Profile::load`]) and deterministic for a seed, so `model` runs repeat to
-//! the bit.
+//! All of it is sans-I/O (no clock, no thread, no file except the loaders:
+//! [`Profile::load`], [`fio::load`], [`yabs::load`]) and deterministic for a
+//! seed, so `model` runs repeat to the bit.
 
 pub mod fio;
 pub mod microbench;
 pub mod model;
 pub mod profile;
+pub mod provisioned;
+pub mod yabs;
 
 pub use model::{DeviceModel, Op};
 pub use profile::{Profile, shipped};

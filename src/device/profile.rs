@@ -65,6 +65,25 @@ pub const BUCKET_MS_MAX: f64 = 60_000.0;
 
 const MIB: f64 = 1_048_576.0;
 
+/// The `--device` name of an instance's local store.
+pub const INSTANCE_STORE: &str = "instance-store";
+
+/// The instance presets with a store, for messages: their families and sizes.
+fn store_sizes() -> String {
+    let with: Vec<&str> = crate::instance::INSTANCES
+        .iter()
+        .filter(|i| i.store.is_some())
+        .map(|i| i.name)
+        .collect();
+    let mut families: Vec<&str> = with.iter().filter_map(|n| n.split('.').next()).collect();
+    families.dedup();
+    format!(
+        "{} ({} sizes, e.g. m6id.4xlarge)",
+        families.join(", "),
+        with.len()
+    )
+}
+
 /// A disk, as the device model sees it. See the module docs for the schema.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -245,6 +264,28 @@ const SHIPPED: &[(&str, &str)] = &[
     ("gp3", include_str!("profiles/gp3.json")),
     ("gp3-16k", include_str!("profiles/gp3-16k.json")),
     ("io2", include_str!("profiles/io2.json")),
+    ("gp2", include_str!("profiles/gp2.json")),
+    ("io1", include_str!("profiles/io1.json")),
+    (
+        "azure-premium-ssd",
+        include_str!("profiles/azure-premium-ssd.json"),
+    ),
+    (
+        "azure-premium-v2",
+        include_str!("profiles/azure-premium-v2.json"),
+    ),
+    ("pd-balanced", include_str!("profiles/pd-balanced.json")),
+    ("pd-ssd", include_str!("profiles/pd-ssd.json")),
+    (
+        "hyperdisk-balanced",
+        include_str!("profiles/hyperdisk-balanced.json"),
+    ),
+    ("hetzner-nvme", include_str!("profiles/hetzner-nvme.json")),
+    (
+        "hetzner-volume",
+        include_str!("profiles/hetzner-volume.json"),
+    ),
+    ("ceph-rbd", include_str!("profiles/ceph-rbd.json")),
     ("network-plp", include_str!("profiles/network-plp.json")),
     ("budget-ssd", include_str!("profiles/budget-ssd.json")),
     ("this-vm", include_str!("profiles/this-vm.json")),
@@ -315,11 +356,58 @@ impl Profile {
             .map(|(n, text)| parse_shipped(n, text))
     }
 
-    /// What `--device` takes: a shipped profile's name, or a path to a
-    /// profile JSON file.
-    pub fn from_name_or_path(arg: &str) -> Result<Profile> {
+    /// A device named on the command line without a file: a shipped
+    /// profile's name, a provisioned volume (`gp3:iops=16000,mibps=1000`,
+    /// see [`super::provisioned`]) or an instance's store
+    /// (`instance-store:type=m6id.4xlarge`, or the size alone). None when `arg` is none of
+    /// these (then it may be a file); an error names what is wrong with a
+    /// provisioning.
+    pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
         if let Some(p) = Profile::shipped(arg) {
-            return Ok(p);
+            return Some(Ok(p));
+        }
+        if arg == INSTANCE_STORE {
+            return Some(Err(format!(
+                "{INSTANCE_STORE} is the instance's own disk: give --instance SIZE, or write \
+                 {INSTANCE_STORE}:type=SIZE (sizes with a store: {})",
+                store_sizes()
+            )));
+        }
+        if let Some(rest) = arg.strip_prefix("instance-store:") {
+            let size = rest.strip_prefix("type=").unwrap_or(rest).trim();
+            return Some(Profile::instance_store(size));
+        }
+        // An instance size names its store ("--device m6id.4xlarge").
+        if crate::instance::lookup(arg).is_some() {
+            return Some(Profile::instance_store(arg));
+        }
+        super::provisioned::parse(arg, Profile::shipped)
+    }
+
+    /// The instance store of the instance preset `size` (see
+    /// [`crate::instance`]), with the `nvme` profile's latencies.
+    pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
+        let Some(inst) = crate::instance::lookup(size) else {
+            return Err(format!(
+                "{INSTANCE_STORE}: {size:?} is not an instance preset with a store; sizes: {}",
+                store_sizes()
+            ));
+        };
+        let base = Profile::shipped("nvme").expect("nvme is shipped");
+        inst.store_profile(&base).ok_or_else(|| {
+            format!(
+                "{INSTANCE_STORE}: {} has no instance store; sizes with one: {}",
+                inst.name,
+                store_sizes()
+            )
+        })
+    }
+
+    /// What `--device` takes: a shipped profile's name, a provisioned
+    /// volume, an instance store, or a path to a profile JSON file.
+    pub fn from_name_or_path(arg: &str) -> Result<Profile> {
+        if let Some(p) = Profile::lookup(arg) {
+            return p.map_err(|e| anyhow!("--device {arg}: {e}"));
         }
         let path = Path::new(arg);
         if path.exists() || arg.ends_with(".json") || arg.contains('/') {
@@ -631,13 +719,13 @@ fn fmt_us(us: f64) -> String {
     }
 }
 
-/// 3000 → "3,000"; fractions kept as written ("62.5").
-fn fmt_num(v: f64) -> String {
+/// 3000 → "3,000"; fractions to two decimals at most ("62.5", "190.73").
+pub(crate) fn fmt_num(v: f64) -> String {
     let whole = v.trunc();
     let digits = format!("{:.0}", whole.abs());
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -646,8 +734,9 @@ fn fmt_num(v: f64) -> String {
         out.insert(0, '-');
     }
     if v.fract() != 0.0 {
-        let frac = format!("{}", v.fract().abs());
-        out.push_str(frac.trim_start_matches('0'));
+        // Two decimals at most: a cap converted from MB/s has many.
+        let frac = format!("{:.2}", v.fract().abs());
+        out.push_str(frac.trim_start_matches('0').trim_end_matches('0'));
     }
     out
 }
@@ -979,6 +1068,7 @@ mod tests {
         assert_eq!(fmt_num(62.5), "62.5");
         assert_eq!(fmt_num(999.0), "999");
         assert_eq!(fmt_num(1e6), "1,000,000");
+        assert_eq!(fmt_num(190.73486328125), "190.73");
     }
 
     #[test]

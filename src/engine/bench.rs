@@ -116,9 +116,9 @@ pub struct IoBenchResult {
 pub fn iobench(args: &IoBenchArgs) -> Result<()> {
     let r = run_iobench(args)?;
     if args.json {
-        println!("{}", serde_json::to_string(&r)?);
+        crate::output::stdout(&(serde_json::to_string(&r)? + "\n"))?;
     } else {
-        print!("{}", render_text(&r));
+        crate::output::stdout(&render_text(&r))?;
     }
     Ok(())
 }

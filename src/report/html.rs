@@ -499,8 +499,8 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc<LoadedResu
 pub fn report(args: &ReportArgs) -> Result<i32> {
     let inputs = read_inputs(&args.files)?;
     let page = render(&args.title, &inputs)?;
-    if args.output == std::path::Path::new("-") {
-        print!("{page}");
+    if crate::output::is_stdout(&args.output) {
+        crate::output::stdout(&page)?;
     } else {
         std::fs::write(&args.output, &page)
             .with_context(|| format!("-o {}: cannot write", args.output.display()))?;

@@ -99,6 +99,10 @@ pub fn render(r: &RunResult) -> String {
         if b.bucket == "client" && b.mean_us == 0.0 {
             continue;
         }
+        // Only runs with standbys (--standby) can wait for them.
+        if b.bucket == "sync_rep" && r.replication.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             o,
             "  {:<12} {:>10.1} {:>6.1}% {:>10.1}",

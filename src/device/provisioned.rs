@@ -1,0 +1,651 @@
+//! Provisioned volume types: `--device gp3:iops=16000,mibps=1000`.
+//!
+//! A cloud volume's caps are chosen when it is created (IOPS, throughput,
+//! size or tier) within limits its provider publishes. `TYPE:KEY=VALUE,...`
+//! builds the profile of one such volume: the shipped profile named `TYPE`
+//! (its latencies, channels and round trip, and the caps of its defaults)
+//! with the caps the values give, each checked against the type's limits.
+//! The bare name is the default provisioning. The limits and formulas, and
+//! where they come from:
+//!
+//! | type | keys (default) | caps | source |
+//! |---|---|---|---|
+//! | `gp3` | `iops` 3,000–16,000 (3,000), `mibps` 125–1,000 (125), `size_gib` | as given; `mibps` at most 0.25 per IOPS above 125, `iops` at most 500 per GiB | AWS EBS general-purpose docs |
+//! | `gp2` | `size_gib` 1–16,384 (500) | baseline 3 IOPS/GiB (100–16,000); under 3,000 a burst to 3,000 on a 5.4 M credit bucket; 128 MiB/s up to 170 GiB, else 250 | AWS EBS general-purpose docs |
+//! | `io1` | `iops` 100–64,000 (3,000), `size_gib` | 500 MiB/s up to 32,000 IOPS, then 16 KiB per IOPS; at most 50 IOPS per GiB | AWS EBS provisioned-IOPS docs |
+//! | `io2` | `iops` 100–256,000 (64,000), `size_gib` | Block Express: 0.256 MiB/s per IOPS, at most 4,000; at most 1,000 IOPS per GiB | AWS EBS provisioned-IOPS docs |
+//! | `azure-premium-ssd` | `tier` p1–p80 (p30) | the tier's IOPS and MB/s; P1–P20 burst to 3,500 IOPS for 30 minutes on credits | Azure managed disk types |
+//! | `azure-premium-v2` | `iops` 3,000–80,000 (3,000), `mbps` 125–2,000 (125), `size_gib` | as given; `mbps` at most 0.25 per IOPS above 125, `iops` at most 500 per GiB above 3,000 | Azure managed disk types |
+//! | `pd-balanced` | `size_gib` 10–65,536 (500) | 3,000 + 6 IOPS/GiB (≤ 80,000), 140 + 0.28 MiB/s per GiB (≤ 1,200) | GCP Persistent Disk performance |
+//! | `pd-ssd` | `size_gib` 10–65,536 (500) | 6,000 + 30 IOPS/GiB (≤ 100,000), 240 + 0.48 MiB/s per GiB (≤ 1,200) | GCP Persistent Disk performance |
+//! | `hyperdisk-balanced` | `iops` 3,000–160,000 (3,000), `mibps` 140–2,400 (140) | as given | GCP Hyperdisk Balanced |
+//! | `instance-store` | `type` (an instance preset with a store) | the size's read and write IOPS | see [`crate::instance`] |
+//!
+//! Each type's page is quoted in its shipped profile's `source`; the rules
+//! above are in [`TYPES`]. Errors name the type, the key, the value and the
+//! limit ("gp3: iops 20000 is above gp3's maximum of 16,000").
+
+use std::collections::BTreeMap;
+
+use super::profile::{Burst, Profile, fmt_num};
+
+const MIB: f64 = 1_048_576.0;
+
+/// A provisioned volume type: its keys and how values become caps.
+pub struct Type {
+    /// The type's name, also the shipped profile it starts from.
+    pub name: &'static str,
+    /// The keys it takes, in the order the profile's name lists them.
+    pub keys: &'static [&'static str],
+    /// One line: the keys' ranges and defaults.
+    pub help: &'static str,
+    /// Whose volumes these are (for `--instance`): "AWS", "Azure", "GCP",
+    /// or "" for a local disk.
+    pub provider: &'static str,
+    build: fn(&Values) -> Result<Caps, String>,
+}
+
+/// The caps a provisioning gives.
+struct Caps {
+    iops: f64,
+    mib_s: f64,
+    burst: Option<Burst>,
+}
+
+/// The values given, by key.
+pub struct Values {
+    type_name: &'static str,
+    map: BTreeMap<String, String>,
+}
+
+impl Values {
+    fn num(
+        &self,
+        key: &str,
+        default: Option<f64>,
+        min: f64,
+        max: f64,
+    ) -> Result<Option<f64>, String> {
+        let Some(text) = self.map.get(key) else {
+            return Ok(default);
+        };
+        let v: f64 = text
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite())
+            .ok_or_else(|| format!("{}: {key}={text} is not a number", self.type_name))?;
+        if v < min {
+            return Err(format!(
+                "{}: {key} {text} is below {}'s minimum of {}",
+                self.type_name,
+                self.type_name,
+                fmt_num(min)
+            ));
+        }
+        if v > max {
+            return Err(format!(
+                "{}: {key} {text} is above {}'s maximum of {}",
+                self.type_name,
+                self.type_name,
+                fmt_num(max)
+            ));
+        }
+        Ok(Some(v))
+    }
+
+    fn required(&self, key: &str, default: f64, min: f64, max: f64) -> Result<f64, String> {
+        Ok(self.num(key, Some(default), min, max)?.expect("a default"))
+    }
+}
+
+/// Every provisioned type, in `pgiosim devices` order.
+pub const TYPES: &[Type] = &[
+    Type {
+        name: "gp3",
+        keys: &["iops", "mibps", "size_gib"],
+        help: "iops 3,000-16,000 (3,000), mibps 125-1,000 (125, at most 0.25 per IOPS), size_gib (at most 500 IOPS per GiB)",
+        provider: "AWS",
+        build: gp3,
+    },
+    Type {
+        name: "gp2",
+        keys: &["size_gib"],
+        help: "size_gib 1-16,384 (500): 3 IOPS per GiB, bursts to 3,000 on credits below 1 TiB",
+        provider: "AWS",
+        build: gp2,
+    },
+    Type {
+        name: "io1",
+        keys: &["iops", "size_gib"],
+        help: "iops 100-64,000 (3,000), size_gib (at most 50 IOPS per GiB)",
+        provider: "AWS",
+        build: io1,
+    },
+    Type {
+        name: "io2",
+        keys: &["iops", "size_gib"],
+        help: "iops 100-256,000 (64,000), size_gib (at most 1,000 IOPS per GiB); Block Express",
+        provider: "AWS",
+        build: io2,
+    },
+    Type {
+        name: "azure-premium-ssd",
+        keys: &["tier"],
+        help: "tier p1-p80 (p30)",
+        provider: "Azure",
+        build: azure_premium_ssd,
+    },
+    Type {
+        name: "azure-premium-v2",
+        keys: &["iops", "mbps", "size_gib"],
+        help: "iops 3,000-80,000 (3,000), mbps 125-2,000 (125, at most 0.25 per IOPS), size_gib (at most 500 IOPS per GiB)",
+        provider: "Azure",
+        build: azure_premium_v2,
+    },
+    Type {
+        name: "pd-balanced",
+        keys: &["size_gib"],
+        help: "size_gib 10-65,536 (500): 3,000 + 6 IOPS and 140 + 0.28 MiB/s per GiB",
+        provider: "GCP",
+        build: pd_balanced,
+    },
+    Type {
+        name: "pd-ssd",
+        keys: &["size_gib"],
+        help: "size_gib 10-65,536 (500): 6,000 + 30 IOPS and 240 + 0.48 MiB/s per GiB",
+        provider: "GCP",
+        build: pd_ssd,
+    },
+    Type {
+        name: "hyperdisk-balanced",
+        keys: &["iops", "mibps", "size_gib"],
+        help: "iops 3,000-160,000 (3,000), mibps 140-2,400 (140)",
+        provider: "GCP",
+        build: hyperdisk_balanced,
+    },
+];
+
+/// The provider whose volume a `--device` value names ("gp3",
+/// "gp3:iops=6000", "gp3-16k"), if it is one of the provisioned types or a
+/// shipped variant of one.
+pub fn provider_of(arg: &str) -> Option<&'static str> {
+    let name = arg.split(':').next().unwrap_or(arg);
+    let name = if name == "gp3-16k" { "gp3" } else { name };
+    TYPES.iter().find(|t| t.name == name).map(|t| t.provider)
+}
+
+/// `TYPE:KEY=VALUE,...` as a profile, or None when `arg` has no `:` (a bare
+/// name or a path: the caller looks those up). `base` finds a shipped
+/// profile by name.
+pub fn parse(arg: &str, base: impl Fn(&str) -> Option<Profile>) -> Option<Result<Profile, String>> {
+    let (type_name, rest) = arg.split_once(':')?;
+    if type_name.contains('/') || type_name.ends_with(".json") {
+        return None;
+    }
+    Some(build(type_name, rest, base))
+}
+
+fn build(
+    type_name: &str,
+    rest: &str,
+    base: impl Fn(&str) -> Option<Profile>,
+) -> Result<Profile, String> {
+    let Some(t) = TYPES.iter().find(|t| t.name == type_name) else {
+        return Err(format!(
+            "{type_name}: not a provisioned volume type; the types are {} (and \
+             instance-store:type=SIZE)",
+            TYPES.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+        ));
+    };
+    let mut map = BTreeMap::new();
+    for item in rest.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let Some((k, v)) = item.split_once('=') else {
+            return Err(format!(
+                "{type_name}: {item:?} is not KEY=VALUE; {type_name} takes {}",
+                t.help
+            ));
+        };
+        let k = k.trim().to_ascii_lowercase();
+        if !t.keys.contains(&k.as_str()) {
+            return Err(format!(
+                "{type_name}: no key {k:?}; {type_name} takes {}",
+                t.keys.join(", ")
+            ));
+        }
+        if map.insert(k.clone(), v.trim().to_string()).is_some() {
+            return Err(format!("{type_name}: {k} given twice"));
+        }
+    }
+    let values = Values {
+        type_name: t.name,
+        map,
+    };
+    let caps = (t.build)(&values)?;
+    let mut p = base(t.name).unwrap_or_else(|| panic!("{} is a shipped profile", t.name));
+    let label = caps_label(&caps);
+    p.caps.iops = Some(caps.iops);
+    p.caps.mib_s = Some(caps.mib_s);
+    p.caps.burst = caps.burst;
+    let parts: Vec<String> = t
+        .keys
+        .iter()
+        .filter_map(|k| values.map.get(*k).map(|v| name_part(k, v)))
+        .collect();
+    if !parts.is_empty() {
+        p.name = format!("{}-{}", t.name, parts.join("-"));
+    }
+    p.description = format!("{} ({type_name}:{rest})", type_description(t.name));
+    p.source = format!(
+        "{} Provisioned as {type_name}:{rest}: {label}, by the type's rules (src/device/provisioned.rs: {}).",
+        p.source, t.help
+    );
+    Profile::from_json(
+        &p.to_json().to_string(),
+        &format!("--device {type_name}:{rest}"),
+    )
+    .map_err(|e| format!("{e:#}"))
+}
+
+fn type_description(name: &str) -> &'static str {
+    match name {
+        "gp3" => "AWS EBS gp3",
+        "gp2" => "AWS EBS gp2",
+        "io1" => "AWS EBS io1",
+        "io2" => "AWS EBS io2 Block Express",
+        "azure-premium-ssd" => "Azure Premium SSD",
+        "azure-premium-v2" => "Azure Premium SSD v2",
+        "pd-balanced" => "GCP balanced Persistent Disk",
+        "pd-ssd" => "GCP SSD Persistent Disk",
+        "hyperdisk-balanced" => "GCP Hyperdisk Balanced",
+        _ => "provisioned volume",
+    }
+}
+
+/// "iops", "16000" → "16000iops"; "tier", "P30" → "p30".
+fn name_part(key: &str, value: &str) -> String {
+    let v: String = value
+        .to_ascii_lowercase()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    match key {
+        "tier" => v,
+        "size_gib" => format!("{v}gib"),
+        _ => format!("{v}{key}"),
+    }
+}
+
+fn caps_label(c: &Caps) -> String {
+    let mut s = format!("{} IOPS, {} MiB/s", fmt_num(c.iops), fmt_num(c.mib_s));
+    if let Some(b) = c.burst {
+        s += &format!(
+            ", baseline {} IOPS with a {} I/O burst bucket",
+            fmt_num(b.baseline_iops),
+            fmt_num(b.size_ios)
+        );
+    }
+    s
+}
+
+/// `iops` may be at most `per_gib` × size when the size is given.
+fn per_gib(
+    v: &Values,
+    iops: f64,
+    per_gib: f64,
+    floor: f64,
+    min_gib: f64,
+    max_gib: f64,
+) -> Result<(), String> {
+    if let Some(size) = v.num("size_gib", None, min_gib, max_gib)? {
+        let max = (per_gib * size).max(floor);
+        if iops > max {
+            return Err(format!(
+                "{}: iops {} needs a larger volume: at most {} IOPS per GiB, so {} GiB allows {}",
+                v.type_name,
+                fmt_num(iops),
+                fmt_num(per_gib),
+                fmt_num(size),
+                fmt_num(max)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// AWS EBS gp3 (https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html):
+/// "a consistent baseline IOPS performance of 3,000 IOPS ... additional
+/// IOPS (up to a maximum of 16,000) ... at a ratio of 500 IOPS per GiB";
+/// "baseline throughput performance of 125 MiB/s ... up to a maximum of
+/// 1,000 MiB/s ... at a ratio of 0.25 MiB/s per provisioned IOPS".
+fn gp3(v: &Values) -> Result<Caps, String> {
+    let iops = v.required("iops", 3000.0, 3000.0, 16000.0)?;
+    let mib_s = v.required("mibps", 125.0, 125.0, 1000.0)?;
+    let max_mib_s = (0.25 * iops).max(125.0);
+    if mib_s > max_mib_s {
+        return Err(format!(
+            "gp3: mibps {} needs more IOPS: at most 0.25 MiB/s per provisioned IOPS, so iops {} \
+             allows {} (mibps 1000 needs iops 4000)",
+            fmt_num(mib_s),
+            fmt_num(iops),
+            fmt_num(max_mib_s)
+        ));
+    }
+    per_gib(v, iops, 500.0, 3000.0, 1.0, 16384.0)?;
+    Ok(Caps {
+        iops,
+        mib_s,
+        burst: None,
+    })
+}
+
+/// AWS EBS gp2 (same page): baseline 3 IOPS per GiB between 100 and 16,000;
+/// below 1 TiB a burst to 3,000 IOPS on a 5.4 million credit bucket;
+/// 128 MiB/s up to 170 GiB, 250 MiB/s above ("can burst to 250" between
+/// 170 and 334 GiB: taken as 250).
+fn gp2(v: &Values) -> Result<Caps, String> {
+    let size = v.required("size_gib", 500.0, 1.0, 16384.0)?;
+    let baseline = (3.0 * size).clamp(100.0, 16000.0);
+    let mib_s = if size <= 170.0 { 128.0 } else { 250.0 };
+    Ok(if baseline < 3000.0 {
+        Caps {
+            iops: 3000.0,
+            mib_s,
+            burst: Some(Burst {
+                size_ios: 5.4e6,
+                baseline_iops: baseline,
+            }),
+        }
+    } else {
+        Caps {
+            iops: baseline,
+            mib_s,
+            burst: None,
+        }
+    })
+}
+
+/// AWS EBS io1 (https://docs.aws.amazon.com/ebs/latest/userguide/provisioned-iops.html):
+/// 100 to 64,000 IOPS, at most 50 per GiB; "up to 32,000 IOPS ... as much
+/// as 500 MiB/s"; above, "a linear increase in throughput at a rate of
+/// 16 KiB per provisioned IOPS".
+fn io1(v: &Values) -> Result<Caps, String> {
+    let iops = v.required("iops", 3000.0, 100.0, 64000.0)?;
+    per_gib(v, iops, 50.0, 0.0, 4.0, 16384.0)?;
+    let mib_s = if iops <= 32000.0 {
+        500.0
+    } else {
+        iops * 16.0 / 1024.0
+    };
+    Ok(Caps {
+        iops,
+        mib_s,
+        burst: None,
+    })
+}
+
+/// AWS EBS io2 Block Express (same page): "Provisioned IOPS up to 256,000,
+/// with an IOPS:GiB ratio of 1,000:1"; "Volume throughput up to 4,000
+/// MiB/s. Throughput scales proportionally up to 0.256 MiB/s per
+/// provisioned IOPS".
+fn io2(v: &Values) -> Result<Caps, String> {
+    let iops = v.required("iops", 64000.0, 100.0, 256000.0)?;
+    per_gib(v, iops, 1000.0, 0.0, 4.0, 65536.0)?;
+    Ok(Caps {
+        iops,
+        mib_s: (0.256 * iops).min(4000.0),
+        burst: None,
+    })
+}
+
+/// Azure Premium SSD sizes (https://learn.microsoft.com/azure/virtual-machines/disks-types,
+/// MicrosoftDocs/azure-docs includes/disk-storage-premium-ssd-sizes.md):
+/// (tier, base IOPS, base MB/s, credit burst IOPS). P1-P20 burst to 3,500
+/// IOPS "Max burst duration 30 min", so their bucket is (3,500 − base) × 1,800
+/// s of credits (derived); P30 and up burst only on demand (not modelled).
+/// MB/s are 10^6 bytes.
+const AZURE_TIERS: &[(&str, f64, f64, Option<f64>)] = &[
+    ("p1", 120.0, 25.0, Some(3500.0)),
+    ("p2", 120.0, 25.0, Some(3500.0)),
+    ("p3", 120.0, 25.0, Some(3500.0)),
+    ("p4", 120.0, 25.0, Some(3500.0)),
+    ("p6", 240.0, 50.0, Some(3500.0)),
+    ("p10", 500.0, 100.0, Some(3500.0)),
+    ("p15", 1100.0, 125.0, Some(3500.0)),
+    ("p20", 2300.0, 150.0, Some(3500.0)),
+    ("p30", 5000.0, 200.0, None),
+    ("p40", 7500.0, 250.0, None),
+    ("p50", 7500.0, 250.0, None),
+    ("p60", 16000.0, 500.0, None),
+    ("p70", 18000.0, 750.0, None),
+    ("p80", 20000.0, 900.0, None),
+];
+
+fn azure_premium_ssd(v: &Values) -> Result<Caps, String> {
+    let tier = v
+        .map
+        .get("tier")
+        .map_or("p30".to_string(), |t| t.to_ascii_lowercase());
+    let Some(&(_, iops, mb_s, burst)) = AZURE_TIERS.iter().find(|t| t.0 == tier) else {
+        return Err(format!(
+            "azure-premium-ssd: tier {tier:?} is not a Premium SSD tier; tiers: {}",
+            AZURE_TIERS
+                .iter()
+                .map(|t| t.0)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    };
+    let mib_s = mb_s * 1e6 / MIB;
+    Ok(match burst {
+        Some(b) => Caps {
+            iops: b,
+            mib_s,
+            burst: Some(Burst {
+                size_ios: (b - iops) * 1800.0,
+                baseline_iops: iops,
+            }),
+        },
+        None => Caps {
+            iops,
+            mib_s,
+            burst: None,
+        },
+    })
+}
+
+/// Azure Premium SSD v2 (same page): "a baseline IOPS of 3,000 ... After 6
+/// GiB, the maximum IOPS a disk can have increases at a rate of 500 per
+/// GiB, up to 80,000"; "a baseline throughput of 125 MB/s ... the maximum
+/// throughput that can be set increases by 0.25 MB/s per set IOPS ...
+/// 2,000 MB/s is the maximum".
+fn azure_premium_v2(v: &Values) -> Result<Caps, String> {
+    let iops = v.required("iops", 3000.0, 3000.0, 80000.0)?;
+    let mb_s = v.required("mbps", 125.0, 125.0, 2000.0)?;
+    let max_mb_s = (0.25 * iops).clamp(125.0, 2000.0);
+    if mb_s > max_mb_s {
+        return Err(format!(
+            "azure-premium-v2: mbps {} needs more IOPS: at most 0.25 MB/s per IOPS, so iops {} \
+             allows {}",
+            fmt_num(mb_s),
+            fmt_num(iops),
+            fmt_num(max_mb_s)
+        ));
+    }
+    per_gib(v, iops, 500.0, 3000.0, 1.0, 65536.0)?;
+    Ok(Caps {
+        iops,
+        mib_s: mb_s * 1e6 / MIB,
+        burst: None,
+    })
+}
+
+/// GCP pd-balanced (https://cloud.google.com/compute/docs/disks/performance):
+/// 6 IOPS and 0.28 MiB/s per GiB over a 3,000 IOPS / 140 MiB/s baseline,
+/// at most 80,000 IOPS and 1,200 MiB/s per instance.
+fn pd_balanced(v: &Values) -> Result<Caps, String> {
+    let size = v.required("size_gib", 500.0, 10.0, 65536.0)?;
+    Ok(Caps {
+        iops: (3000.0 + 6.0 * size).min(80000.0),
+        mib_s: (140.0 + 0.28 * size).min(1200.0),
+        burst: None,
+    })
+}
+
+/// GCP pd-ssd (same page): 30 IOPS and 0.48 MiB/s per GiB over a 6,000 IOPS
+/// / 240 MiB/s baseline, at most 100,000 IOPS and 1,200 MiB/s per instance.
+fn pd_ssd(v: &Values) -> Result<Caps, String> {
+    let size = v.required("size_gib", 500.0, 10.0, 65536.0)?;
+    Ok(Caps {
+        iops: (6000.0 + 30.0 * size).min(100000.0),
+        mib_s: (240.0 + 0.48 * size).min(1200.0),
+        burst: None,
+    })
+}
+
+/// GCP Hyperdisk Balanced
+/// (https://cloud.google.com/compute/docs/disks/hd-types/hyperdisk-balanced):
+/// 3,000 IOPS and 140 MiB/s included; "up to 160,000 IOPS and 2,400 MiB/s".
+/// The size-dependent limits are not checked.
+fn hyperdisk_balanced(v: &Values) -> Result<Caps, String> {
+    let iops = v.required("iops", 3000.0, 3000.0, 160000.0)?;
+    let mib_s = v.required("mibps", 140.0, 140.0, 2400.0)?;
+    v.num("size_gib", None, 4.0, 65536.0)?;
+    Ok(Caps {
+        iops,
+        mib_s,
+        burst: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(arg: &str) -> Profile {
+        parse(arg, Profile::shipped).expect("has a ':'").unwrap()
+    }
+
+    fn parse_err(arg: &str) -> String {
+        match parse(arg, Profile::shipped).expect("has a ':'") {
+            Ok(p) => panic!("{arg}: expected an error, got {}", p.summary_line()),
+            Err(e) => e,
+        }
+    }
+
+    #[test]
+    fn gp3_at_16000_is_the_shipped_gp3_16k() {
+        let p = parse_ok("gp3:iops=16000,mibps=1000");
+        let shipped = Profile::shipped("gp3-16k").unwrap();
+        assert_eq!(p.caps, shipped.caps);
+        assert_eq!(
+            (p.read, p.write, p.flush),
+            (shipped.read, shipped.write, shipped.flush)
+        );
+        assert_eq!(p.name, "gp3-16000iops-1000mibps");
+        assert!(
+            p.source
+                .contains("Provisioned as gp3:iops=16000,mibps=1000")
+        );
+    }
+
+    #[test]
+    fn every_default_provisioning_is_its_shipped_profile() {
+        for t in TYPES {
+            let p = parse_ok(&format!("{}:", t.name));
+            let shipped = Profile::shipped(t.name).unwrap();
+            assert_eq!(p.caps.iops, shipped.caps.iops, "{}", t.name);
+            let (a, b) = (p.caps.mib_s.unwrap(), shipped.caps.mib_s.unwrap());
+            assert!((a - b).abs() < 1e-9, "{}: {a} vs {b}", t.name);
+            assert_eq!(p.caps.burst, shipped.caps.burst, "{}", t.name);
+            assert_eq!(p.name, t.name);
+        }
+    }
+
+    #[test]
+    fn limits_are_enforced_with_the_limit_in_the_message() {
+        let e = parse_err("gp3:iops=20000");
+        assert!(
+            e.contains("gp3: iops 20000 is above gp3's maximum of 16,000"),
+            "{e}"
+        );
+        let e = parse_err("gp3:iops=2000");
+        assert!(e.contains("below gp3's minimum of 3,000"), "{e}");
+        let e = parse_err("gp3:iops=3000,mibps=1000");
+        assert!(
+            e.contains("at most 0.25 MiB/s per provisioned IOPS") && e.contains("allows 750"),
+            "{e}"
+        );
+        let e = parse_err("gp3:iops=16000,size_gib=20");
+        assert!(e.contains("20 GiB allows 10,000"), "{e}");
+        let e = parse_err("gp3:iopz=5000");
+        assert!(
+            e.contains("no key \"iopz\"") && e.contains("iops, mibps, size_gib"),
+            "{e}"
+        );
+        let e = parse_err("gp3:iops=lots");
+        assert!(e.contains("iops=lots is not a number"), "{e}");
+        let e = parse_err("gp3:iops=4000,iops=5000");
+        assert!(e.contains("iops given twice"), "{e}");
+        let e = parse_err("gp3:4000");
+        assert!(e.contains("is not KEY=VALUE"), "{e}");
+        let e = parse_err("floppy:iops=3");
+        assert!(
+            e.contains("floppy: not a provisioned volume type") && e.contains("gp3"),
+            "{e}"
+        );
+        let e = parse_err("io1:iops=64000,size_gib=100");
+        assert!(e.contains("100 GiB allows 5,000"), "{e}");
+        let e = parse_err("io2:iops=300000");
+        assert!(e.contains("maximum of 256,000"), "{e}");
+        let e = parse_err("azure-premium-ssd:tier=p5");
+        assert!(
+            e.contains("not a Premium SSD tier") && e.contains("p30"),
+            "{e}"
+        );
+        let e = parse_err("azure-premium-v2:iops=3000,mbps=1000");
+        assert!(e.contains("allows 750"), "{e}");
+        let e = parse_err("pd-ssd:size_gib=5");
+        assert!(e.contains("minimum of 10"), "{e}");
+        assert!(parse("mine.json", Profile::shipped).is_none());
+        assert!(parse("./dir:x/p.json", Profile::shipped).is_none());
+        assert!(parse("gp3", Profile::shipped).is_none());
+    }
+
+    #[test]
+    fn size_scaled_types_follow_their_formulas() {
+        let gp2 = parse_ok("gp2:size_gib=100");
+        assert_eq!(gp2.caps.iops, Some(3000.0));
+        assert_eq!(gp2.caps.burst.unwrap().baseline_iops, 300.0);
+        assert_eq!(gp2.caps.mib_s, Some(128.0));
+        let big = parse_ok("gp2:size_gib=2000");
+        assert_eq!((big.caps.iops, big.caps.burst), (Some(6000.0), None));
+        let tiny = parse_ok("gp2:size_gib=10");
+        assert_eq!(tiny.caps.burst.unwrap().baseline_iops, 100.0);
+        let io1 = parse_ok("io1:iops=64000");
+        assert_eq!(io1.caps.mib_s, Some(1000.0));
+        let io2 = parse_ok("io2:iops=10000");
+        assert!((io2.caps.mib_s.unwrap() - 2560.0).abs() < 1e-9);
+        let p20 = parse_ok("azure-premium-ssd:tier=P20");
+        assert_eq!(p20.caps.iops, Some(3500.0));
+        let b = p20.caps.burst.unwrap();
+        assert_eq!((b.baseline_iops, b.size_ios), (2300.0, 1200.0 * 1800.0));
+        assert_eq!(p20.name, "azure-premium-ssd-p20");
+        let pd = parse_ok("pd-ssd:size_gib=4000");
+        assert_eq!(pd.caps.iops, Some(100000.0));
+        assert_eq!(pd.caps.mib_s, Some(1200.0));
+        let v2 = parse_ok("azure-premium-v2:iops=80000,mbps=2000,size_gib=200");
+        assert_eq!(v2.caps.iops, Some(80000.0));
+        let hd = parse_ok("hyperdisk-balanced:iops=160000,mibps=2400");
+        assert_eq!(hd.name, "hyperdisk-balanced-160000iops-2400mibps");
+    }
+
+    #[test]
+    fn providers_are_known_for_volumes_only() {
+        assert_eq!(provider_of("gp3:iops=6000"), Some("AWS"));
+        assert_eq!(provider_of("gp3-16k"), Some("AWS"));
+        assert_eq!(provider_of("azure-premium-v2"), Some("Azure"));
+        assert_eq!(provider_of("pd-ssd"), Some("GCP"));
+        assert_eq!(provider_of("nvme"), None);
+        assert_eq!(provider_of("mine.json"), None);
+    }
+}

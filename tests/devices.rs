@@ -1,0 +1,301 @@
+//! Device profiles from vendor specs, provisioned volumes, instance presets
+//! and `profile from-yabs`, driven through the binary.
+
+use serde_json::Value;
+
+mod common;
+use common::{pgiosim, text};
+
+/// Run `model` with `--json -` and parse the result.
+fn model(args: &[&str]) -> Value {
+    let mut all = vec!["model", "-q", "--json", "-"];
+    all.extend_from_slice(args);
+    let o = pgiosim(&all);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    let start = out.find("\n{").expect("JSON after the report") + 1;
+    serde_json::from_str(&out[start..]).unwrap()
+}
+
+fn fails(args: &[&str], needles: &[&str]) {
+    let o = pgiosim(args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    let t = text(&o);
+    for n in needles {
+        assert!(t.contains(n), "{args:?}: {t:?} lacks {n:?}");
+    }
+}
+
+const SMALL: [&str; 10] = [
+    "-s",
+    "10",
+    "-c",
+    "8",
+    "-T",
+    "2",
+    "--seed",
+    "5",
+    "--set",
+    "shared_buffers=128MB",
+];
+
+fn with<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut v: Vec<&str> = SMALL.to_vec();
+    v.extend_from_slice(extra);
+    v
+}
+
+/// `model` with [`SMALL`] and `extra` fails with usage exit code 2.
+fn model_fails(extra: &[&str], needles: &[&str]) {
+    let mut v = vec!["model"];
+    v.extend(with(extra));
+    fails(&v, needles);
+}
+
+const GIB: f64 = 1_073_741_824.0;
+
+#[test]
+fn instance_sets_cpus_page_cache_and_its_volume_limits() {
+    let r = model(&with(&[
+        "--instance",
+        "m6id.4xlarge",
+        "--device",
+        "gp3:iops=16000,mibps=1000",
+    ]));
+    let run = &r["run"];
+    assert_eq!(run["cpus"], 16);
+    assert_eq!(run["threads_per_core"], 2);
+    // 64 GiB − 128 MiB shared_buffers − 5% of RAM, to the page.
+    let expect = 64.0 * GIB - 128.0 * 1_048_576.0 - 0.05 * 64.0 * GIB;
+    let got = run["os_cache_bytes"].as_f64().unwrap();
+    assert!((got - expect).abs() <= 8192.0, "{got} vs {expect}");
+    let dev = &run["device"];
+    assert_eq!(dev["name"], "gp3-16000iops-1000mibps-on-m6id-4xlarge");
+    // gp3's own caps bind: 16,000 < the instance's 40,000 burst IOPS, and
+    // 1,000 MiB/s < its 1,250 MB/s (1,192 MiB/s).
+    assert_eq!(dev["caps"]["iops"], 16000.0);
+    assert_eq!(dev["caps"]["mib_s"], 1000.0);
+    assert!(dev["caps"]["burst"].is_null());
+    assert!(
+        dev["source"]
+            .as_str()
+            .unwrap()
+            .contains("Instance limits of m6id.4xlarge")
+    );
+}
+
+#[test]
+fn the_instance_caps_a_volume_faster_than_itself() {
+    let r = model(&with(&[
+        "--instance",
+        "m6id.4xlarge",
+        "--device",
+        "io2:iops=64000",
+    ]));
+    let caps = &r["run"]["device"]["caps"];
+    assert_eq!(caps["iops"], 40000.0);
+    assert_eq!(caps["burst"]["baseline_iops"], 20000.0);
+    assert_eq!(caps["burst"]["size_ios"], 20000.0 * 1800.0);
+    let mib_s = caps["mib_s"].as_f64().unwrap();
+    assert!((mib_s - 1250e6 / 1_048_576.0).abs() < 1e-6, "{mib_s}");
+}
+
+#[test]
+fn explicit_flags_win_over_the_preset() {
+    let r = model(&with(&[
+        "--instance",
+        "r6i.2xlarge",
+        "--cpus",
+        "3",
+        "--threads-per-core",
+        "1",
+        "--os-cache",
+        "1GB",
+        "--device",
+        "gp3",
+    ]));
+    assert_eq!(r["run"]["cpus"], 3);
+    // r6i's two threads a core would not divide 3 vCPUs: given, 1 wins.
+    assert_eq!(r["run"]["threads_per_core"], 1);
+    assert_eq!(r["run"]["os_cache_bytes"], 1u64 << 30);
+    // r6i.2xlarge: 12,000 IOPS baseline, above gp3's 3,000: gp3 binds.
+    assert_eq!(r["run"]["device"]["caps"]["iops"], 3000.0);
+}
+
+#[test]
+fn the_instance_store_is_the_default_device() {
+    let r = model(&with(&["--instance", "m6id.4xlarge"]));
+    let dev = &r["run"]["device"];
+    assert_eq!(dev["name"], "m6id-4xlarge-store");
+    assert_eq!(dev["caps"]["read_iops"], 268333.0);
+    assert_eq!(dev["caps"]["write_iops"], 134167.0);
+    for spelling in ["instance-store:type=m6id.4xlarge", "m6id.4xlarge"] {
+        let same = model(&with(&["--device", spelling, "--cpus", "16"]));
+        assert_eq!(same["run"]["device"], *dev, "{spelling}");
+    }
+    // Graviton: one thread a core.
+    let g = model(&with(&["--instance", "m6gd.2xlarge"]));
+    assert_eq!(
+        (
+            g["run"]["cpus"].as_u64(),
+            g["run"]["threads_per_core"].as_u64()
+        ),
+        (Some(8), Some(1))
+    );
+}
+
+#[test]
+fn more_provisioned_iops_lift_an_io_bound_run() {
+    // Scale 50 (about 800 MB) with 128 MB of shared_buffers and no page
+    // cache: every client waits on reads, and gp3's 3,000 IOPS bind.
+    let args = |dev: &'static str| {
+        vec![
+            "-s",
+            "50",
+            "-c",
+            "32",
+            "-T",
+            "3",
+            "--seed",
+            "9",
+            "--set",
+            "shared_buffers=128MB",
+            "--cpus",
+            "16",
+            "--device",
+            dev,
+        ]
+    };
+    let tps = |dev| model(&args(dev))["summary"]["tps"].as_f64().unwrap();
+    let (base, provisioned) = (tps("gp3"), tps("gp3:iops=12000,mibps=500"));
+    assert!(
+        provisioned > base * 2.0,
+        "gp3 {base:.0} tps, gp3 at 12,000 IOPS {provisioned:.0}"
+    );
+}
+
+#[test]
+fn bad_presets_and_provisionings_are_refused_clearly() {
+    model_fails(
+        &["--instance", "m9.huge"],
+        &["--instance m9.huge: not a preset", "pgiosim instances"],
+    );
+    model_fails(
+        &["--instance", "m6i.4xlarge"],
+        &["m6i.4xlarge: has no instance store", "--device"],
+    );
+    model_fails(
+        &["--instance", "m6id.4xlarge", "--device", "azure-premium-v2"],
+        &["azure-premium-v2 is an Azure volume", "AWS server"],
+    );
+    model_fails(
+        &["--device", "gp3:iops=20000"],
+        &["gp3: iops 20000 is above gp3's maximum of 16,000"],
+    );
+    model_fails(
+        &["--device", "gp3:iops=3000,mibps=1000"],
+        &["at most 0.25 MiB/s per provisioned IOPS"],
+    );
+    model_fails(
+        &["--device", "instance-store"],
+        &["instance-store is the instance's own disk", "--instance"],
+    );
+    model_fails(
+        &["--device", "instance-store:type=c6i.large"],
+        &["c6i.large has no instance store"],
+    );
+    fails(&["run", "--instance", "m6id.4xlarge"], &["--instance"]);
+    // shared_buffers larger than the instance's RAM leaves no page cache.
+    fails(
+        &[
+            "model",
+            "-s",
+            "10",
+            "-T",
+            "1",
+            "--instance",
+            "m6i.large",
+            "--device",
+            "gp3",
+            "--set",
+            "shared_buffers=8GB",
+        ],
+        &["leaves no page cache"],
+    );
+}
+
+#[test]
+fn devices_and_instances_list_types_and_sources() {
+    let o = pgiosim(&["devices", "--sources"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    for part in [
+        "gp2 ",
+        "io1 ",
+        "azure-premium-ssd",
+        "pd-balanced",
+        "hyperdisk-balanced",
+        "ceph-rbd",
+        "hetzner-volume",
+        "Provisioned volumes, --device TYPE:KEY=VALUE",
+        "instance-store",
+        "gp3: shared/reference/device-facts.md",
+    ] {
+        assert!(t.contains(part), "devices lacks {part:?}");
+    }
+    let o = pgiosim(&["instances"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    for part in [
+        "m6id.4xlarge",
+        "268,333 read / 134,167 write IOPS",
+        "20,000 IOPS, 625 MB/s (burst 40,000 IOPS, 1,250 MB/s for 30 min)",
+        "Standard_D16s_v5",
+        "n2-standard-16",
+        "ebs-optimized.html",
+    ] {
+        assert!(t.contains(part), "instances lacks {part:?}");
+    }
+}
+
+#[test]
+fn from_yabs_builds_a_profile_model_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/yabs-noris.txt");
+    let out = dir.path().join("rbd.json");
+    let o = pgiosim(&[
+        "profile",
+        "from-yabs",
+        fixture,
+        "--disk",
+        "/dev/sdb",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("caps.iops 3247") && t.contains("fsync latency"),
+        "{t}"
+    );
+    let r = model(&with(&["--device", out.to_str().unwrap()]));
+    assert_eq!(r["run"]["device"]["name"], "rbd");
+    assert_eq!(r["run"]["device"]["caps"]["iops"], 3247.0);
+    // Three disks in the file: which one must be said.
+    fails(
+        &["profile", "from-yabs", fixture, "-o", out.to_str().unwrap()],
+        &["holds 3 disks' results", "2 (/dev/sdb)", "--disk"],
+    );
+    fails(
+        &[
+            "profile",
+            "from-yabs",
+            fixture,
+            "--disk",
+            "7",
+            "-o",
+            out.to_str().unwrap(),
+        ],
+        &["--disk 7: not in"],
+    );
+}
