@@ -1064,18 +1064,33 @@ fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     print_result(&result, &args.w)
 }
 
-/// `model`'s plan and device: the flags with the --instance preset filled in
-/// where they were not given.
-fn model_setup(args: &ModelArgs) -> Result<(Plan, Profile)> {
-    let inst = match &args.instance {
-        None => None,
-        Some(name) => Some(crate::instance::lookup(name).ok_or_else(|| {
+/// The preset `--instance NAME` names.
+fn instance_arg(name: Option<&str>) -> Result<Option<&'static crate::instance::Instance>> {
+    match name {
+        None => Ok(None),
+        Some(name) => Ok(Some(crate::instance::lookup(name).ok_or_else(|| {
             usage(format!(
                 "--instance {name}: not a preset; see `pgiosim instances` (e.g. m6id.4xlarge, \
                  r6i.2xlarge, Standard_D16s_v5, n2-standard-16)"
             ))
-        })?),
-    };
+        })?)),
+    }
+}
+
+/// The device `model --device D --instance I` runs on (for `sweep`'s
+/// checks).
+pub(crate) fn model_device_for(
+    device: Option<&str>,
+    instance: Option<&str>,
+    quiet: bool,
+) -> Result<Profile> {
+    model_device(device, instance_arg(instance)?, quiet)
+}
+
+/// `model`'s plan and device: the flags with the --instance preset filled in
+/// where they were not given.
+fn model_setup(args: &ModelArgs) -> Result<(Plan, Profile)> {
+    let inst = instance_arg(args.instance.as_deref())?;
     let mut w = args.w.clone();
     let mut notice = None;
     if let Some(i) = inst {

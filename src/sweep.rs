@@ -76,10 +76,17 @@ pub struct SweepArgs {
     /// this disk, each run lasting -T.
     #[arg(long, value_enum, default_value_t = SweepMode::Model)]
     pub mode: SweepMode,
-    /// Device profiles for --mode model, comma-separated: shipped names or
-    /// profile JSON paths (e.g. nvme,gp3,mydisk.json) [default: nvme].
+    /// Device profiles for --mode model, comma-separated: shipped names,
+    /// provisioned volumes or profile JSON paths (e.g.
+    /// nvme,gp3,gp3:iops=16000,mibps=1000,mydisk.json: a KEY=VALUE after a
+    /// TYPE:... belongs to it) [default: nvme].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub device: Vec<String>,
+    /// For --mode model: the cloud server size every point models, as
+    /// `model --instance` (vCPUs, page cache, volume limits, instance
+    /// store).
+    #[arg(long, value_name = "SIZE")]
+    pub instance: Option<String>,
     #[command(flatten)]
     pub dirs: DirArgs,
     /// I/O engine for --mode run.
@@ -538,9 +545,23 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
     } else {
         DEFAULT_CLIENTS.to_vec()
     };
+    if args.instance.is_some() && args.mode == SweepMode::Run {
+        return Err(usage(
+            "--instance: applies to --mode model; --mode run measures this machine",
+        ));
+    }
     let devices = match args.mode {
-        SweepMode::Model if args.device.is_empty() => vec!["nvme".to_string()],
-        SweepMode::Model => args.device.iter().map(|d| d.trim().to_string()).collect(),
+        SweepMode::Model if args.device.is_empty() => {
+            vec![
+                if args.instance.is_some() {
+                    "instance-store"
+                } else {
+                    "nvme"
+                }
+                .to_string(),
+            ]
+        }
+        SweepMode::Model => join_provisionings(&args.device),
         SweepMode::Run if args.device.is_empty() => Vec::new(),
         SweepMode::Run => {
             return Err(usage(
@@ -576,6 +597,23 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
 
 /// The flags of one point's run: the sweep's, with this point's clients and
 /// settings, quiet, no JSON, the sweep's seed.
+/// The --device list as clap split it at every comma, with the KEY=VALUE
+/// items that follow a provisioned `TYPE:KEY=VALUE` joined back to it:
+/// "gp3:iops=16000", "mibps=1000" is one device.
+fn join_provisionings(items: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for item in items.iter().map(|d| d.trim()) {
+        match out.last_mut() {
+            Some(last) if last.contains(':') && item.contains('=') && !item.contains(':') => {
+                last.push(',');
+                last.push_str(item);
+            }
+            _ => out.push(item.to_string()),
+        }
+    }
+    out
+}
+
 fn point_args(args: &SweepArgs, grid: &Grid, p: &Point, seed: u64) -> WorkloadArgs {
     let mut w = args.w.clone();
     w.clients = p.clients;
@@ -606,7 +644,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     // The config file's notice, once; every point is quiet.
     cli::resolve_settings(args.w.config.as_deref(), &[], quiet)?;
     for d in &grid.devices {
-        cli::load_profile(d)?;
+        cli::model_device_for(Some(d), args.instance.as_deref(), true)?;
     }
     let points = grid.points();
     let seed = args.w.seed.unwrap_or_else(rand::random);
@@ -741,7 +779,7 @@ fn run_points(
                     &ModelArgs {
                         w,
                         device: Some(d.clone()),
-                        instance: None,
+                        instance: args.instance.clone(),
                     },
                     stop,
                 ),
@@ -955,6 +993,18 @@ mod tests {
             tps,
             p99_ms,
         }
+    }
+
+    #[test]
+    fn provisionings_split_at_commas_are_joined_back() {
+        let items: Vec<String> = ["nvme", "gp3:iops=16000", "mibps=1000", "gp2", "mine.json"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(
+            join_provisionings(&items),
+            ["nvme", "gp3:iops=16000,mibps=1000", "gp2", "mine.json"]
+        );
     }
 
     #[test]

@@ -12,9 +12,8 @@ fn model(args: &[&str]) -> Value {
     all.extend_from_slice(args);
     let o = pgiosim(&all);
     assert!(o.status.success(), "{args:?}: {}", text(&o));
-    let out = String::from_utf8(o.stdout).unwrap();
-    let start = out.find("\n{").expect("JSON after the report") + 1;
-    serde_json::from_str(&out[start..]).unwrap()
+    // With --json -, standard output is the JSON alone.
+    serde_json::from_slice(&o.stdout).unwrap()
 }
 
 fn fails(args: &[&str], needles: &[&str]) {

@@ -2003,4 +2003,4 @@ impl Database {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -405,6 +405,21 @@ mod tests {
             200_000.0,
             0.02,
         );
+        // The budget tier: its caps are the tier's limits; its parallel
+        // fsync'd writes, 46,593/s, were not used to build it.
+        let budget_plp = Profile::shipped("network-plp-budget").unwrap();
+        within(
+            "network-plp-budget 4×QD64 fsync'd writes/s",
+            parallel_flush_rate(&budget_plp, 4, 64, SEED),
+            46_593.0,
+            0.10,
+        );
+        within(
+            "network-plp-budget QD32 read IOPS",
+            read_iops(&budget_plp, 32, SEED),
+            50_000.0,
+            0.02,
+        );
         // design.md: 80-95k IOPS with two fio jobs at QD32; one submitter
         // (calibrate's io_uring, fio libaio) saw 68-71k at QD64 here, and
         // 48-55k at QD8.

@@ -287,6 +287,10 @@ const SHIPPED: &[(&str, &str)] = &[
     ),
     ("ceph-rbd", include_str!("profiles/ceph-rbd.json")),
     ("network-plp", include_str!("profiles/network-plp.json")),
+    (
+        "network-plp-budget",
+        include_str!("profiles/network-plp-budget.json"),
+    ),
     ("budget-ssd", include_str!("profiles/budget-ssd.json")),
     ("this-vm", include_str!("profiles/this-vm.json")),
     (

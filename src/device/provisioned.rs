@@ -639,6 +639,48 @@ mod tests {
         assert_eq!(hd.name, "hyperdisk-balanced-160000iops-2400mibps");
     }
 
+    proptest::proptest! {
+        /// Any gp3 provisioning within AWS's limits builds a valid profile
+        /// whose caps are exactly what was asked; any beyond them is refused.
+        #[test]
+        fn gp3_within_limits_is_exact_and_beyond_is_refused(
+            iops in 1000u32..20000,
+            mibps in 50u32..1200,
+        ) {
+            let arg = format!("gp3:iops={iops},mibps={mibps}");
+            let ok = (3000..=16000).contains(&iops)
+                && (125..=1000).contains(&mibps)
+                && f64::from(mibps) <= (0.25 * f64::from(iops)).max(125.0);
+            match parse(&arg, Profile::shipped).unwrap() {
+                Ok(p) => {
+                    proptest::prop_assert!(ok, "{arg} accepted");
+                    proptest::prop_assert_eq!(p.caps.iops, Some(f64::from(iops)));
+                    proptest::prop_assert_eq!(p.caps.mib_s, Some(f64::from(mibps)));
+                }
+                Err(e) => {
+                    proptest::prop_assert!(!ok, "{arg} refused: {e}");
+                    proptest::prop_assert!(e.starts_with("gp3: "), "{e}");
+                }
+            }
+        }
+
+        /// gp2's caps follow its size: baseline 3 IOPS per GiB, a burst
+        /// below 3,000, never a profile the validator refuses.
+        #[test]
+        fn gp2_follows_its_size(size in 1u32..16384) {
+            let p = parse(&format!("gp2:size_gib={size}"), Profile::shipped).unwrap().unwrap();
+            let baseline = (3.0 * f64::from(size)).clamp(100.0, 16000.0);
+            match p.caps.burst {
+                Some(b) => {
+                    proptest::prop_assert!(baseline < 3000.0);
+                    proptest::prop_assert_eq!(b.baseline_iops, baseline);
+                    proptest::prop_assert_eq!(p.caps.iops, Some(3000.0));
+                }
+                None => proptest::prop_assert_eq!(p.caps.iops, Some(baseline)),
+            }
+        }
+    }
+
     #[test]
     fn providers_are_known_for_volumes_only() {
         assert_eq!(provider_of("gp3:iops=6000"), Some("AWS"));

@@ -127,6 +127,20 @@ pub fn drive<D: Device + ?Sized>(
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
 ) -> Result<(Ending, TimerLag)> {
+    drive_observed(db, dev, stop, progress, on_progress, |_| {})
+}
+
+/// [`drive`], showing the database to `observe` after every round of
+/// events, before its requests go to the device: the core's tests watch
+/// its state between events through the very loop that runs it.
+pub(crate) fn drive_observed<D: Device + ?Sized>(
+    db: &mut Database,
+    dev: &mut D,
+    stop: &Arc<AtomicBool>,
+    progress: Option<Nanos>,
+    on_progress: &mut dyn FnMut(Progress),
+    mut observe: impl FnMut(&Database),
+) -> Result<(Ending, TimerLag)> {
     set_precise_timers();
     let mut lag = TimerLag::default();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(256);
@@ -134,6 +148,7 @@ pub fn drive<D: Device + ?Sized>(
     let mut next_progress = progress;
     let mut last = (0u64, 0u128, 0f64);
     loop {
+        observe(db);
         while let Some(req) = db.poll_request() {
             dev.submit(req)?;
         }

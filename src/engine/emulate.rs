@@ -445,6 +445,8 @@ impl Device for EmulatedDevice {
             d.min(start.saturating_add(max_block))
         });
         let spin = self.inner.timer_spin();
+        // `out` may hold completions from before: only new ones end the wait.
+        let first = out.len();
         loop {
             let now = self.inner.now();
             // Wake for the caller's deadline, or a little before the next
@@ -466,7 +468,7 @@ impl Device for EmulatedDevice {
             r?;
             let now = self.inner.now();
             self.deliver_due(now, out);
-            if !out.is_empty() || now >= until {
+            if out.len() > first || now >= until {
                 return Ok(());
             }
         }

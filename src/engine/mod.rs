@@ -7,6 +7,8 @@ use crate::core::io::{IoCompletion, IoRequest};
 use crate::core::time::Nanos;
 
 pub mod bench;
+#[cfg(test)]
+mod conformance;
 pub mod driver;
 pub mod emulate;
 pub mod psync;
@@ -17,7 +19,11 @@ pub mod uring;
 /// A device that executes the core's I/O requests.
 ///
 /// One operation, two engines: io_uring and psync implement this the same
-/// way, so the driver never knows which one it talks to.
+/// way, so the driver never knows which one it talks to. Operations in
+/// flight together may complete in any order (io_uring without linked
+/// requests, psync's threads and a disk's channels all reorder): the core
+/// issues a sync once the writes it covers have completed. The conformance
+/// suite (`conformance.rs`) runs the same cases on every implementation.
 pub trait Device {
     /// Queue one request. It may be submitted lazily, at the next `wait`.
     fn submit(&mut self, req: IoRequest) -> anyhow::Result<()>;

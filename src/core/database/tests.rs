@@ -1,13 +1,24 @@
-//! Whole-database tests, driven by a tiny fixed-latency device in virtual
-//! time (the core is pure, so a loop and a heap are all it takes).
+//! Whole-database tests, run by the real driver loop against the simulated
+//! device in virtual time: a device model of fixed latencies per kind of
+//! operation (every operation on a channel of its own), so only the core
+//! shapes a run. The tests' only window into the core between events is the
+//! driver's observer.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 
 use super::*;
 use crate::core::cpu::CpuGrowth;
-use crate::core::io::{IoKind, PAGE_BYTES};
+use crate::core::io::{IoKind, IoRequest, PAGE_BYTES};
 use crate::core::time::{SEC, US};
+use crate::device::model::DeviceModel;
+use crate::device::profile::Profile;
+use crate::engine::Device;
+use crate::engine::driver::drive_observed;
+use crate::engine::sim::SimDevice;
 use crate::workload::{Script, builtin};
 
 /// Device latencies for the fake disk.
@@ -35,7 +46,9 @@ const INSTANT: Lat = Lat {
     timer_late: 0,
 };
 
-fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
+/// A two-second pgbench-like run's settings (PostgreSQL's defaults where
+/// the tests do not change them); also used by the engines' conformance suite.
+pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
     CoreConfig {
         clients,
         cpus: 2,
@@ -95,6 +108,111 @@ struct Outcome {
     writes: Vec<u64>,
 }
 
+/// A disk whose every operation of a kind takes the same time: the model of
+/// a profile with constant latencies, as many channels as a profile may
+/// have, no round trip and no bandwidth to speak of.
+fn fixed_latency_profile(lat: Lat) -> Profile {
+    let us = |ns: Nanos| ns as f64 / US as f64;
+    let op = |ns: Nanos| serde_json::json!({ "median_us": us(ns), "p99_us": us(ns) });
+    let v = serde_json::json!({
+        "name": "fixed",
+        "description": "fixed latencies per kind of operation",
+        "source": "test",
+        "read": op(lat.read),
+        "write": op(lat.write),
+        "flush": op(lat.sync),
+        "channels": crate::device::profile::CHANNELS_MAX,
+        "bandwidth_mib_s": 1e12,
+        "network_rtt_us": 0,
+        "flush_to_media": false,
+        "caps": null
+    });
+    Profile::from_json(&v.to_string(), "test").unwrap()
+}
+
+/// What the test disk saw.
+#[derive(Default)]
+struct Seen {
+    syncs: u64,
+    wal_in_flight: usize,
+    max_wal_in_flight: usize,
+    wal_ios_while_leader_waking: u64,
+    reads: Vec<u64>,
+    writes: Vec<u64>,
+}
+
+/// The simulated device, recording what it is asked, with its timers
+/// handed over `timer_late` late (a busy real host).
+struct TestDisk {
+    sim: SimDevice,
+    timer_late: Nanos,
+    /// Tokens in flight, and whether each is a WAL I/O.
+    in_flight: HashMap<Token, bool>,
+    seen: Rc<RefCell<Seen>>,
+    /// Whether the next flush's leader was waking when the driver last
+    /// showed the database to its observer.
+    leader_waking: Rc<Cell<bool>>,
+}
+
+impl Device for TestDisk {
+    fn submit(&mut self, req: IoRequest) -> anyhow::Result<()> {
+        let mut seen = self.seen.borrow_mut();
+        let is_wal = matches!(req.kind, IoKind::WalWrite { .. } | IoKind::WalSync { .. });
+        if is_wal && self.leader_waking.get() {
+            seen.wal_ios_while_leader_waking += 1;
+        }
+        match req.kind {
+            IoKind::ReadPage { block } => seen.reads.push(block),
+            IoKind::WritePage { block, .. } => seen.writes.push(block),
+            IoKind::WalSync { .. } => seen.syncs += 1,
+            IoKind::WalWrite { .. }
+            | IoKind::DataSync
+            | IoKind::StandbyWalWrite { .. }
+            | IoKind::StandbyWalSync { .. } => {}
+        }
+        if is_wal {
+            seen.wal_in_flight += 1;
+            seen.max_wal_in_flight = seen.max_wal_in_flight.max(seen.wal_in_flight);
+        }
+        self.in_flight.insert(req.token, is_wal);
+        self.sim.submit(req)
+    }
+
+    fn wait(
+        &mut self,
+        deadline: Option<Nanos>,
+        max_block: Nanos,
+        out: &mut Vec<IoCompletion>,
+    ) -> anyhow::Result<()> {
+        assert!(
+            deadline.is_some() || !self.in_flight.is_empty(),
+            "no I/O in flight and no timer: the run would never end"
+        );
+        let first = out.len();
+        self.sim
+            .wait(deadline.map(|d| d + self.timer_late), max_block, out)?;
+        for c in &out[first..] {
+            if self.in_flight.remove(&c.token).expect("a token in flight") {
+                self.seen.borrow_mut().wal_in_flight -= 1;
+            }
+        }
+        assert!(self.sim.now() < 3_600 * SEC, "simulation ran away");
+        Ok(())
+    }
+
+    fn now(&self) -> Nanos {
+        self.sim.now()
+    }
+
+    fn name(&self) -> &'static str {
+        "test disk"
+    }
+
+    fn timer_spin(&self) -> Nanos {
+        self.sim.timer_spin()
+    }
+}
+
 /// Drive `db` to the end against a fake device with fixed latencies.
 fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
     let w = Script::new(&builtin("tpcb-like").unwrap(), scale).unwrap();
@@ -102,87 +220,41 @@ fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
 }
 
 fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome {
+    // Each standby's WAL device: the same fixed latencies.
+    let mut sim = SimDevice::new(DeviceModel::new(&fixed_latency_profile(lat), 1));
+    for i in 0..cfg.replication.as_ref().map_or(0, |r| r.standbys.len()) {
+        sim.add_standby(DeviceModel::new(&fixed_latency_profile(lat), 2 + i as u64));
+    }
     let mut db = Database::new(cfg, w);
-    let mut reads = Vec::new();
-    let mut writes = Vec::new();
-    let mut inflight: BinaryHeap<Reverse<(Nanos, Token, bool)>> = BinaryHeap::new();
-    let mut now = 0;
-    let mut syncs = 0;
-    let mut wal_in_flight = 0usize;
-    let mut max_wal_in_flight = 0;
+    let seen = Rc::new(RefCell::new(Seen::default()));
+    let leader_waking = Rc::new(Cell::new(false));
+    let mut disk = TestDisk {
+        sim,
+        timer_late: lat.timer_late,
+        in_flight: HashMap::new(),
+        seen: Rc::clone(&seen),
+        leader_waking: Rc::clone(&leader_waking),
+    };
     let mut leader_waking_seen = 0;
-    let mut wal_ios_while_leader_waking = 0;
-    loop {
+    let stop = Arc::new(AtomicBool::new(false));
+    drive_observed(&mut db, &mut disk, &stop, None, &mut |_| {}, |db| {
+        leader_waking.set(db.wal_leader_waking);
         if db.wal_leader_waking {
             leader_waking_seen += 1;
         }
-        while let Some(r) = db.poll_request() {
-            if db.wal_leader_waking
-                && matches!(r.kind, IoKind::WalWrite { .. } | IoKind::WalSync { .. })
-            {
-                wal_ios_while_leader_waking += 1;
-            }
-            let (d, is_wal) = match r.kind {
-                IoKind::ReadPage { block } => {
-                    reads.push(block);
-                    (lat.read, false)
-                }
-                IoKind::WritePage { block, .. } => {
-                    writes.push(block);
-                    (lat.write, false)
-                }
-                IoKind::WalWrite { .. } => (lat.write, true),
-                IoKind::WalSync { .. } => {
-                    syncs += 1;
-                    (lat.sync, true)
-                }
-                IoKind::DataSync => (lat.sync, false),
-                IoKind::StandbyWalWrite { .. } => (lat.write, false),
-                IoKind::StandbyWalSync { .. } => (lat.sync, false),
-            };
-            if is_wal {
-                wal_in_flight += 1;
-                max_wal_in_flight = max_wal_in_flight.max(wal_in_flight);
-            }
-            inflight.push(Reverse((now + d, r.token, is_wal)));
-        }
-        let next_io = inflight.peek().map(|Reverse((t, _, _))| *t);
-        let next = match (next_io, db.poll_timeout().map(|t| t + lat.timer_late)) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) => a,
-            (None, Some(b)) => b,
-            (None, None) => break,
-        };
-        assert!(next >= now, "time went backwards");
-        assert!(next < 3_600 * SEC, "simulation ran away");
-        now = next;
-        if next_io == Some(now) {
-            let Reverse((at, token, is_wal)) = inflight.pop().unwrap();
-            if is_wal {
-                wal_in_flight -= 1;
-            }
-            // As the driver does: timers due before the completion first.
-            if let Some(t) = db.poll_timeout()
-                && t < at
-            {
-                db.handle_timeout(at - 1);
-            }
-            db.handle_completion(IoCompletion { token, at });
-        } else {
-            db.handle_timeout(now);
-        }
-        if db.is_finished() && db.outstanding() == 0 && inflight.is_empty() {
-            break;
-        }
-    }
+    })
+    .unwrap();
+    assert!(disk.in_flight.is_empty());
+    drop(disk);
+    let seen = Rc::into_inner(seen).unwrap().into_inner();
     Outcome {
         db,
-        syncs,
-        max_wal_in_flight,
+        syncs: seen.syncs,
+        max_wal_in_flight: seen.max_wal_in_flight,
         leader_waking_seen,
-        wal_ios_while_leader_waking,
-        reads,
-        writes,
+        wal_ios_while_leader_waking: seen.wal_ios_while_leader_waking,
+        reads: seen.reads,
+        writes: seen.writes,
     }
 }
 
