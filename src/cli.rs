@@ -453,7 +453,8 @@ pub struct WorkloadArgs {
     /// commit_delay, commit_siblings, full_page_writes, checkpoint_timeout,
     /// max_wal_size, min_wal_size, checkpoint_completion_target,
     /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
-    /// wal_writer_delay, wal_writer_flush_after, autovacuum.
+    /// wal_writer_delay, wal_writer_flush_after, autovacuum,
+    /// synchronous_standby_names (with --standby).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Read settings from a postgresql.conf, following its include,
@@ -524,6 +525,22 @@ pub struct WorkloadArgs {
     /// Print nothing but the report (no notices, no progress bar).
     #[arg(short, long)]
     pub quiet: bool,
+    /// A streaming-replication standby: name=NAME,rtt=DURATION
+    /// [,rtt_p99=DURATION][,device=NAME|FILE][,replay=RATE]. Repeatable. It
+    /// receives the WAL once flushed locally, over a network round trip of
+    /// rtt (log-normal up to rtt_p99), writes it, fdatasyncs it and replies,
+    /// and replays it at replay (default 40MB/s, a guess). With
+    /// synchronous_standby_names (e.g. --set
+    /// "synchronous_standby_names=ANY 1 (s1, s2)") a commit waits after its
+    /// local flush for its quorum as synchronous_commit says (remote_write,
+    /// on, remote_apply): the sync_rep bucket. device= (model only) is the
+    /// standby's WAL disk [default: --device]; in `run` its WAL goes to real
+    /// files in --standby-dir.
+    #[arg(long = "standby", value_name = "SPEC")]
+    pub standbys: Vec<String>,
+    /// Read standbys from FILE: one --standby SPEC per line, # comments.
+    #[arg(long, value_name = "FILE")]
+    pub standby_file: Option<PathBuf>,
 }
 
 /// Flags of `run`.
@@ -546,6 +563,11 @@ pub struct RunArgs {
     /// profile, the run says so.
     #[arg(long, value_name = "NAME|FILE")]
     pub emulate: Option<String>,
+    /// Where standbys keep their WAL segment files: a subdirectory
+    /// standby-NAME per standby, made if missing (put it on a second disk
+    /// to give the standbys their own) [default: --dir].
+    #[arg(long, value_name = "DIR")]
+    pub standby_dir: Option<PathBuf>,
 }
 
 /// Flags of `model`.
@@ -659,7 +681,13 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         }
         Command::Cleanup(dirs) => {
             let dd = DataDir::new(&dirs.dir, dirs.wal_dir.as_deref());
-            let removed = datafiles::cleanup(&dd)?;
+            // Standbys' files in their default place first, so that DIR
+            // can go if pgiosim made it and nothing else is left.
+            let mut removed = Vec::new();
+            for sd in default_standby_dirs(&dd.dir) {
+                removed.extend(datafiles::cleanup(&sd)?);
+            }
+            removed.extend(datafiles::cleanup(&dd)?);
             for p in &removed {
                 println!("removed {}", p.display());
             }
@@ -850,6 +878,14 @@ fn core_config(
         nbuffers,
         wal_buffers_bytes: s.wal_buffers_effective_bytes(),
         synchronous_commit: s.synchronous_commit,
+        replication: crate::standby::replication_config(
+            &crate::standby::gather(&args.standbys, args.standby_file.as_deref())
+                .map_err(|e| usage(format!("{e:#}")))?,
+            s,
+            seed,
+            WAL_SEGMENTS,
+        )
+        .map_err(|e| usage(format!("{e:#}")))?,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,
         full_page_writes: s.full_page_writes,
@@ -876,14 +912,65 @@ fn core_config(
     })
 }
 
-/// Open the files and build the device the user asked for.
+/// Prefix of a standby's directory under --standby-dir (or --dir).
+const STANDBY_DIR_PREFIX: &str = "standby-";
+
+/// Each standby's directory: `<standby-dir>/standby-<name>` (standby-dir
+/// defaults to --dir), its WAL in `pg_wal` there.
+fn standby_dirs(args: &RunArgs, decls: &[crate::standby::StandbyDecl]) -> Vec<DataDir> {
+    let root = args.standby_dir.as_deref().unwrap_or(&args.dirs.dir);
+    decls
+        .iter()
+        .map(|d| DataDir::new(&root.join(format!("{STANDBY_DIR_PREFIX}{}", d.name)), None))
+        .collect()
+}
+
+/// The standby directories `run` made in `dir` by default (for cleanup).
+fn default_standby_dirs(dir: &Path) -> Vec<DataDir> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<DataDir> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(STANDBY_DIR_PREFIX)
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| DataDir::new(&e.path(), None))
+        .collect();
+    dirs.sort_by(|a, b| a.dir.cmp(&b.dir));
+    dirs
+}
+
+/// A standby's files: WAL segments like the primary's (and an empty data
+/// file, only a header: the standby's data pages are not modelled).
+fn standby_layout() -> Layout {
+    Layout {
+        data_blocks: 0,
+        wal_segments: WAL_SEGMENTS,
+        description: "standby WAL".into(),
+    }
+}
+
+/// Open the files (the primary's, then each standby's WAL) and build the
+/// device the user asked for.
 fn open_device(
     args: &RunArgs,
     dd: &DataDir,
     layout: &Layout,
+    standbys: &[DataDir],
     max_in_flight: u32,
 ) -> Result<Box<dyn Device>> {
-    let files = datafiles::open(dd, layout, !args.buffered)?;
+    let open = || -> Result<datafiles::OpenFiles> {
+        let mut files = datafiles::open(dd, layout, !args.buffered)?;
+        for sd in standbys {
+            files.attach_standby(datafiles::open(sd, &standby_layout(), !args.buffered)?);
+        }
+        Ok(files)
+    };
+    let files = open()?;
     // One psync thread per possible outstanding I/O: every client, plus the
     // checkpointer, bgwriter and the WAL flush.
     let threads = max_in_flight as usize;
@@ -898,8 +985,7 @@ fn open_device(
                 if !args.w.quiet {
                     eprintln!("notice: io_uring is not available ({e:#}); using the psync engine");
                 }
-                let files = datafiles::open(dd, layout, !args.buffered)?;
-                Ok(Box::new(PsyncDevice::new(files, threads)?))
+                Ok(Box::new(PsyncDevice::new(open()?, threads)?))
             }
         },
     }
@@ -1107,8 +1193,21 @@ pub(crate) fn run_result(
     } else {
         None
     };
-    let max_in_flight = w.clients + 4;
-    let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
+    let decls = crate::standby::gather(&w.standbys, w.standby_file.as_deref())?;
+    if let Some(d) = decls.iter().find(|d| d.device.is_some()) {
+        return Err(usage(format!(
+            "standby {}: device= is for `model`; in `run` a standby's WAL goes to real files \
+             in --standby-dir (put that on the disk the standby should have)",
+            d.name
+        )));
+    }
+    let standby_dirs = standby_dirs(args, &decls);
+    for sd in &standby_dirs {
+        datafiles::prepare(sd, &standby_layout(), progress_bar_wanted(w.quiet))?;
+    }
+    // Each standby has one WAL I/O in flight at most.
+    let max_in_flight = w.clients + 4 + decls.len() as u32;
+    let mut dev = open_device(args, &dd, &layout, &standby_dirs, max_in_flight)?;
     let mut emulation = None;
     if let Some(arg) = &args.emulate {
         let (d, handle, profile) = crate::engine::emulate::wrap(dev, arg, plan.cfg.seed)?;
@@ -1260,7 +1359,7 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
     if !w.quiet {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
-    let mut dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    let mut dev = sim_device(&profile, &plan.cfg, w)?;
     let names = (
         plan.workload.name().to_string(),
         plan.workload.transaction_type().to_string(),
@@ -1276,8 +1375,25 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
 /// device (for benchmarks of the simulation itself).
 pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
     let (plan, profile) = model_setup(args)?;
-    let dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    let dev = sim_device(&profile, &plan.cfg, &args.w)?;
     Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
+}
+
+/// The simulated device of `model`: the primary's, and each standby's
+/// WAL device (its device=, else the primary's profile), each seeded apart.
+fn sim_device(profile: &Profile, cfg: &CoreConfig, w: &WorkloadArgs) -> Result<SimDevice> {
+    let mut dev = SimDevice::new(DeviceModel::new(profile, cfg.seed));
+    let decls = crate::standby::gather(&w.standbys, w.standby_file.as_deref())?;
+    for (i, d) in decls.iter().enumerate() {
+        let p = match &d.device {
+            Some(name) => {
+                load_profile(name).with_context(|| format!("standby {}: device={name}", d.name))?
+            }
+            None => profile.clone(),
+        };
+        dev.add_standby(DeviceModel::new(&p, cfg.seed.wrapping_add(1 + i as u64)));
+    }
+    Ok(dev)
 }
 
 /// A shipped profile by name, or a profile JSON by path.

@@ -991,6 +991,9 @@ pub struct OpenFiles {
     pub wal_paths: Vec<PathBuf>,
     /// Whether the files were opened with O_DIRECT.
     pub direct: bool,
+    /// Each standby's WAL segment files (see `attach_standby`), and their paths.
+    pub standby_wal: Vec<Vec<File>>,
+    pub standby_wal_paths: Vec<Vec<PathBuf>>,
 }
 
 /// Which open file a request addresses.
@@ -1000,6 +1003,8 @@ pub enum FileRef {
     Data,
     /// WAL segment file `n`.
     Wal(u32),
+    /// Standby `s`'s WAL segment file `n`.
+    StandbyWal(u8, u32),
 }
 
 impl OpenFiles {
@@ -1008,6 +1013,7 @@ impl OpenFiles {
         match r {
             FileRef::Data => &self.data,
             FileRef::Wal(i) => &self.wal[i as usize],
+            FileRef::StandbyWal(s, i) => &self.standby_wal[s as usize][i as usize],
         }
     }
 
@@ -1047,7 +1053,16 @@ impl OpenFiles {
         match r {
             FileRef::Data => &self.data_path,
             FileRef::Wal(i) => &self.wal_paths[i as usize],
+            FileRef::StandbyWal(s, i) => &self.standby_wal_paths[s as usize][i as usize],
         }
+    }
+
+    /// Adds the next standby's WAL files (the WAL files of a set opened with
+    /// [`open`] in the standby's own directory): its I/O addresses them as
+    /// standby `self.standby_wal.len()`.
+    pub fn attach_standby(&mut self, standby: OpenFiles) {
+        self.standby_wal.push(standby.wal);
+        self.standby_wal_paths.push(standby.wal_paths);
     }
 
     /// Number of data blocks the data file holds, from its size.
@@ -1101,7 +1116,45 @@ impl OpenFiles {
             }
             IoKind::WalSync { segment } => Ok((wal(segment)?, 0, 0)),
             IoKind::DataSync => Ok((FileRef::Data, 0, 0)),
+            IoKind::StandbyWalWrite {
+                standby,
+                segment,
+                offset,
+                len,
+            } => {
+                let r = self.standby_wal_ref(standby, segment)?;
+                if offset
+                    .checked_add(len)
+                    .is_none_or(|end| end > WAL_SEGMENT_BYTES)
+                {
+                    bail!(
+                        "standby WAL write of {len} bytes at {offset} goes past the end of segment {segment}"
+                    );
+                }
+                Ok((r, wal_offset(offset), len))
+            }
+            IoKind::StandbyWalSync { standby, segment } => {
+                Ok((self.standby_wal_ref(standby, segment)?, 0, 0))
+            }
         }
+    }
+}
+
+impl OpenFiles {
+    fn standby_wal_ref(&self, standby: u8, segment: u32) -> Result<FileRef> {
+        let Some(files) = self.standby_wal.get(standby as usize) else {
+            bail!(
+                "standby {standby} requested, but only {} standbys' files are open",
+                self.standby_wal.len()
+            );
+        };
+        if segment as usize >= files.len() {
+            bail!(
+                "standby {standby}'s WAL segment {segment} requested, but only {} are open",
+                files.len()
+            );
+        }
+        Ok(FileRef::StandbyWal(standby, segment))
     }
 }
 
@@ -1169,6 +1222,8 @@ pub fn open(dd: &DataDir, layout: &Layout, direct: bool) -> Result<OpenFiles> {
         wal,
         wal_paths,
         direct,
+        standby_wal: Vec::new(),
+        standby_wal_paths: Vec::new(),
     })
 }
 

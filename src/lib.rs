@@ -14,5 +14,6 @@ pub mod instance;
 pub mod output;
 pub mod report;
 pub mod settings;
+pub mod standby;
 pub mod sweep;
 pub mod workload;

@@ -19,6 +19,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::core::replication::{StandbyNames, SynchronousCommit};
+
 /// PostgreSQL's data page size (`BLCKSZ`).
 const BLCKSZ_BYTES: u64 = 8192;
 /// PostgreSQL's WAL page size (`XLOG_BLCKSZ`).
@@ -60,9 +62,14 @@ pub struct Settings {
     /// values below 4 blocks are raised to 4 blocks (32kB), as
     /// `check_wal_buffers` does.
     pub wal_buffers_bytes: Option<u64>,
-    /// on | off | local | remote_write | remote_apply; all but off mean "wait
-    /// for the local flush" here (there is no standby). Also takes booleans.
-    pub synchronous_commit: bool,
+    /// on | off | local | remote_write | remote_apply, with PostgreSQL's
+    /// meaning of each (the remote levels wait for the synchronous standbys
+    /// declared with --standby). Also takes booleans.
+    pub synchronous_commit: SynchronousCommit,
+    /// As written (`ANY 1 (s1, s2)`, `FIRST 2 (...)`, `s1, s2`, `*`);
+    /// checked with PostgreSQL's grammar when set. Default empty: no
+    /// synchronous standbys.
+    pub synchronous_standby_names: String,
     /// 0..100000 microseconds. PostgreSQL takes a bare number only; pgiosim
     /// also takes a time unit (`1ms`).
     pub commit_delay_us: u64,
@@ -117,7 +124,8 @@ impl Default for Settings {
         Settings {
             shared_buffers_bytes: 128 * MB,
             wal_buffers_bytes: None,
-            synchronous_commit: true,
+            synchronous_commit: SynchronousCommit::On,
+            synchronous_standby_names: String::new(),
             commit_delay_us: 0,
             commit_siblings: 5,
             full_page_writes: true,
@@ -254,6 +262,7 @@ impl Settings {
         "autovacuum_vacuum_cost_delay",
         "autovacuum_vacuum_cost_limit",
         "autovacuum_naptime",
+        "synchronous_standby_names",
     ];
 
     /// Set one setting from its postgresql.conf text, e.g.
@@ -397,8 +406,7 @@ impl Settings {
     /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
     /// "on", "0.9"), in [`Settings::NAMES`] order. wal_buffers shows its
     /// effective size, as `SHOW wal_buffers` does on a running server;
-    /// synchronous_commit shows "on" for every level that waits (local,
-    /// remote_write and remote_apply included).
+    /// synchronous_commit shows its level (a boolean as on or off).
     pub fn to_display(&self) -> Vec<(&'static str, String)> {
         SPECS
             .iter()
@@ -406,7 +414,8 @@ impl Settings {
                 let shown = match spec.id {
                     Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
                     Id::WalBuffers => format_bytes(self.wal_buffers_effective_bytes()),
-                    Id::SynchronousCommit => on_off(self.synchronous_commit),
+                    Id::SynchronousCommit => self.synchronous_commit.name().to_string(),
+                    Id::SynchronousStandbyNames => self.synchronous_standby_names.clone(),
                     Id::CommitDelay => self.commit_delay_us.to_string(),
                     Id::CommitSiblings => self.commit_siblings.to_string(),
                     Id::FullPageWrites => on_off(self.full_page_writes),
@@ -479,7 +488,8 @@ impl Settings {
                     Some(unsigned(v.max(4)) * XLOG_BLCKSZ_BYTES)
                 };
             }
-            (Id::SynchronousCommit, Parsed::Bool(b)) => self.synchronous_commit = b,
+            (Id::SynchronousCommit, Parsed::SyncCommit(l)) => self.synchronous_commit = l,
+            (Id::SynchronousStandbyNames, Parsed::Text(t)) => self.synchronous_standby_names = t,
             (Id::CommitDelay, Parsed::Int(v)) => self.commit_delay_us = unsigned(v),
             (Id::CommitSiblings, Parsed::Int(v)) => self.commit_siblings = small(v),
             (Id::FullPageWrites, Parsed::Bool(b)) => self.full_page_writes = b,
@@ -549,6 +559,7 @@ enum Id {
     AutovacuumVacuumCostDelay,
     AutovacuumVacuumCostLimit,
     AutovacuumNaptime,
+    SynchronousStandbyNames,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -576,6 +587,8 @@ enum Kind {
     },
     Bool,
     SynchronousCommit,
+    /// synchronous_standby_names: syncrep_gram.y's grammar.
+    StandbyNames,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -585,12 +598,15 @@ struct Spec {
     kind: Kind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Parsed {
     /// In the setting's base unit.
     Int(i64),
     Real(f64),
     Bool(bool),
+    SyncCommit(SynchronousCommit),
+    /// A string setting, as written (already checked).
+    Text(String),
 }
 
 const BLOCKS: Unit = Unit::Bytes(BLCKSZ_BYTES);
@@ -610,7 +626,7 @@ const MICROSECONDS: Unit = Unit::Micros(1);
 const MIN_WAL_SIZE_MB: i64 = (2 * WAL_SEGMENT_BYTES / MB) as i64;
 
 /// PostgreSQL 15's definitions (guc.c `ConfigureNames*`), in [`Settings::NAMES`] order.
-const SPECS: [Spec; 24] = [
+const SPECS: [Spec; 25] = [
     Spec {
         id: Id::SharedBuffers,
         name: "shared_buffers",
@@ -811,6 +827,11 @@ const SPECS: [Spec; 24] = [
             max: INT_MAX / 1000,
         },
     },
+    Spec {
+        id: Id::SynchronousStandbyNames,
+        name: "synchronous_standby_names",
+        kind: Kind::StandbyNames,
+    },
 ];
 
 /// A millisecond setting that may be -1, as SHOW prints it ("2ms", "-1", "0").
@@ -838,8 +859,16 @@ impl Spec {
         match self.kind {
             Kind::Bool => parse_bool(text).map(Parsed::Bool).ok_or_else(bad),
             Kind::SynchronousCommit => parse_synchronous_commit(text)
-                .map(Parsed::Bool)
+                .map(Parsed::SyncCommit)
                 .ok_or_else(bad),
+            Kind::StandbyNames => match StandbyNames::parse(text) {
+                Ok(_) => Ok(Parsed::Text(text.to_string())),
+                Err(why) => Err(SettingError::BadValue {
+                    name: self.name.to_string(),
+                    value: text.to_string(),
+                    expected: format!("{} ({why})", self.expected()),
+                }),
+            },
             Kind::Real { min, max } => {
                 let value = parse_real(text).ok_or_else(bad)?;
                 if value < min || value > max {
@@ -884,7 +913,9 @@ impl Spec {
                 };
                 (min_text, with_approximation(unit, max))
             }
-            Kind::Bool | Kind::SynchronousCommit => (String::new(), String::new()),
+            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames => {
+                (String::new(), String::new())
+            }
         }
     }
 
@@ -895,6 +926,9 @@ impl Spec {
                 "one of on, off, local, remote_write, remote_apply (or a boolean: true, false, yes, no, 1, 0)"
                     .to_string()
             }
+            Kind::StandbyNames => "a list of standby names as PostgreSQL takes it: \
+                 'ANY 1 (s1, s2)', 'FIRST 2 (s1, s2, s3)', '2 (s1, s2)', 's1, s2' or '*'"
+                .to_string(),
             Kind::Real { .. } => "a number such as 0.9".to_string(),
             Kind::Int { unit, .. } => {
                 let base = match unit {
@@ -1167,20 +1201,21 @@ fn parse_bool(text: &str) -> Option<bool> {
 }
 
 /// `synchronous_commit_options`: exact names, case-insensitive (enums take no
-/// prefixes). Everything but off waits for the local flush.
-fn parse_synchronous_commit(text: &str) -> Option<bool> {
-    const OPTIONS: [(&str, bool); 11] = [
-        ("local", true),
-        ("remote_write", true),
-        ("remote_apply", true),
-        ("on", true),
-        ("off", false),
-        ("true", true),
-        ("false", false),
-        ("yes", true),
-        ("no", false),
-        ("1", true),
-        ("0", false),
+/// prefixes); the booleans mean on and off.
+fn parse_synchronous_commit(text: &str) -> Option<SynchronousCommit> {
+    use SynchronousCommit::{Local, Off, On, RemoteApply, RemoteWrite};
+    const OPTIONS: [(&str, SynchronousCommit); 11] = [
+        ("local", Local),
+        ("remote_write", RemoteWrite),
+        ("remote_apply", RemoteApply),
+        ("on", On),
+        ("off", Off),
+        ("true", On),
+        ("false", Off),
+        ("yes", On),
+        ("no", Off),
+        ("1", On),
+        ("0", Off),
     ];
     OPTIONS
         .iter()
@@ -2202,7 +2237,7 @@ mod tests {
         let d = Settings::default();
         assert_eq!(d.shared_buffers_bytes, 16384 * 8192);
         assert_eq!(d.wal_buffers_bytes, None);
-        assert!(d.synchronous_commit);
+        assert_eq!(d.synchronous_commit, SynchronousCommit::On);
         assert_eq!(d.commit_delay_us, 0);
         assert_eq!(d.commit_siblings, 5);
         assert!(d.full_page_writes);
@@ -2246,6 +2281,7 @@ mod tests {
             ("autovacuum_vacuum_cost_delay", "2ms"),
             ("autovacuum_vacuum_cost_limit", "-1"),
             ("autovacuum_naptime", "1min"),
+            ("synchronous_standby_names", ""),
         ];
         let display = Settings::default().to_display();
         let display: Vec<(&str, &str)> = display.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -2457,7 +2493,10 @@ mod tests {
             with("shared_buffers", "' 16GB '").shared_buffers_bytes,
             16 * GB
         );
-        assert!(!with("synchronous_commit", "'off'").synchronous_commit);
+        assert_eq!(
+            with("synchronous_commit", "'off'").synchronous_commit,
+            SynchronousCommit::Off
+        );
         let e = err("shared_buffers", "'16GB");
         assert!(matches!(e, SettingError::BadValue { .. }), "{e:?}");
         assert!(e.to_string().contains("quote"), "{e}");
@@ -2777,34 +2816,50 @@ mod tests {
 
     #[test]
     fn synchronous_commit_levels() {
+        use SynchronousCommit::*;
         let sync = |v: &str| with("synchronous_commit", v).synchronous_commit;
-        for waits in [
-            "on",
-            "local",
-            "remote_write",
-            "remote_apply",
-            "REMOTE_APPLY",
-            "true",
-            "yes",
-            "1",
+        for (text, level) in [
+            ("on", On),
+            ("local", Local),
+            ("remote_write", RemoteWrite),
+            ("remote_apply", RemoteApply),
+            ("REMOTE_APPLY", RemoteApply),
+            ("true", On),
+            ("yes", On),
+            ("1", On),
+            ("off", Off),
+            ("OFF", Off),
+            ("false", Off),
+            ("no", Off),
+            ("0", Off),
         ] {
-            assert!(sync(waits), "{waits}");
-        }
-        for async_ in ["off", "OFF", "false", "no", "0"] {
-            assert!(!sync(async_), "{async_}");
+            assert_eq!(sync(text), level, "{text}");
         }
         // An enum: exact names only, no prefixes.
         for bad in ["tr", "of", "remote", "maybe", ""] {
             let e = err("synchronous_commit", bad);
             assert!(matches!(e, SettingError::BadValue { .. }), "{bad}: {e:?}");
         }
-        assert_eq!(
-            shown(&with("synchronous_commit", "local"), "synchronous_commit"),
-            "on"
-        );
-        assert_eq!(
-            shown(&with("synchronous_commit", "no"), "synchronous_commit"),
-            "off"
+        for (text, shows) in [("local", "local"), ("no", "off"), ("yes", "on")] {
+            assert_eq!(
+                shown(&with("synchronous_commit", text), "synchronous_commit"),
+                shows
+            );
+        }
+    }
+
+    #[test]
+    fn synchronous_standby_names_takes_postgresqls_grammar() {
+        let s = with("synchronous_standby_names", "'ANY 1 (s1, s2)'");
+        assert_eq!(s.synchronous_standby_names, "ANY 1 (s1, s2)");
+        assert_eq!(shown(&s, "synchronous_standby_names"), "ANY 1 (s1, s2)");
+        assert_eq!(shown(&Settings::default(), "synchronous_standby_names"), "");
+        let e = err("synchronous_standby_names", "ANY (s1)").to_string();
+        assert!(
+            e.starts_with(
+                "invalid value for synchronous_standby_names: \"ANY (s1)\"; expected a list"
+            ) && e.ends_with("(syntax error at or near \"(\")"),
+            "{e}"
         );
     }
 
@@ -3120,7 +3175,7 @@ mod tests {
         settings.set_assignment("synchronous_commit='off'").unwrap();
         assert_eq!(settings.shared_buffers_bytes, 16 * GB);
         assert_eq!(settings.checkpoint_timeout_s, 900);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         for bad in ["", "=16GB", " = 1", "shared_buffers 16GB"] {
             assert_eq!(
                 settings.set_assignment(bad),
@@ -3181,7 +3236,7 @@ mod tests {
         assert_eq!(settings.wal_buffers_bytes, Some(16 * MB));
         assert_eq!(settings.checkpoint_timeout_s, 900);
         assert_eq!(settings.max_wal_size_bytes, 8 * GB);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         assert_eq!(settings.commit_delay_us, 20);
         assert_eq!(
             not_modelled,

@@ -632,6 +632,7 @@ fn run_args(args: &SweepArgs, w: WorkloadArgs) -> RunArgs {
         io_engine: args.io_engine,
         buffered: args.buffered,
         emulate: None,
+        standby_dir: None,
     }
 }
 

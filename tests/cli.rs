@@ -48,7 +48,7 @@ fn run_report_is_consistent() {
     let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
     assert_eq!(r["schema"], "pgiosim.result");
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     assert_eq!(r["partial"], false);
     assert_eq!(r["settings"]["shared_buffers"], "128MB");
     let n = f(&r, &["summary", "transactions"]);
@@ -63,7 +63,7 @@ fn run_report_is_consistent() {
     // The breakdown accounts for the whole latency.
     let avg_us = f(&r, &["summary", "latency_ms", "average"]) * 1e3;
     let buckets = r["breakdown"].as_array().unwrap();
-    assert_eq!(buckets.len(), 8);
+    assert_eq!(buckets.len(), 9);
     let sum_us: f64 = buckets.iter().map(|b| b["mean_us"].as_f64().unwrap()).sum();
     let share: f64 = buckets.iter().map(|b| b["share"].as_f64().unwrap()).sum();
     assert!(
@@ -493,4 +493,67 @@ fn cleanup_removes_only_its_files() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("pgiosim.data"));
     assert!(!d.path().join("data/pgiosim.data").exists());
     assert!(d.path().join("data/notes.txt").exists());
+}
+
+#[test]
+fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
+    let d = tmp("pgiosim-test");
+    let sdir = d.path().join("standbys");
+    std::fs::create_dir(&sdir).unwrap();
+    let sdir_s = sdir.display().to_string();
+    let r = run_json(
+        d.path(),
+        &[
+            "-T",
+            "2",
+            "-c",
+            "2",
+            "--standby",
+            "name=s1,rtt=2ms",
+            "--standby",
+            "name=s2,rtt=0",
+            "--standby-dir",
+            &sdir_s,
+            "--set",
+            "synchronous_standby_names=FIRST 1 (s1, s2)",
+        ],
+    );
+    // FIRST 1 (s1, s2): every commit waits for s1, 2 ms away (a timer).
+    let b = r["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bucket"] == "sync_rep")
+        .unwrap();
+    assert!(f(b, &["mean_us"]) > 2000.0, "{b}");
+    assert!(f(b, &["p99_us"]) >= f(b, &["mean_us"]), "{b}");
+    assert_eq!(r["replication"][0]["sync_state"], "sync");
+    assert_eq!(r["replication"][1]["sync_state"], "potential");
+    for s in ["s1", "s2"] {
+        let wal = sdir.join(format!("standby-{s}/pg_wal/pgiosim.wal.000"));
+        assert!(wal.exists(), "{}", wal.display());
+    }
+    assert!(f(&r["replication"][1], &["wal_fdatasyncs"]) > 10.0);
+    // device= belongs to model.
+    let dir = dir_arg(d.path());
+    let o = run(&[
+        "run",
+        "--dir",
+        &dir,
+        "-s",
+        "1",
+        "-T",
+        "1",
+        "-q",
+        "--standby",
+        "name=s1,device=nvme",
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("device= is for `model`"), "{}", text(&o));
+    // Standbys in their default place (--dir) are cleaned up with the data.
+    let _ = run_json(d.path(), &["-T", "1", "--standby", "name=s9"]);
+    assert!(d.path().join("data/standby-s9/pg_wal").exists());
+    let o = run(&["cleanup", "--dir", &dir]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!d.path().join("data/standby-s9").exists(), "{}", text(&o));
 }
