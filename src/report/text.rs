@@ -257,10 +257,15 @@ fn describe_io(r: &RunResult) -> String {
 
 /// One pgbench-style progress line.
 pub fn progress_line(p: &crate::engine::driver::Progress) -> String {
-    format!(
+    let mut line = format!(
         "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}",
         p.elapsed_s, p.tps, p.latency_ms, p.stddev_ms
-    )
+    );
+    // Only the real clock's timers are ever late.
+    if p.timer_lag_us > 0.0 {
+        let _ = write!(line, ", timer lag {:.1} us", p.timer_lag_us);
+    }
+    line
 }
 
 /// The modelled CPUs: "16 cores", or "16 vCPUs (8 cores x 2 threads) at
