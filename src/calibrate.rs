@@ -228,7 +228,9 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     };
     let progress = !args.quiet && std::io::stderr().is_terminal();
     let result = (|| -> Result<Option<Calibration>> {
-        datafiles::prepare(&dd, &layout, progress).with_context(|| {
+        // Released before the probe files are removed (cleanup takes it too).
+        let held = datafiles::lock(&dd)?;
+        datafiles::prepare_locked(&dd, &layout, progress, &held, &stop).with_context(|| {
             format!(
                 "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
                 args.dir.display(),
@@ -1703,7 +1705,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let base = profile_arg("--base", &a.base)?;
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let files = crate::device::fio::load(&paths)?;
-    let imp = crate::device::fio::build(&files, &name, &base)?;
+    let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::cli::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;
     std::fs::write(&a.output, &text)

@@ -10,6 +10,7 @@
 pub mod build;
 pub mod queries;
 pub mod sample;
+pub mod watchdog;
 
 use std::error::Error as _;
 use std::path::{Path, PathBuf};
@@ -138,7 +139,7 @@ pub fn parse_dsn(dsn: &str) -> Result<Config> {
         config.application_name("pgiosim capture");
     }
     if config.get_connect_timeout().is_none() {
-        config.connect_timeout(Duration::from_secs(10));
+        config.connect_timeout(DEFAULT_CONNECT_TIMEOUT);
     }
     Ok(config)
 }
@@ -160,9 +161,29 @@ pub fn describe_target(config: &Config) -> String {
     hosts.join(" or ")
 }
 
-/// Connect, read-only, with errors that say where and why.
+/// The longest a statistics query may take before capture gives up on the
+/// server: the session's statement_timeout (30 s, set in [`connect`]) plus
+/// ten seconds for the network.
+pub const QUERY_TIMEOUT: Duration = Duration::from_secs(40);
+
+/// How long connecting (TCP, startup handshake, authentication, the
+/// session's SETs) may take: the DSN's connect_timeout, as libpq takes it.
+fn connect_limit(config: &Config) -> Duration {
+    config
+        .get_connect_timeout()
+        .copied()
+        .filter(|t| !t.is_zero())
+        .unwrap_or(DEFAULT_CONNECT_TIMEOUT)
+}
+
+/// When the DSN gives no connect_timeout.
+const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connect, read-only, with errors that say where and why; bounded by the
+/// connect timeout (see [`watchdog`]).
 pub fn connect(config: &Config) -> Result<postgres::Client> {
     let target = describe_target(config);
+    let _deadline = watchdog::arm(format!("connecting to {target}"), connect_limit(config));
     let mut client = config.connect(NoTls).map_err(|e| match e.as_db_error() {
         Some(db) => anyhow!(
             "cannot connect to PostgreSQL at {target}: the server said: {}: {}",
@@ -198,8 +219,14 @@ pub fn conf_path(output: &Path) -> PathBuf {
 /// Run `capture`; returns the exit code (130 when interrupted, after writing
 /// what was observed).
 pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
-    let duration = match crate::settings::parse_duration_ns(&args.time) {
-        Some(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
+    let duration = match crate::settings::parse_duration(&args.time) {
+        Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
+        Err(
+            e @ (crate::settings::DurationError::BadUnit(_)
+            | crate::settings::DurationError::TooLong { .. }),
+        ) => {
+            return Err(usage(format!("-T/--time {}: {e}", args.time)));
+        }
         _ => {
             return Err(usage(format!(
                 "-T/--time: the capture needs at least 1 second, in seconds or with a unit (30s, 5min), got {}",
@@ -243,10 +270,13 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     };
 
     let target = describe_target(&config);
+    watchdog::start(stop);
     let mut client = connect(&config)?;
+    let asking = format!("reading statistics from {target}");
 
     // Version and settings.
     let (version_num, version, database, settings) = {
+        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
         let mut tx = client
             .build_transaction()
             .read_only(true)
@@ -293,6 +323,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     // that only the samples themselves need subtracting.
     let mut own_commits = match &queries.force_flush {
         Some(q) => {
+            let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
             let mut tx = client.build_transaction().read_only(true).start()?;
             sample::query(&mut tx, q, &[])?;
             tx.commit()?;
@@ -305,7 +336,10 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             3
         }
     };
-    let start = sample::take(&mut client, &queries)?;
+    let start = {
+        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
+        sample::take(&mut client, &queries)?
+    };
     let started = Instant::now();
     let mut clients = start.clients_connected;
     let mut active_sum = start.clients_active as f64;
@@ -325,7 +359,10 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         if let Some(at) = next_progress
             && now >= at
         {
-            let s = sample::take(&mut client, &queries)?;
+            let s = {
+                let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
+                sample::take(&mut client, &queries)?
+            };
             own_commits += 1;
             clients = clients.max(s.clients_connected);
             active_sum += s.clients_active as f64;
@@ -346,6 +383,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
                 .min(Duration::from_millis(100)),
         );
     }
+    let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
     let end = sample::take(&mut client, &queries)?;
     clients = clients.max(end.clients_connected);
     active_sum += end.clients_active as f64;
@@ -360,6 +398,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         }
     };
     drop(client);
+    drop(_deadline);
 
     let obs = Observation {
         version_num,

@@ -31,9 +31,79 @@ use crate::workload::{self, QueryMode, Script};
 /// same way, so the disk sees overwrites of preallocated files.
 pub const WAL_SEGMENTS: u32 = 4;
 
-/// A mistake in what the user typed: exit code 2, like clap's own errors.
+/// Bad input of any kind (a flag, a setting, a file the user named that
+/// cannot be read or parsed): exit code 2, like clap's own errors.
 #[derive(Debug)]
 pub struct UsageError(pub String);
+
+/// The exit codes, one rule for every command (`pgiosim --help` and the
+/// README show it).
+pub mod exit {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// A failure of the disk, the file system or the server (I/O error,
+    /// disk full, connection lost): the input was good.
+    pub const FAILURE: u8 = 1;
+    /// Bad input: a flag, a setting, or a file the user named.
+    pub const BAD_INPUT: u8 = 2;
+    /// Interrupted by SIGINT or SIGTERM; a partial report may have been printed.
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// The rule `--help` prints after the commands.
+pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
+(I/O error, disk full, connection lost, the data set in use by another pgiosim), or a run \
+completed no transaction; 2 bad input (a flag, a setting, or a file given such as --config, \
+--workload, --device, results, an output path that cannot be written); 130 interrupted by \
+SIGINT or SIGTERM (a partial report is printed where there is one).";
+
+/// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.
+#[derive(Debug)]
+pub struct Interrupted(pub String);
+
+impl std::fmt::Display for Interrupted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Interrupted {}
+
+/// The exit code for an error: [`exit::BAD_INPUT`] if a [`UsageError`] is
+/// anywhere in its chain, [`exit::INTERRUPTED`] for an [`Interrupted`], else
+/// [`exit::FAILURE`].
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    for cause in e.chain() {
+        if cause.downcast_ref::<Interrupted>().is_some() {
+            return exit::INTERRUPTED;
+        }
+        if cause.downcast_ref::<UsageError>().is_some() {
+            return exit::BAD_INPUT;
+        }
+    }
+    exit::FAILURE
+}
+
+/// The name in `names` nearest to `typed` if it is at most two edits away
+/// (and not `typed` itself), for "did you mean" hints.
+pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (*n, strsim::levenshtein(typed, n)))
+        .filter(|(_, d)| (1..=2).contains(d))
+        .min_by_key(|(_, d)| *d)
+        .map(|(n, _)| n)
+}
+
+/// `e`, marked as bad input (exit code 2) unless it is already one or an
+/// interruption; for errors from reading and parsing a file the user named.
+pub fn bad_input(e: anyhow::Error) -> anyhow::Error {
+    if exit_code(&e) == exit::FAILURE {
+        UsageError(format!("{e:#}")).into()
+    } else {
+        e
+    }
+}
 
 impl std::fmt::Display for UsageError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -52,7 +122,7 @@ fn usage(msg: impl Into<String>) -> anyhow::Error {
 /// and reports pgbench-style TPS, latency percentiles and where each
 /// transaction's time goes.
 #[derive(Debug, Parser)]
-#[command(name = "pgiosim", version, about, long_about = None)]
+#[command(name = "pgiosim", version, about, long_about = None, after_help = EXIT_CODES_HELP)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -182,7 +252,11 @@ impl WorkloadChoice {
             items.push("select-only".into());
         }
         if let Some(w) = &self.workload {
-            items.push(w.clone());
+            // Its own flag in errors: a file's mistake is not a -b mistake.
+            let spec = workload::load_spec(w).map_err(|e| usage(format!("--workload: {e:#}")))?;
+            let mut parts = workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))?;
+            parts.push((spec, 1.0));
+            return Ok(parts);
         }
         if items.is_empty() {
             items.push("tpcb-like".into());
@@ -348,7 +422,12 @@ pub struct WorkloadArgs {
     /// all, on a Poisson schedule; latency counts from the scheduled start and
     /// the schedule lag is reported. Shows the latency an application sees at
     /// its real arrival rate, not at saturation.
-    #[arg(short = 'R', long = "rate", value_name = "TPS")]
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "TPS",
+        allow_negative_numbers = true
+    )]
     pub rate: Option<f64>,
     /// With -R (pgbench -L): skip transactions that would start more than MS
     /// late, and count those that finish over MS.
@@ -356,11 +435,17 @@ pub struct WorkloadArgs {
         short = 'L',
         long = "latency-limit",
         value_name = "MS",
-        requires = "rate"
+        requires = "rate",
+        allow_negative_numbers = true
     )]
     pub latency_limit: Option<f64>,
     /// Print a progress line every SECONDS (pgbench -P).
-    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
+    #[arg(
+        short = 'P',
+        long = "progress",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
     pub progress: Option<f64>,
     /// Set a PostgreSQL setting, with postgresql.conf units
     /// (e.g. --set shared_buffers=16GB --set commit_delay=10). Repeatable.
@@ -368,11 +453,14 @@ pub struct WorkloadArgs {
     /// commit_delay, commit_siblings, full_page_writes, checkpoint_timeout,
     /// max_wal_size, min_wal_size, checkpoint_completion_target,
     /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
-    /// wal_writer_delay, wal_writer_flush_after, autovacuum.
+    /// wal_writer_delay, wal_writer_flush_after, autovacuum,
+    /// synchronous_standby_names (with --standby).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Read settings from a postgresql.conf (settings pgiosim does not model
-    /// are ignored with a one-line notice); --set wins over the file.
+    /// Read settings from a postgresql.conf, following its include,
+    /// include_if_exists and include_dir lines as PostgreSQL does (settings
+    /// pgiosim does not model are ignored with a one-line notice); --set
+    /// wins over the file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
@@ -437,6 +525,22 @@ pub struct WorkloadArgs {
     /// Print nothing but the report (no notices, no progress bar).
     #[arg(short, long)]
     pub quiet: bool,
+    /// A streaming-replication standby: name=NAME,rtt=DURATION
+    /// [,rtt_p99=DURATION][,device=NAME|FILE][,replay=RATE]. Repeatable. It
+    /// receives the WAL once flushed locally, over a network round trip of
+    /// rtt (log-normal up to rtt_p99), writes it, fdatasyncs it and replies,
+    /// and replays it at replay (default 40MB/s, a guess). With
+    /// synchronous_standby_names (e.g. --set
+    /// "synchronous_standby_names=ANY 1 (s1, s2)") a commit waits after its
+    /// local flush for its quorum as synchronous_commit says (remote_write,
+    /// on, remote_apply): the sync_rep bucket. device= (model only) is the
+    /// standby's WAL disk [default: --device]; in `run` its WAL goes to real
+    /// files in --standby-dir.
+    #[arg(long = "standby", value_name = "SPEC")]
+    pub standbys: Vec<String>,
+    /// Read standbys from FILE: one --standby SPEC per line, # comments.
+    #[arg(long, value_name = "FILE")]
+    pub standby_file: Option<PathBuf>,
 }
 
 /// Flags of `run`.
@@ -459,6 +563,11 @@ pub struct RunArgs {
     /// profile, the run says so.
     #[arg(long, value_name = "NAME|FILE")]
     pub emulate: Option<String>,
+    /// Where standbys keep their WAL segment files: a subdirectory
+    /// standby-NAME per standby, made if missing (put it on a second disk
+    /// to give the standbys their own) [default: --dir].
+    #[arg(long, value_name = "DIR")]
+    pub standby_dir: Option<PathBuf>,
 }
 
 /// Flags of `model`.
@@ -489,8 +598,59 @@ pub struct ModelArgs {
 /// Default duration when neither -T nor -t is given.
 const DEFAULT_DURATION: u64 = 10 * SEC;
 
+/// The files a command will write, with the flag that names each.
+fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
+    let mut v: Vec<(&'static str, PathBuf)> = Vec::new();
+    let mut json = |p: &Option<PathBuf>| {
+        if let Some(p) = p {
+            v.push(("--json", p.clone()));
+        }
+    };
+    match command {
+        Command::Run(a) => json(&a.w.json),
+        Command::Model(a) => json(&a.w.json),
+        Command::Vacuum(a) => json(&a.json),
+        Command::Sweep(a) => {
+            json(&a.w.json);
+            v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));
+            v.extend(a.markdown.iter().map(|p| ("--markdown", p.clone())));
+        }
+        Command::Compare(a) => {
+            json(&a.json);
+            v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));
+            v.extend(a.markdown.iter().map(|p| ("--markdown", p.clone())));
+        }
+        Command::Calibrate(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Capture(a) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+            v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
+        }
+        Command::Report(a) => v.push(("-o", a.output.clone())),
+        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => {
+            v.push(("-o", a.output.clone()));
+        }
+        Command::Profile(crate::calibrate::ProfileCommand::Show(_))
+        | Command::Devices(_)
+        | Command::Instances
+        | Command::Prepare(_)
+        | Command::Cleanup(_)
+        | Command::Iobench(_) => {}
+    }
+    v
+}
+
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
+    for (flag, path) in outputs(&cli.command) {
+        crate::output::check_writable(flag, &path)?;
+    }
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
@@ -506,10 +666,13 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Prepare(args) => {
             let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
-            let outcome = datafiles::prepare(
+            let held = datafiles::lock(&dd)?;
+            let outcome = datafiles::prepare_locked(
                 &dd,
                 &layout_for(&workload, args.scale),
                 progress_bar_wanted(args.quiet),
+                &held,
+                &stop,
             )?;
             if !args.quiet {
                 eprintln!("{}: {}", dd.dir.display(), prepared_word(outcome));
@@ -518,7 +681,13 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         }
         Command::Cleanup(dirs) => {
             let dd = DataDir::new(&dirs.dir, dirs.wal_dir.as_deref());
-            let removed = datafiles::cleanup(&dd)?;
+            // Standbys' files in their default place first, so that DIR
+            // can go if pgiosim made it and nothing else is left.
+            let mut removed = Vec::new();
+            for sd in default_standby_dirs(&dd.dir) {
+                removed.extend(datafiles::cleanup(&sd)?);
+            }
+            removed.extend(datafiles::cleanup(&dd)?);
             for p in &removed {
                 println!("removed {}", p.display());
             }
@@ -531,7 +700,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, &stop),
         Command::Iobench(args) => {
-            bench::iobench(&args)?;
+            bench::iobench(&args, &stop)?;
             Ok(0)
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
@@ -565,7 +734,7 @@ fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
     let mut s = Settings::default();
     if let Some(path) = config {
-        let ignored = s.apply_config_file(path)?;
+        let ignored = s.apply_config_file(path).map_err(bad_input)?;
         if !ignored.is_empty() && !quiet {
             eprintln!(
                 "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
@@ -606,13 +775,14 @@ fn core_config(
         ));
     }
     let duration = match (&args.time, args.transactions) {
-        (Some(t), _) => match settings::parse_duration_ns(t) {
-            Some(ns) if ns > 0 => Some(ns),
-            _ => {
+        (Some(t), _) => match settings::parse_duration(t) {
+            Ok(ns) if ns > 0 => Some(ns),
+            Ok(_) => {
                 return Err(usage(format!(
-                    "-T/--time: the duration must be more than 0, in seconds or with a unit (30s, 5min), got {t}"
+                    "-T/--time {t}: the duration must be more than 0, in seconds or with a unit (30s, 5min)"
                 )));
             }
+            Err(e) => return Err(usage(format!("-T/--time {t}: {e}"))),
         },
         (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
         (None, Some(_)) => None,
@@ -708,6 +878,14 @@ fn core_config(
         nbuffers,
         wal_buffers_bytes: s.wal_buffers_effective_bytes(),
         synchronous_commit: s.synchronous_commit,
+        replication: crate::standby::replication_config(
+            &crate::standby::gather(&args.standbys, args.standby_file.as_deref())
+                .map_err(|e| usage(format!("{e:#}")))?,
+            s,
+            seed,
+            WAL_SEGMENTS,
+        )
+        .map_err(|e| usage(format!("{e:#}")))?,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,
         full_page_writes: s.full_page_writes,
@@ -734,14 +912,65 @@ fn core_config(
     })
 }
 
-/// Open the files and build the device the user asked for.
+/// Prefix of a standby's directory under --standby-dir (or --dir).
+const STANDBY_DIR_PREFIX: &str = "standby-";
+
+/// Each standby's directory: `<standby-dir>/standby-<name>` (standby-dir
+/// defaults to --dir), its WAL in `pg_wal` there.
+fn standby_dirs(args: &RunArgs, decls: &[crate::standby::StandbyDecl]) -> Vec<DataDir> {
+    let root = args.standby_dir.as_deref().unwrap_or(&args.dirs.dir);
+    decls
+        .iter()
+        .map(|d| DataDir::new(&root.join(format!("{STANDBY_DIR_PREFIX}{}", d.name)), None))
+        .collect()
+}
+
+/// The standby directories `run` made in `dir` by default (for cleanup).
+fn default_standby_dirs(dir: &Path) -> Vec<DataDir> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<DataDir> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(STANDBY_DIR_PREFIX)
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| DataDir::new(&e.path(), None))
+        .collect();
+    dirs.sort_by(|a, b| a.dir.cmp(&b.dir));
+    dirs
+}
+
+/// A standby's files: WAL segments like the primary's (and an empty data
+/// file, only a header: the standby's data pages are not modelled).
+fn standby_layout() -> Layout {
+    Layout {
+        data_blocks: 0,
+        wal_segments: WAL_SEGMENTS,
+        description: "standby WAL".into(),
+    }
+}
+
+/// Open the files (the primary's, then each standby's WAL) and build the
+/// device the user asked for.
 fn open_device(
     args: &RunArgs,
     dd: &DataDir,
     layout: &Layout,
+    standbys: &[DataDir],
     max_in_flight: u32,
 ) -> Result<Box<dyn Device>> {
-    let files = datafiles::open(dd, layout, !args.buffered)?;
+    let open = || -> Result<datafiles::OpenFiles> {
+        let mut files = datafiles::open(dd, layout, !args.buffered)?;
+        for sd in standbys {
+            files.attach_standby(datafiles::open(sd, &standby_layout(), !args.buffered)?);
+        }
+        Ok(files)
+    };
+    let files = open()?;
     // One psync thread per possible outstanding I/O: every client, plus the
     // checkpointer, bgwriter and the WAL flush.
     let threads = max_in_flight as usize;
@@ -756,8 +985,7 @@ fn open_device(
                 if !args.w.quiet {
                     eprintln!("notice: io_uring is not available ({e:#}); using the psync engine");
                 }
-                let files = datafiles::open(dd, layout, !args.buffered)?;
-                Ok(Box::new(PsyncDevice::new(files, threads)?))
+                Ok(Box::new(PsyncDevice::new(open()?, threads)?))
             }
         },
     }
@@ -871,14 +1099,33 @@ fn execute_plan<D: Device + ?Sized>(
     ))
 }
 
-/// Print the report, write the JSON; the exit code says whether it is partial.
+/// Print the report, write the JSON; the exit code says whether it is
+/// partial (130), or whether it measured nothing: a run that completed no
+/// transaction exits 1 with a warning, as its figures answer no question.
 fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
     let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
     output::report(&text::render(result), json_on_stdout)?;
     if let Some(path) = &w.json {
         write_json(path, result)?;
     }
-    Ok(if result.partial { 130 } else { 0 })
+    if result.partial {
+        return Ok(exit::INTERRUPTED.into());
+    }
+    if result.summary.transactions == 0 {
+        eprintln!("{}", no_transactions_warning(result));
+        return Ok(exit::FAILURE.into());
+    }
+    Ok(exit::OK.into())
+}
+
+/// Why a run may have completed no transaction, in one line.
+fn no_transactions_warning(r: &RunResult) -> String {
+    format!(
+        "warning: no transaction completed in {:.3} s with {} client(s) on {} CPU(s): the \
+         duration is shorter than one transaction takes here; give a longer -T, fewer clients \
+         or more --cpus (exit code 1)",
+        r.summary.elapsed_s, r.run.clients, r.run.cpus
+    )
 }
 
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
@@ -892,11 +1139,12 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 }
 
 /// Prepare (or check) the data set `run` with these flags needs; for `sweep`.
-pub(crate) fn prepare_run(args: &RunArgs) -> Result<()> {
+pub(crate) fn prepare_run(args: &RunArgs, stop: &AtomicBool) -> Result<()> {
     let workload = Script::mix(&args.w.choice.parts()?, args.w.scale)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&workload, args.w.scale);
-    datafiles::prepare(&dd, &layout, progress_bar_wanted(args.w.quiet))?;
+    let held = datafiles::lock(&dd)?;
+    datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.w.quiet), &held, stop)?;
     Ok(())
 }
 
@@ -910,7 +1158,15 @@ pub(crate) fn run_result(
     let plan = plan(w)?;
     let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
     let layout = layout_for(&plan.workload, w.scale);
-    let prepared = datafiles::prepare(&dd, &layout, progress_bar_wanted(w.quiet))?;
+    // Held to the end of the run: a second pgiosim on these files is refused.
+    let _held = datafiles::lock(&dd)?;
+    let prepared =
+        datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(w.quiet), &_held, stop)?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(
+            Interrupted("interrupted after preparing the data set, before the run".into()).into(),
+        );
+    }
     if !w.quiet {
         eprintln!(
             "{}: {} (scale {}, {:.0} MB); seed {}",
@@ -937,8 +1193,21 @@ pub(crate) fn run_result(
     } else {
         None
     };
-    let max_in_flight = w.clients + 4;
-    let mut dev = open_device(args, &dd, &layout, max_in_flight)?;
+    let decls = crate::standby::gather(&w.standbys, w.standby_file.as_deref())?;
+    if let Some(d) = decls.iter().find(|d| d.device.is_some()) {
+        return Err(usage(format!(
+            "standby {}: device= is for `model`; in `run` a standby's WAL goes to real files \
+             in --standby-dir (put that on the disk the standby should have)",
+            d.name
+        )));
+    }
+    let standby_dirs = standby_dirs(args, &decls);
+    for sd in &standby_dirs {
+        datafiles::prepare(sd, &standby_layout(), progress_bar_wanted(w.quiet))?;
+    }
+    // Each standby has one WAL I/O in flight at most.
+    let max_in_flight = w.clients + 4 + decls.len() as u32;
+    let mut dev = open_device(args, &dd, &layout, &standby_dirs, max_in_flight)?;
     let mut emulation = None;
     if let Some(arg) = &args.emulate {
         let (d, handle, profile) = crate::engine::emulate::wrap(dev, arg, plan.cfg.seed)?;
@@ -1090,7 +1359,7 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
     if !w.quiet {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
-    let mut dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    let mut dev = sim_device(&profile, &plan.cfg, w)?;
     let names = (
         plan.workload.name().to_string(),
         plan.workload.transaction_type().to_string(),
@@ -1106,8 +1375,25 @@ pub(crate) fn model_result(args: &ModelArgs, stop: &Arc<AtomicBool>) -> Result<R
 /// device (for benchmarks of the simulation itself).
 pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
     let (plan, profile) = model_setup(args)?;
-    let dev = SimDevice::new(DeviceModel::new(&profile, plan.cfg.seed));
+    let dev = sim_device(&profile, &plan.cfg, &args.w)?;
     Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
+}
+
+/// The simulated device of `model`: the primary's, and each standby's
+/// WAL device (its device=, else the primary's profile), each seeded apart.
+fn sim_device(profile: &Profile, cfg: &CoreConfig, w: &WorkloadArgs) -> Result<SimDevice> {
+    let mut dev = SimDevice::new(DeviceModel::new(profile, cfg.seed));
+    let decls = crate::standby::gather(&w.standbys, w.standby_file.as_deref())?;
+    for (i, d) in decls.iter().enumerate() {
+        let p = match &d.device {
+            Some(name) => {
+                load_profile(name).with_context(|| format!("standby {}: device={name}", d.name))?
+            }
+            None => profile.clone(),
+        };
+        dev.add_standby(DeviceModel::new(&p, cfg.seed.wrapping_add(1 + i as u64)));
+    }
+    Ok(dev)
 }
 
 /// A shipped profile by name, or a profile JSON by path.
@@ -1124,8 +1410,9 @@ pub(crate) fn load_profile(name_or_path: &str) -> Result<Profile> {
         .map(|p| p.name)
         .collect();
     Err(usage(format!(
-        "--device {name_or_path}: no such shipped profile or file; shipped: {}",
-        names.join(", ")
+        "--device {name_or_path}: no such shipped profile or file; shipped: {}{}",
+        names.join(", "),
+        crate::device::profile::did_you_mean(name_or_path)
     )))
 }
 
@@ -1188,18 +1475,26 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     cfg.clients = 0;
     cfg.duration = None;
     cfg.vacuum_table = Some("bloated".into());
-    let (mode, mut dev): (&str, Box<dyn Device>) = match &args.device {
+    // The data set's lock (on the disk) is held until the vacuum is done.
+    type Chosen = (
+        &'static str,
+        Box<dyn Device>,
+        Option<datafiles::DataSetLock>,
+    );
+    let (mode, mut dev, _held): Chosen = match &args.device {
         Some(d) => {
             let profile = load_profile(d)?;
             (
                 "model",
                 Box::new(SimDevice::new(DeviceModel::new(&profile, seed))),
+                None,
             )
         }
         None => {
             let dd = DataDir::new(&args.dirs.dir, args.dirs.wal_dir.as_deref());
             let layout = layout_for(&workload, 1);
-            datafiles::prepare(&dd, &layout, progress_bar_wanted(args.quiet))?;
+            let held = datafiles::lock(&dd)?;
+            datafiles::prepare_locked(&dd, &layout, progress_bar_wanted(args.quiet), &held, &stop)?;
             let files = datafiles::open(&dd, &layout, !args.buffered)?;
             let dev: Box<dyn Device> = match (args.io_engine, UringDevice::new(files, 8)) {
                 (EngineChoice::Psync, _) | (EngineChoice::Auto, Err(_)) => Box::new(
@@ -1208,7 +1503,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
                 (_, Ok(d)) => Box::new(d),
                 (EngineChoice::IoUring, Err(e)) => return Err(e.context("--io-engine io-uring")),
             };
-            ("run", dev)
+            ("run", dev, Some(held))
         }
     };
     let device = args

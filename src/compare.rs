@@ -115,7 +115,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
     let mut out: Vec<LoadedResult> = Vec::new();
     for path in files {
         let v = load::read_json(path)?;
-        let h = load::header(path, &v)?;
+        let h = load::header(path, &v).map_err(cli::bad_input)?;
         if h.schema != SCHEMA {
             return Err(refuse(format!(
                 "{}: is a {} file; compare takes results (`run --json`, `model --json`); `pgiosim report` charts sweeps",
@@ -134,7 +134,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
                 h.schema_version
             )));
         }
-        out.push(load::result_from_value(path, v)?);
+        out.push(load::result_from_value(path, v).map_err(cli::bad_input)?);
     }
     Ok(out)
 }

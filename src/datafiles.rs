@@ -14,6 +14,10 @@
 //! never taken for a valid file: until then the header is marked "being
 //! written", which still identifies the file as pgiosim's, so the next
 //! prepare re-creates it and `cleanup` removes it.
+//!
+//! One pgiosim at a time uses a data set: [`lock`] takes an flock on
+//! `pgiosim.lock` in the directory (and in the WAL directory when it is
+//! elsewhere) before anything is read or written.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
@@ -22,9 +26,11 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 
+use crate::cli::{Interrupted, UsageError};
 use crate::core::io::{IoKind, PAGE_BYTES, WAL_SEGMENT_BYTES};
 
 /// The first eight bytes of every file pgiosim creates.
@@ -64,6 +70,12 @@ const CREATED_DIR: u32 = 1;
 const CREATED_WAL_DIR: u32 = 2;
 
 const DATA_FILE_NAME: &str = "pgiosim.data";
+/// The lock file of a data set, in `--dir` (and in `--wal-dir` when that is
+/// elsewhere): one pgiosim at a time holds an flock on it.
+const LOCK_FILE_NAME: &str = "pgiosim.lock";
+/// What a lock file pgiosim created says (so `cleanup` knows it is its own).
+const LOCK_FILE_TEXT: &[u8] =
+    b"pgiosim lock file: a running pgiosim holds an flock on it; `pgiosim cleanup` removes it\n";
 const WAL_FILE_PREFIX: &str = "pgiosim.wal.";
 
 /// What the files must look like for one run.
@@ -378,6 +390,23 @@ fn ensure_dir(dir: &Path) -> Result<bool> {
         Ok(()) => Ok(true),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             let parent = dir.parent().unwrap_or(Path::new("/"));
+            let parent = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            if parent.is_dir() {
+                // The parent is there but refuses new entries with ENOENT:
+                // /proc and /sys do that.
+                refuse_virtual_fs(parent)?;
+                return Err(e).with_context(|| {
+                    format!(
+                        "cannot create directory {} (its parent {} exists)",
+                        dir.display(),
+                        parent.display()
+                    )
+                });
+            }
             bail!(
                 "directory {} does not exist, and neither does its parent {}; create it first",
                 dir.display(),
@@ -385,6 +414,188 @@ fn ensure_dir(dir: &Path) -> Result<bool> {
             )
         }
         Err(e) => Err(e).with_context(|| format!("cannot create directory {}", dir.display())),
+    }
+}
+
+/// Refuses a directory on a file system with no disk behind it (procfs,
+/// sysfs, cgroup, ...): nothing pgiosim writes there would measure a disk.
+fn refuse_virtual_fs(dir: &Path) -> Result<()> {
+    // Magic numbers from linux/magic.h.
+    const VIRTUAL: [(i64, &str); 10] = [
+        (0x9fa0, "procfs"),
+        (0x6265_6572, "sysfs"),
+        (0x0027_e0eb, "cgroup"),
+        (0x6367_7270, "cgroup2"),
+        (0x6462_6720, "debugfs"),
+        (0x7472_6163, "tracefs"),
+        (0x7363_6673, "securityfs"),
+        (0x1cd1, "devpts"),
+        (0xcafe_4a11, "bpf"),
+        (0x6165_676c, "pstore"),
+    ];
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return Ok(());
+    };
+    // SAFETY: `c` is a valid NUL-terminated string and `st` a writable
+    // statfs that the call fills in; both outlive the call.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Ok(());
+    }
+    if let Some((_, name)) = VIRTUAL.iter().find(|(m, _)| *m == st.f_type as i64) {
+        return Err(UsageError(format!(
+            "{} is on {name}, a virtual file system with no disk behind it: pgiosim cannot \
+             put its files there; choose a directory on the disk you want to test (--dir)",
+            dir.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The data set's lock, held from before `prepare` to the end of the run, so
+/// that a second pgiosim on the same files is refused instead of
+/// interleaving its writes with the first's. Released on drop.
+#[derive(Debug)]
+pub struct DataSetLock {
+    /// The lock files, open and flocked.
+    _files: Vec<File>,
+    /// `created_dirs` bits of the directories this lock had to create.
+    created_dirs: u32,
+    /// Those directories, in the order they were created.
+    created: Vec<PathBuf>,
+}
+
+/// Takes the data set's lock: creates `dd.dir` (and `dd.wal_dir`) if
+/// missing (each parent must exist), then an exclusive, non-blocking flock on
+/// `pgiosim.lock` in `dd.dir`, and in `dd.wal_dir` when that is not inside
+/// it. Refuses at once, naming the lock file, when another process holds it.
+pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
+    refuse_virtual_fs(&dd.dir)?;
+    let mut held = DataSetLock {
+        _files: Vec::new(),
+        created_dirs: 0,
+        created: Vec::new(),
+    };
+    let result = (|| -> Result<()> {
+        if ensure_dir(&dd.dir)? {
+            held.created.push(dd.dir.clone());
+            held.created_dirs |= CREATED_DIR;
+        }
+        held._files.push(lock_in(&dd.dir, "--dir")?);
+        if !dd.wal_dir.starts_with(&dd.dir) {
+            refuse_virtual_fs(&dd.wal_dir)?;
+        }
+        if ensure_dir(&dd.wal_dir)? {
+            held.created.push(dd.wal_dir.clone());
+            held.created_dirs |= CREATED_WAL_DIR;
+        }
+        if !dd.wal_dir.starts_with(&dd.dir) {
+            held._files.push(lock_in(&dd.wal_dir, "--wal-dir")?);
+        }
+        Ok(())
+    })();
+    if let Err(e) = result {
+        for dir in held.created.iter().rev() {
+            let _ = fs::remove_file(dir.join(LOCK_FILE_NAME));
+            let _ = fs::remove_dir(dir);
+        }
+        return Err(e);
+    }
+    Ok(held)
+}
+
+/// The flocked lock file in `dir` (which exists), created if missing;
+/// `flag` names the flag that chose `dir`, in errors.
+fn lock_in(dir: &Path, flag: &str) -> Result<File> {
+    let path = dir.join(LOCK_FILE_NAME);
+    let p = path.display();
+    // The file can be removed (by `cleanup`) between our open and our flock:
+    // then the lock is on an unlinked file, so try again.
+    for _ in 0..3 {
+        let f = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(mut f) => {
+                use std::io::Write as _;
+                f.write_all(LOCK_FILE_TEXT)
+                    .with_context(|| format!("cannot write {p}"))?;
+                f
+            }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                let meta =
+                    fs::symlink_metadata(&path).with_context(|| format!("cannot examine {p}"))?;
+                if !meta.file_type().is_file() || !is_our_lock_file(&path) {
+                    bail!(
+                        "{p} exists and is not pgiosim's lock file; refusing to use this \
+                         directory; remove it or choose another {flag}"
+                    );
+                }
+                File::open(&path).with_context(|| format!("cannot open {p}"))?
+            }
+            Err(e) => {
+                return Err(e)
+                    .with_context(|| format!("directory {} is not writable", dir.display()));
+            }
+        };
+        // SAFETY: a plain syscall on an open descriptor; no memory is passed.
+        if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                bail!(
+                    "another pgiosim is using the data set in {} (it holds the lock on {p}); \
+                     wait for it to finish, or give this one another {flag}",
+                    dir.display()
+                );
+            }
+            return Err(e).with_context(|| format!("cannot lock {p}"));
+        }
+        let same = match (f.metadata(), fs::metadata(&path)) {
+            (Ok(a), Ok(b)) => a.ino() == b.ino() && a.dev() == b.dev(),
+            _ => false,
+        };
+        if same {
+            return Ok(f);
+        }
+    }
+    bail!("cannot lock {p}: it keeps being removed and re-created")
+}
+
+/// Whether `path` holds what pgiosim writes in a lock file.
+fn is_our_lock_file(path: &Path) -> bool {
+    let Ok(f) = File::open(path) else {
+        return false;
+    };
+    let mut buf = vec![0u8; LOCK_FILE_TEXT.len() + 1];
+    matches!(read_prefix(&f, &mut buf), Ok(n) if &buf[..n] == LOCK_FILE_TEXT)
+}
+
+/// After `prepare` stopped or failed while writing `path`: remove the
+/// partial file (or, if it was an empty file found there, empty it again) and
+/// say so in the error; if that fails too, the error says how to clean up.
+fn discard_partial(dd: &DataDir, path: &Path, was_empty: bool, e: anyhow::Error) -> anyhow::Error {
+    let undone = if was_empty {
+        OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(0))
+    } else {
+        fs::remove_file(path)
+    };
+    match undone {
+        Ok(()) => e.context(format!(
+            "prepare stopped; removed the partial {} (the files already complete are kept)",
+            path.display()
+        )),
+        Err(rm) => e.context(format!(
+            "prepare stopped; {} is left marked \"being written\" (no run uses it), and \
+             removing it failed ({rm}): run `pgiosim cleanup --dir {}{}`",
+            path.display(),
+            dd.dir.display(),
+            if dd.wal_dir == dd.dir.join("pg_wal") {
+                String::new()
+            } else {
+                format!(" --wal-dir {}", dd.wal_dir.display())
+            }
+        )),
     }
 }
 
@@ -487,15 +698,14 @@ fn tag_of(kind: FileKind) -> u64 {
 }
 
 /// Writes `path` in full: an "being written" header, every block of the
-/// body, fdatasync, then the complete header and fdatasync again.
-/// `fail_after` (tests only) stops with an error after that many body bytes,
-/// to simulate an interrupted prepare.
+/// body, fdatasync, then the complete header and fdatasync again. Stops with
+/// [`Interrupted`] between two 1 MiB writes once `stop` is set.
 fn write_file(
     path: &Path,
     header: &Header,
     bytes: u64,
     bar: &indicatif::ProgressBar,
-    fail_after: Option<u64>,
+    stop: &AtomicBool,
 ) -> Result<()> {
     let ctx = || format!("cannot write {}", path.display());
     let f = OpenOptions::new()
@@ -518,8 +728,14 @@ fn write_file(
     let mut window_start = HEADER_BYTES;
     let mut prev_window: Option<(u64, u64)> = None;
     while off < bytes {
-        if fail_after.is_some_and(|limit| off - HEADER_BYTES >= limit) {
-            bail!("{}: simulated interruption", path.display());
+        if stop.load(Ordering::Relaxed) {
+            return Err(Interrupted(format!(
+                "interrupted while writing {} ({} of {})",
+                path.display(),
+                human_bytes(off),
+                human_bytes(bytes)
+            ))
+            .into());
         }
         let len = (bytes - off).min(CHUNK_BYTES) as usize;
         let chunk = &mut buf[..len];
@@ -600,16 +816,33 @@ enum Action {
 
 /// Makes sure the data and WAL files for `layout` exist in `dd`, writing
 /// every block of those that are missing or were written for another layout.
+/// Takes the data set's lock for the while (see [`lock`]).
+pub fn prepare(dd: &DataDir, layout: &Layout, progress: bool) -> Result<Prepared> {
+    let held = lock(dd)?;
+    prepare_locked(dd, layout, progress, &held, &AtomicBool::new(false))
+}
+
+/// [`prepare`] under a lock the caller holds (and keeps for the run).
 ///
 /// Refuses (without changing anything) paths that are not regular files and
 /// files that are not pgiosim's. Checks free space before writing. Shows a
-/// progress bar on stderr when `progress` is true.
-pub fn prepare(dd: &DataDir, layout: &Layout, progress: bool) -> Result<Prepared> {
-    let mut created = Vec::new();
-    let result = prepare_inner(dd, layout, progress, &mut created, None);
+/// progress bar on stderr when `progress` is true. Once `stop` is set it
+/// stops within one 1 MiB write with an [`Interrupted`] error. A file it
+/// was writing when it stopped or failed (disk full, I/O error) is removed,
+/// so nothing half-written is left; if even that fails, the error says to run
+/// `pgiosim cleanup` (the file is marked "being written" and no run uses it).
+pub fn prepare_locked(
+    dd: &DataDir,
+    layout: &Layout,
+    progress: bool,
+    held: &DataSetLock,
+    stop: &AtomicBool,
+) -> Result<Prepared> {
+    let result = prepare_inner(dd, layout, progress, held.created_dirs, stop);
     if result.is_err() {
         // Leave no empty directory behind from a prepare that wrote nothing.
-        for dir in created.iter().rev() {
+        for dir in held.created.iter().rev() {
+            let _ = fs::remove_file(dir.join(LOCK_FILE_NAME));
             let _ = fs::remove_dir(dir);
         }
     }
@@ -620,19 +853,9 @@ fn prepare_inner(
     dd: &DataDir,
     layout: &Layout,
     progress: bool,
-    created: &mut Vec<PathBuf>,
-    fail_after: Option<u64>,
+    mut created_dirs: u32,
+    stop: &AtomicBool,
 ) -> Result<Prepared> {
-    let mut created_dirs = 0;
-    if ensure_dir(&dd.dir)? {
-        created.push(dd.dir.clone());
-        created_dirs |= CREATED_DIR;
-    }
-    if layout.wal_segments > 0 && ensure_dir(&dd.wal_dir)? {
-        created.push(dd.wal_dir.clone());
-        created_dirs |= CREATED_WAL_DIR;
-    }
-
     // Look at every path before touching any.
     let wanted = wanted_files(dd, layout);
     let mut plan = Vec::with_capacity(wanted.len());
@@ -734,12 +957,16 @@ fn prepare_inner(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    for (w, (_, a)) in wanted.iter().zip(&plan) {
+    for (w, (found, a)) in wanted.iter().zip(&plan) {
         match a {
             Action::Keep => {}
             Action::RefreshHeader => refresh_header(&w.path, &header(w.kind, true))?,
             Action::Create => {
-                write_file(&w.path, &header(w.kind, true), w.bytes, &bar, fail_after)?
+                if let Err(e) = write_file(&w.path, &header(w.kind, true), w.bytes, &bar, stop) {
+                    bar.finish_and_clear();
+                    let was_empty = matches!(found, Found::Empty);
+                    return Err(discard_partial(dd, &w.path, was_empty, e));
+                }
             }
         }
     }
@@ -764,6 +991,9 @@ pub struct OpenFiles {
     pub wal_paths: Vec<PathBuf>,
     /// Whether the files were opened with O_DIRECT.
     pub direct: bool,
+    /// Each standby's WAL segment files (see `attach_standby`), and their paths.
+    pub standby_wal: Vec<Vec<File>>,
+    pub standby_wal_paths: Vec<Vec<PathBuf>>,
 }
 
 /// Which open file a request addresses.
@@ -773,6 +1003,8 @@ pub enum FileRef {
     Data,
     /// WAL segment file `n`.
     Wal(u32),
+    /// Standby `s`'s WAL segment file `n`.
+    StandbyWal(u8, u32),
 }
 
 impl OpenFiles {
@@ -781,6 +1013,7 @@ impl OpenFiles {
         match r {
             FileRef::Data => &self.data,
             FileRef::Wal(i) => &self.wal[i as usize],
+            FileRef::StandbyWal(s, i) => &self.standby_wal[s as usize][i as usize],
         }
     }
 
@@ -820,7 +1053,16 @@ impl OpenFiles {
         match r {
             FileRef::Data => &self.data_path,
             FileRef::Wal(i) => &self.wal_paths[i as usize],
+            FileRef::StandbyWal(s, i) => &self.standby_wal_paths[s as usize][i as usize],
         }
+    }
+
+    /// Adds the next standby's WAL files (the WAL files of a set opened with
+    /// [`open`] in the standby's own directory): its I/O addresses them as
+    /// standby `self.standby_wal.len()`.
+    pub fn attach_standby(&mut self, standby: OpenFiles) {
+        self.standby_wal.push(standby.wal);
+        self.standby_wal_paths.push(standby.wal_paths);
     }
 
     /// Number of data blocks the data file holds, from its size.
@@ -874,7 +1116,45 @@ impl OpenFiles {
             }
             IoKind::WalSync { segment } => Ok((wal(segment)?, 0, 0)),
             IoKind::DataSync => Ok((FileRef::Data, 0, 0)),
+            IoKind::StandbyWalWrite {
+                standby,
+                segment,
+                offset,
+                len,
+            } => {
+                let r = self.standby_wal_ref(standby, segment)?;
+                if offset
+                    .checked_add(len)
+                    .is_none_or(|end| end > WAL_SEGMENT_BYTES)
+                {
+                    bail!(
+                        "standby WAL write of {len} bytes at {offset} goes past the end of segment {segment}"
+                    );
+                }
+                Ok((r, wal_offset(offset), len))
+            }
+            IoKind::StandbyWalSync { standby, segment } => {
+                Ok((self.standby_wal_ref(standby, segment)?, 0, 0))
+            }
         }
+    }
+}
+
+impl OpenFiles {
+    fn standby_wal_ref(&self, standby: u8, segment: u32) -> Result<FileRef> {
+        let Some(files) = self.standby_wal.get(standby as usize) else {
+            bail!(
+                "standby {standby} requested, but only {} standbys' files are open",
+                self.standby_wal.len()
+            );
+        };
+        if segment as usize >= files.len() {
+            bail!(
+                "standby {standby}'s WAL segment {segment} requested, but only {} are open",
+                files.len()
+            );
+        }
+        Ok(FileRef::StandbyWal(standby, segment))
     }
 }
 
@@ -942,6 +1222,8 @@ pub fn open(dd: &DataDir, layout: &Layout, direct: bool) -> Result<OpenFiles> {
         wal,
         wal_paths,
         direct,
+        standby_wal: Vec::new(),
+        standby_wal_paths: Vec::new(),
     })
 }
 
@@ -950,6 +1232,13 @@ pub fn open(dd: &DataDir, layout: &Layout, direct: bool) -> Result<OpenFiles> {
 /// WAL directory and the directory if pgiosim created them and they are now
 /// empty. Returns what it removed. Never removes anything else.
 pub fn cleanup(dd: &DataDir) -> Result<Vec<PathBuf>> {
+    // Not while a run uses the files; the lock files go last.
+    let mut locks = Vec::new();
+    for (dir, flag) in [(&dd.dir, "--dir"), (&dd.wal_dir, "--wal-dir")] {
+        if dir.is_dir() && (locks.is_empty() || !dir.starts_with(&dd.dir)) {
+            locks.push((dir.join(LOCK_FILE_NAME), lock_in(dir, flag)?));
+        }
+    }
     let mut candidates = vec![dd.data_path()];
     match fs::read_dir(&dd.wal_dir) {
         Ok(entries) => {
@@ -988,6 +1277,12 @@ pub fn cleanup(dd: &DataDir) -> Result<Vec<PathBuf>> {
             removed.push(path);
         }
     }
+    for (path, _held) in &locks {
+        if is_our_lock_file(path) {
+            fs::remove_file(path).with_context(|| format!("cannot remove {}", path.display()))?;
+        }
+    }
+    drop(locks);
     // remove_dir fails on a directory that is not empty: that is the check.
     if created_dirs & CREATED_WAL_DIR != 0 && fs::remove_dir(&dd.wal_dir).is_ok() {
         removed.push(dd.wal_dir.clone());
@@ -1187,10 +1482,12 @@ mod tests {
         let dd = DataDir::new(tmp.path(), None);
         let l = layout(300, 1, "x");
 
-        // An interrupted prepare leaves a file that is pgiosim's but not
-        // valid: open refuses it, prepare re-creates it, cleanup removes it.
-        let err = prepare_inner(&dd, &l, false, &mut Vec::new(), Some(1 << 20)).unwrap_err();
-        assert!(format!("{err:#}").contains("simulated interruption"));
+        // A prepare killed mid-file (SIGKILL, power loss) leaves a file that
+        // is pgiosim's but not valid: open refuses it, prepare re-creates it.
+        let pending = Header::for_layout(FileKind::Data, &l, 0, false);
+        let mut partial = pending.encode();
+        partial.resize(100 * 8192, 7);
+        fs::write(dd.data_path(), &partial).unwrap();
         let h = header_of(&dd.data_path());
         assert!(!h.complete);
         let msg = format!("{:#}", open(&dd, &l, false).unwrap_err());
@@ -1217,6 +1514,31 @@ mod tests {
         fs::write(dd.wal_path(0), b"").unwrap();
         assert_eq!(prepare(&dd, &l, false).unwrap(), Prepared::Created);
         assert!(header_of(&dd.wal_path(0)).complete);
+    }
+
+    #[test]
+    fn a_stopped_prepare_removes_its_partial_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dd = DataDir::new(tmp.path(), None);
+        let l = layout(300, 1, "x");
+        let held = lock(&dd).unwrap();
+        let err = prepare_locked(&dd, &l, false, &held, &AtomicBool::new(true)).unwrap_err();
+        assert!(
+            crate::cli::exit_code(&err) == crate::cli::exit::INTERRUPTED,
+            "{err:#}"
+        );
+        assert!(
+            format!("{err:#}").contains("removed the partial"),
+            "{err:#}"
+        );
+        assert!(!dd.data_path().exists());
+        // A second lock on the same data set is refused while the first is held.
+        let msg = format!("{:#}", lock(&dd).unwrap_err());
+        assert!(msg.contains("another pgiosim is using"), "{msg}");
+        drop(held);
+        prepare(&dd, &l, false).unwrap();
+        cleanup(&dd).unwrap();
+        assert!(!tmp.path().join(LOCK_FILE_NAME).exists());
     }
 
     #[test]

@@ -1,13 +1,12 @@
 //! `pgiosim`: parse, run, print one clear error, exit with a code that says
-//! what happened (0 success, 1 runtime failure, 2 bad usage, 130 interrupted
-//! with a partial report).
+//! what happened (see [`pgiosim::cli::exit`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
-use pgiosim::cli::{self, Cli, UsageError};
+use pgiosim::cli::{self, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -25,11 +24,7 @@ fn main() -> ExitCode {
         Err(e) if pgiosim::output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e:#}");
-            if e.downcast_ref::<UsageError>().is_some() {
-                ExitCode::from(2)
-            } else {
-                ExitCode::from(1)
-            }
+            ExitCode::from(cli::exit_code(&e))
         }
     }
 }

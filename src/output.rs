@@ -54,6 +54,52 @@ pub fn write_file(flag: &str, path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("{flag} {}: cannot write", path.display()))
 }
 
+/// Checks that `path` can be written, before any work is done, so that a
+/// long run does not fail at its end: its directory exists, it is not a
+/// directory, and it can be opened for writing (an existing file is opened
+/// without being changed; a new one is created and removed again). "-" is
+/// standard output.
+pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
+    if is_stdout(path) {
+        return Ok(());
+    }
+    let p = path.display();
+    let parent = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        return Err(bad(format!(
+            "{flag} {p}: directory {} does not exist",
+            parent.display()
+        )));
+    }
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => Err(bad(format!("{flag} {p}: is a directory"))),
+        Ok(_) => std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| bad(format!("{flag} {p}: cannot write: {e}"))),
+        Err(_) => match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+        {
+            Ok(f) => {
+                drop(f);
+                let _ = std::fs::remove_file(path);
+                Ok(())
+            }
+            Err(e) => Err(bad(format!("{flag} {p}: cannot write: {e}"))),
+        },
+    }
+}
+
+fn bad(msg: String) -> anyhow::Error {
+    crate::cli::UsageError(msg).into()
+}
+
 /// A table of text cells with a header row, to export.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Table {

@@ -12,10 +12,14 @@
 //! an unquoted fractional value with a unit (`1.5GB`) is accepted in a
 //! configuration file (PostgreSQL's lexer wants it quoted); unknown names in a
 //! configuration file are reported rather than fatal unless they look like a
-//! typo of a modelled name; `include` lines are not followed.
+//! typo of a modelled name; an `include` cycle is refused by name (PostgreSQL
+//! only stops it at the nesting depth limit).
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+use crate::core::replication::{StandbyNames, SynchronousCommit};
 
 /// PostgreSQL's data page size (`BLCKSZ`).
 const BLCKSZ_BYTES: u64 = 8192;
@@ -58,9 +62,14 @@ pub struct Settings {
     /// values below 4 blocks are raised to 4 blocks (32kB), as
     /// `check_wal_buffers` does.
     pub wal_buffers_bytes: Option<u64>,
-    /// on | off | local | remote_write | remote_apply; all but off mean "wait
-    /// for the local flush" here (there is no standby). Also takes booleans.
-    pub synchronous_commit: bool,
+    /// on | off | local | remote_write | remote_apply, with PostgreSQL's
+    /// meaning of each (the remote levels wait for the synchronous standbys
+    /// declared with --standby). Also takes booleans.
+    pub synchronous_commit: SynchronousCommit,
+    /// As written (`ANY 1 (s1, s2)`, `FIRST 2 (...)`, `s1, s2`, `*`);
+    /// checked with PostgreSQL's grammar when set. Default empty: no
+    /// synchronous standbys.
+    pub synchronous_standby_names: String,
     /// 0..100000 microseconds. PostgreSQL takes a bare number only; pgiosim
     /// also takes a time unit (`1ms`).
     pub commit_delay_us: u64,
@@ -115,7 +124,8 @@ impl Default for Settings {
         Settings {
             shared_buffers_bytes: 128 * MB,
             wal_buffers_bytes: None,
-            synchronous_commit: true,
+            synchronous_commit: SynchronousCommit::On,
+            synchronous_standby_names: String::new(),
             commit_delay_us: 0,
             commit_siblings: 5,
             full_page_writes: true,
@@ -252,6 +262,7 @@ impl Settings {
         "autovacuum_vacuum_cost_delay",
         "autovacuum_vacuum_cost_limit",
         "autovacuum_naptime",
+        "synchronous_standby_names",
     ];
 
     /// Set one setting from its postgresql.conf text, e.g.
@@ -299,46 +310,33 @@ impl Settings {
         }
     }
 
-    /// Read a postgresql.conf. Returns the names present in the file that
-    /// pgiosim does not model (once each, as first written), followed by any
-    /// `include`, `include_dir` or `include_if_exists` lines, which are not
-    /// followed (as `include 'file'`); the caller prints one notice line
-    /// listing them. Errors name the file and line.
+    /// Read a postgresql.conf, following its `include`, `include_if_exists`
+    /// and `include_dir` lines as PostgreSQL does (guc-file.l's
+    /// ParseConfigFp and ParseConfigDirectory): a relative path is relative
+    /// to the directory of the file that names it; `include_if_exists`
+    /// skips a missing file; `include_dir` reads the directory's files whose
+    /// names end in `.conf` and do not start with `.`, in name order; files
+    /// nest at most 10 deep (CONF_FILE_MAX_DEPTH), and a file that includes
+    /// itself, directly or not, is refused. Returns the names present that
+    /// pgiosim does not model (once each, as first written); the caller
+    /// prints one notice line listing them. Errors name the file and line.
     ///
-    /// As in PostgreSQL, when a setting appears more than once only its last
-    /// line counts (earlier values are not even checked), and nothing is
-    /// applied unless the whole file is good. Unlike PostgreSQL, a name that
-    /// is not a PostgreSQL setting is reported with the unmodelled ones
-    /// (configuration files of other PostgreSQL versions stay readable),
-    /// unless it looks like a typo of a modelled name, which is an error.
+    /// As in PostgreSQL, when a setting appears more than once (in any of the
+    /// files) only its last line counts (earlier values are not even
+    /// checked), and nothing is applied unless every file is good. Unlike
+    /// PostgreSQL, a name that is not a PostgreSQL setting is reported with
+    /// the unmodelled ones (configuration files of other PostgreSQL versions
+    /// stay readable), unless it looks like a typo of a modelled name, which
+    /// is an error.
     pub fn apply_config_file(&mut self, path: &Path) -> anyhow::Result<Vec<String>> {
-        let bytes = std::fs::read(path)
-            .map_err(|err| anyhow::anyhow!("cannot read {}: {err}", path.display()))?;
-        let text = String::from_utf8_lossy(&bytes);
         let mut entries = Vec::new();
-        for (index, line) in text.lines().enumerate() {
-            let line_no = index + 1;
-            match parse_config_line(line) {
-                Ok(None) => {}
-                Ok(Some((name, value))) => entries.push(ConfigEntry {
-                    lower: name.to_ascii_lowercase(),
-                    name,
-                    value,
-                    line_no,
-                }),
-                Err(message) => {
-                    anyhow::bail!("{}:{line_no}: {message}", path.display());
-                }
-            }
-        }
+        read_config_tree(path, 0, &mut Vec::new(), &mut entries)?;
 
         // First every name: report the unmodelled ones, refuse likely typos.
         let mut not_modelled: Vec<String> = Vec::new();
-        let mut includes = Vec::new();
         for entry in &entries {
-            if INCLUDE_DIRECTIVES.contains(&entry.lower.as_str()) {
-                includes.push(format!("{} {}", entry.lower, quote(&entry.value)));
-            } else if spec_by_name(&entry.lower).is_some() {
+            let path = &entry.file;
+            if spec_by_name(&entry.lower).is_some() {
                 // applied below
             } else if let Some(suggestion) = (!entry.lower.contains('.'))
                 .then(|| suggest(&entry.lower))
@@ -373,12 +371,11 @@ impl Settings {
             {
                 continue;
             }
-            updated
-                .set_text(spec, &entry.value)
-                .map_err(|err| anyhow::anyhow!("{}:{}: {err}", path.display(), entry.line_no))?;
+            updated.set_text(spec, &entry.value).map_err(|err| {
+                anyhow::anyhow!("{}:{}: {err}", entry.file.display(), entry.line_no)
+            })?;
         }
         *self = updated;
-        not_modelled.extend(includes);
         Ok(not_modelled)
     }
 
@@ -409,8 +406,7 @@ impl Settings {
     /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
     /// "on", "0.9"), in [`Settings::NAMES`] order. wal_buffers shows its
     /// effective size, as `SHOW wal_buffers` does on a running server;
-    /// synchronous_commit shows "on" for every level that waits (local,
-    /// remote_write and remote_apply included).
+    /// synchronous_commit shows its level (a boolean as on or off).
     pub fn to_display(&self) -> Vec<(&'static str, String)> {
         SPECS
             .iter()
@@ -418,7 +414,8 @@ impl Settings {
                 let shown = match spec.id {
                     Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
                     Id::WalBuffers => format_bytes(self.wal_buffers_effective_bytes()),
-                    Id::SynchronousCommit => on_off(self.synchronous_commit),
+                    Id::SynchronousCommit => self.synchronous_commit.name().to_string(),
+                    Id::SynchronousStandbyNames => self.synchronous_standby_names.clone(),
                     Id::CommitDelay => self.commit_delay_us.to_string(),
                     Id::CommitSiblings => self.commit_siblings.to_string(),
                     Id::FullPageWrites => on_off(self.full_page_writes),
@@ -491,7 +488,8 @@ impl Settings {
                     Some(unsigned(v.max(4)) * XLOG_BLCKSZ_BYTES)
                 };
             }
-            (Id::SynchronousCommit, Parsed::Bool(b)) => self.synchronous_commit = b,
+            (Id::SynchronousCommit, Parsed::SyncCommit(l)) => self.synchronous_commit = l,
+            (Id::SynchronousStandbyNames, Parsed::Text(t)) => self.synchronous_standby_names = t,
             (Id::CommitDelay, Parsed::Int(v)) => self.commit_delay_us = unsigned(v),
             (Id::CommitSiblings, Parsed::Int(v)) => self.commit_siblings = small(v),
             (Id::FullPageWrites, Parsed::Bool(b)) => self.full_page_writes = b,
@@ -561,6 +559,7 @@ enum Id {
     AutovacuumVacuumCostDelay,
     AutovacuumVacuumCostLimit,
     AutovacuumNaptime,
+    SynchronousStandbyNames,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -588,6 +587,8 @@ enum Kind {
     },
     Bool,
     SynchronousCommit,
+    /// synchronous_standby_names: syncrep_gram.y's grammar.
+    StandbyNames,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -597,12 +598,15 @@ struct Spec {
     kind: Kind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 enum Parsed {
     /// In the setting's base unit.
     Int(i64),
     Real(f64),
     Bool(bool),
+    SyncCommit(SynchronousCommit),
+    /// A string setting, as written (already checked).
+    Text(String),
 }
 
 const BLOCKS: Unit = Unit::Bytes(BLCKSZ_BYTES);
@@ -622,7 +626,7 @@ const MICROSECONDS: Unit = Unit::Micros(1);
 const MIN_WAL_SIZE_MB: i64 = (2 * WAL_SEGMENT_BYTES / MB) as i64;
 
 /// PostgreSQL 15's definitions (guc.c `ConfigureNames*`), in [`Settings::NAMES`] order.
-const SPECS: [Spec; 24] = [
+const SPECS: [Spec; 25] = [
     Spec {
         id: Id::SharedBuffers,
         name: "shared_buffers",
@@ -823,6 +827,11 @@ const SPECS: [Spec; 24] = [
             max: INT_MAX / 1000,
         },
     },
+    Spec {
+        id: Id::SynchronousStandbyNames,
+        name: "synchronous_standby_names",
+        kind: Kind::StandbyNames,
+    },
 ];
 
 /// A millisecond setting that may be -1, as SHOW prints it ("2ms", "-1", "0").
@@ -850,8 +859,16 @@ impl Spec {
         match self.kind {
             Kind::Bool => parse_bool(text).map(Parsed::Bool).ok_or_else(bad),
             Kind::SynchronousCommit => parse_synchronous_commit(text)
-                .map(Parsed::Bool)
+                .map(Parsed::SyncCommit)
                 .ok_or_else(bad),
+            Kind::StandbyNames => match StandbyNames::parse(text) {
+                Ok(_) => Ok(Parsed::Text(text.to_string())),
+                Err(why) => Err(SettingError::BadValue {
+                    name: self.name.to_string(),
+                    value: text.to_string(),
+                    expected: format!("{} ({why})", self.expected()),
+                }),
+            },
             Kind::Real { min, max } => {
                 let value = parse_real(text).ok_or_else(bad)?;
                 if value < min || value > max {
@@ -896,7 +913,9 @@ impl Spec {
                 };
                 (min_text, with_approximation(unit, max))
             }
-            Kind::Bool | Kind::SynchronousCommit => (String::new(), String::new()),
+            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames => {
+                (String::new(), String::new())
+            }
         }
     }
 
@@ -907,6 +926,9 @@ impl Spec {
                 "one of on, off, local, remote_write, remote_apply (or a boolean: true, false, yes, no, 1, 0)"
                     .to_string()
             }
+            Kind::StandbyNames => "a list of standby names as PostgreSQL takes it: \
+                 'ANY 1 (s1, s2)', 'FIRST 2 (s1, s2, s3)', '2 (s1, s2)', 's1, s2' or '*'"
+                .to_string(),
             Kind::Real { .. } => "a number such as 0.9".to_string(),
             Kind::Int { unit, .. } => {
                 let base = match unit {
@@ -1179,20 +1201,21 @@ fn parse_bool(text: &str) -> Option<bool> {
 }
 
 /// `synchronous_commit_options`: exact names, case-insensitive (enums take no
-/// prefixes). Everything but off waits for the local flush.
-fn parse_synchronous_commit(text: &str) -> Option<bool> {
-    const OPTIONS: [(&str, bool); 11] = [
-        ("local", true),
-        ("remote_write", true),
-        ("remote_apply", true),
-        ("on", true),
-        ("off", false),
-        ("true", true),
-        ("false", false),
-        ("yes", true),
-        ("no", false),
-        ("1", true),
-        ("0", false),
+/// prefixes); the booleans mean on and off.
+fn parse_synchronous_commit(text: &str) -> Option<SynchronousCommit> {
+    use SynchronousCommit::{Local, Off, On, RemoteApply, RemoteWrite};
+    const OPTIONS: [(&str, SynchronousCommit); 11] = [
+        ("local", Local),
+        ("remote_write", RemoteWrite),
+        ("remote_apply", RemoteApply),
+        ("on", On),
+        ("off", Off),
+        ("true", On),
+        ("false", Off),
+        ("yes", On),
+        ("no", Off),
+        ("1", On),
+        ("0", Off),
     ];
     OPTIONS
         .iter()
@@ -1369,12 +1392,122 @@ fn format_real(value: f64) -> String {
 
 const INCLUDE_DIRECTIVES: [&str; 3] = ["include", "include_dir", "include_if_exists"];
 
+/// How deep configuration files may nest (PostgreSQL's CONF_FILE_MAX_DEPTH).
+const CONF_FILE_MAX_DEPTH: usize = 10;
+
 struct ConfigEntry {
     name: String,
     lower: String,
     /// Unquoted.
     value: String,
+    /// The file the line is in (for errors).
+    file: Rc<Path>,
     line_no: usize,
+}
+
+/// Appends the settings of `path` and of the files it includes, in the order
+/// PostgreSQL reads them. `stack` holds the files being read, outermost
+/// first, to refuse a cycle.
+fn read_config_tree(
+    path: &Path,
+    depth: usize,
+    stack: &mut Vec<PathBuf>,
+    entries: &mut Vec<ConfigEntry>,
+) -> anyhow::Result<()> {
+    if depth > CONF_FILE_MAX_DEPTH {
+        anyhow::bail!(
+            "{}: configuration files nest more than {CONF_FILE_MAX_DEPTH} deep (as PostgreSQL, \
+             pgiosim stops there)",
+            path.display()
+        );
+    }
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(first) = stack.iter().position(|p| *p == canonical) {
+        let chain: Vec<String> = stack[first..]
+            .iter()
+            .chain(std::iter::once(&canonical))
+            .map(|p| p.display().to_string())
+            .collect();
+        anyhow::bail!("include cycle: {}", chain.join(" includes "));
+    }
+    let bytes = crate::input::read_bytes(
+        path,
+        "configuration file",
+        crate::input::SMALL_FILE_MAX_BYTES,
+    )?;
+    let text = String::from_utf8_lossy(&bytes);
+    let file: Rc<Path> = Rc::from(path);
+    let base = path.parent().unwrap_or(Path::new("."));
+    stack.push(canonical);
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let at = || format!("{}:{line_no}", path.display());
+        let (name, value) = match parse_config_line(line) {
+            Ok(None) => continue,
+            Ok(Some(pair)) => pair,
+            Err(message) => anyhow::bail!("{}: {message}", at()),
+        };
+        let lower = name.to_ascii_lowercase();
+        if !INCLUDE_DIRECTIVES.contains(&lower.as_str()) {
+            entries.push(ConfigEntry {
+                lower,
+                name,
+                value,
+                file: Rc::clone(&file),
+                line_no,
+            });
+            continue;
+        }
+        if value.is_empty() {
+            anyhow::bail!("{}: {lower} needs a file name", at());
+        }
+        let target = base.join(&value);
+        match lower.as_str() {
+            "include_if_exists" if !target.exists() => {}
+            "include" | "include_if_exists" => {
+                if !target.exists() {
+                    anyhow::bail!("{}: include {}: no such file", at(), quote(&value));
+                }
+                read_config_tree(&target, depth + 1, stack, entries)
+                    .map_err(|e| e.context(format!("included from {}", at())))?;
+            }
+            _ => {
+                let listing = std::fs::read_dir(&target).map_err(|e| {
+                    anyhow::anyhow!(
+                        "{}: include_dir {}: cannot read directory {}: {e}",
+                        at(),
+                        quote(&value),
+                        target.display()
+                    )
+                })?;
+                let mut files = Vec::new();
+                for item in listing {
+                    let item = item.map_err(|e| {
+                        anyhow::anyhow!("{}: cannot list {}: {e}", at(), target.display())
+                    })?;
+                    let name = item.file_name();
+                    let name = name.to_string_lossy();
+                    // As ParseConfigDirectory: .conf files only, no hidden
+                    // ones, no subdirectories.
+                    if name.starts_with('.') || !name.ends_with(".conf") {
+                        continue;
+                    }
+                    if std::fs::metadata(item.path()).is_ok_and(|m| m.is_dir()) {
+                        continue;
+                    }
+                    files.push(item.path());
+                }
+                // strcmp order: bytes, as PostgreSQL sorts them.
+                files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+                for f in files {
+                    read_config_tree(&f, depth + 1, stack, entries)
+                        .map_err(|e| e.context(format!("included from {}", at())))?;
+                }
+            }
+        }
+    }
+    stack.pop();
+    Ok(())
 }
 
 /// One line of a postgresql.conf (guc-file.l): `name [=] value [# comment]`.
@@ -1976,8 +2109,75 @@ pub fn parse_memory_bytes(text: &str) -> Option<u64> {
     (bytes.is_finite() && bytes >= 0.0).then(|| bytes.round() as u64)
 }
 
+/// Why a duration flag's value was refused (see [`parse_duration`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DurationError {
+    /// Not a number at all.
+    NotANumber,
+    /// A number followed by something that is not a time unit.
+    BadUnit(String),
+    /// Less than zero.
+    Negative,
+    /// More than `max_s` seconds.
+    TooLong { max_s: u64 },
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let units = "us, ms, s, min, h, d";
+        match self {
+            DurationError::NotANumber => {
+                write!(
+                    f,
+                    "not a duration: write seconds or a number with a unit ({units}), e.g. 30s or 5min"
+                )
+            }
+            DurationError::BadUnit(u) => {
+                write!(
+                    f,
+                    "{u:?} is not a time unit; the units are {units} (case-sensitive), as in postgresql.conf"
+                )
+            }
+            DurationError::Negative => write!(f, "a duration cannot be negative"),
+            DurationError::TooLong { max_s } => {
+                write!(
+                    f,
+                    "too long: at most {max_s} s (pgbench's -T is a C int of seconds)"
+                )
+            }
+        }
+    }
+}
+
+/// The longest duration taken: INT_MAX seconds, pgbench's bound for -T.
+pub const DURATION_MAX_S: u64 = INT_MAX as u64;
+
+/// [`parse_duration_ns`] that says why a value is refused, and refuses one
+/// longer than [`DURATION_MAX_S`] instead of saturating.
+pub fn parse_duration(text: &str) -> Result<u64, DurationError> {
+    let t = text.trim();
+    let Some((value, rest)) = scan_c_number(t) else {
+        return Err(DurationError::NotANumber);
+    };
+    let rest = rest.trim();
+    if !rest.is_empty() && !TIME_UNITS.iter().any(|(u, _)| *u == rest) {
+        return Err(DurationError::BadUnit(rest.to_string()));
+    }
+    if value < 0.0 {
+        return Err(DurationError::Negative);
+    }
+    let ns = parse_duration_ns(t).ok_or(DurationError::NotANumber)?;
+    if ns > DURATION_MAX_S * 1_000_000_000 {
+        return Err(DurationError::TooLong {
+            max_s: DURATION_MAX_S,
+        });
+    }
+    Ok(ns)
+}
+
 /// Parse a duration as postgresql.conf writes one ("5min", "30s", "250ms");
-/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds.
+/// a bare number counts seconds, as pgbench's -T does. Returns nanoseconds
+/// (saturating; [`parse_duration`] refuses what does not fit).
 pub fn parse_duration_ns(text: &str) -> Option<u64> {
     let text = text.trim();
     let (value, rest) = scan_c_number(text)?;
@@ -2037,7 +2237,7 @@ mod tests {
         let d = Settings::default();
         assert_eq!(d.shared_buffers_bytes, 16384 * 8192);
         assert_eq!(d.wal_buffers_bytes, None);
-        assert!(d.synchronous_commit);
+        assert_eq!(d.synchronous_commit, SynchronousCommit::On);
         assert_eq!(d.commit_delay_us, 0);
         assert_eq!(d.commit_siblings, 5);
         assert!(d.full_page_writes);
@@ -2081,6 +2281,7 @@ mod tests {
             ("autovacuum_vacuum_cost_delay", "2ms"),
             ("autovacuum_vacuum_cost_limit", "-1"),
             ("autovacuum_naptime", "1min"),
+            ("synchronous_standby_names", ""),
         ];
         let display = Settings::default().to_display();
         let display: Vec<(&str, &str)> = display.iter().map(|(n, v)| (*n, v.as_str())).collect();
@@ -2292,7 +2493,10 @@ mod tests {
             with("shared_buffers", "' 16GB '").shared_buffers_bytes,
             16 * GB
         );
-        assert!(!with("synchronous_commit", "'off'").synchronous_commit);
+        assert_eq!(
+            with("synchronous_commit", "'off'").synchronous_commit,
+            SynchronousCommit::Off
+        );
         let e = err("shared_buffers", "'16GB");
         assert!(matches!(e, SettingError::BadValue { .. }), "{e:?}");
         assert!(e.to_string().contains("quote"), "{e}");
@@ -2612,34 +2816,50 @@ mod tests {
 
     #[test]
     fn synchronous_commit_levels() {
+        use SynchronousCommit::*;
         let sync = |v: &str| with("synchronous_commit", v).synchronous_commit;
-        for waits in [
-            "on",
-            "local",
-            "remote_write",
-            "remote_apply",
-            "REMOTE_APPLY",
-            "true",
-            "yes",
-            "1",
+        for (text, level) in [
+            ("on", On),
+            ("local", Local),
+            ("remote_write", RemoteWrite),
+            ("remote_apply", RemoteApply),
+            ("REMOTE_APPLY", RemoteApply),
+            ("true", On),
+            ("yes", On),
+            ("1", On),
+            ("off", Off),
+            ("OFF", Off),
+            ("false", Off),
+            ("no", Off),
+            ("0", Off),
         ] {
-            assert!(sync(waits), "{waits}");
-        }
-        for async_ in ["off", "OFF", "false", "no", "0"] {
-            assert!(!sync(async_), "{async_}");
+            assert_eq!(sync(text), level, "{text}");
         }
         // An enum: exact names only, no prefixes.
         for bad in ["tr", "of", "remote", "maybe", ""] {
             let e = err("synchronous_commit", bad);
             assert!(matches!(e, SettingError::BadValue { .. }), "{bad}: {e:?}");
         }
-        assert_eq!(
-            shown(&with("synchronous_commit", "local"), "synchronous_commit"),
-            "on"
-        );
-        assert_eq!(
-            shown(&with("synchronous_commit", "no"), "synchronous_commit"),
-            "off"
+        for (text, shows) in [("local", "local"), ("no", "off"), ("yes", "on")] {
+            assert_eq!(
+                shown(&with("synchronous_commit", text), "synchronous_commit"),
+                shows
+            );
+        }
+    }
+
+    #[test]
+    fn synchronous_standby_names_takes_postgresqls_grammar() {
+        let s = with("synchronous_standby_names", "'ANY 1 (s1, s2)'");
+        assert_eq!(s.synchronous_standby_names, "ANY 1 (s1, s2)");
+        assert_eq!(shown(&s, "synchronous_standby_names"), "ANY 1 (s1, s2)");
+        assert_eq!(shown(&Settings::default(), "synchronous_standby_names"), "");
+        let e = err("synchronous_standby_names", "ANY (s1)").to_string();
+        assert!(
+            e.starts_with(
+                "invalid value for synchronous_standby_names: \"ANY (s1)\"; expected a list"
+            ) && e.ends_with("(syntax error at or near \"(\")"),
+            "{e}"
         );
     }
 
@@ -2955,7 +3175,7 @@ mod tests {
         settings.set_assignment("synchronous_commit='off'").unwrap();
         assert_eq!(settings.shared_buffers_bytes, 16 * GB);
         assert_eq!(settings.checkpoint_timeout_s, 900);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         for bad in ["", "=16GB", " = 1", "shared_buffers 16GB"] {
             assert_eq!(
                 settings.set_assignment(bad),
@@ -3016,7 +3236,7 @@ mod tests {
         assert_eq!(settings.wal_buffers_bytes, Some(16 * MB));
         assert_eq!(settings.checkpoint_timeout_s, 900);
         assert_eq!(settings.max_wal_size_bytes, 8 * GB);
-        assert!(!settings.synchronous_commit);
+        assert_eq!(settings.synchronous_commit, SynchronousCommit::Off);
         assert_eq!(settings.commit_delay_us, 20);
         assert_eq!(
             not_modelled,
@@ -3041,25 +3261,93 @@ mod tests {
     }
 
     #[test]
-    fn config_file_include_lines_are_reported_not_followed() {
-        let file = write_conf(
-            "include 'other.conf'\n\
-             include_dir = 'conf.d'\n\
-             INCLUDE_IF_EXISTS 'exists.conf'\n\
+    fn config_file_includes_are_followed_as_postgresql_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("conf.d")).unwrap();
+        std::fs::create_dir_all(d.join("sub")).unwrap();
+        std::fs::write(
+            d.join("postgresql.conf"),
+            "shared_buffers = 1GB\n\
+             include 'sub/a.conf'\n\
+             include_if_exists 'missing.conf'\n\
+             INCLUDE_DIR = 'conf.d'\n\
              fsync = off\n",
-        );
+        )
+        .unwrap();
+        // Relative to the including file's directory (sub/), not the cwd.
+        std::fs::write(
+            d.join("sub/a.conf"),
+            "include 'b.conf'\ncommit_delay = 10\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("sub/b.conf"), "max_wal_size = 2GB\n").unwrap();
+        // Name order; hidden files and other suffixes skipped.
+        std::fs::write(d.join("conf.d/20-late.conf"), "shared_buffers = 4GB\n").unwrap();
+        std::fs::write(
+            d.join("conf.d/10-early.conf"),
+            "shared_buffers = 2GB\nwork_mem = 4MB\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("conf.d/.hidden.conf"), "shared_buffers = 8GB\n").unwrap();
+        std::fs::write(d.join("conf.d/99-other.txt"), "shared_buffers = 16GB\n").unwrap();
         let mut settings = Settings::default();
-        let reported = settings.apply_config_file(file.path()).unwrap();
-        assert_eq!(
-            reported,
-            [
-                "fsync",
-                "include 'other.conf'",
-                "include_dir 'conf.d'",
-                "include_if_exists 'exists.conf'",
-            ]
+        let reported = settings
+            .apply_config_file(&d.join("postgresql.conf"))
+            .unwrap();
+        assert_eq!(settings.shared_buffers_bytes, 4 << 30);
+        assert_eq!(settings.commit_delay_us, 10);
+        assert_eq!(settings.max_wal_size_bytes, 2 << 30);
+        assert_eq!(reported, ["work_mem", "fsync"]);
+    }
+
+    #[test]
+    fn config_file_include_errors_cycles_and_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let conf = d.join("main.conf");
+        let apply = |path: &Path| {
+            let mut settings = Settings::default();
+            settings
+                .apply_config_file(path)
+                .map(|_| settings)
+                .map_err(|e| format!("{e:#}"))
+        };
+
+        std::fs::write(&conf, "include 'nope.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(
+            e.contains("main.conf:1") && e.contains("no such file"),
+            "{e}"
         );
-        assert_eq!(settings, Settings::default());
+
+        std::fs::write(&conf, "include_dir 'nodir'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("cannot read directory"), "{e}");
+
+        // A bad value in an included file names that file and its line.
+        std::fs::write(d.join("bad.conf"), "\nshared_buffers = lots\n").unwrap();
+        std::fs::write(&conf, "include 'bad.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("bad.conf:2"), "{e}");
+
+        std::fs::write(&conf, "include 'loop.conf'\n").unwrap();
+        std::fs::write(d.join("loop.conf"), "include 'main.conf'\n").unwrap();
+        let e = apply(&conf).unwrap_err();
+        assert!(e.contains("include cycle"), "{e}");
+
+        // Eleven files deep (no cycle): PostgreSQL stops at 10.
+        for i in 0..12 {
+            std::fs::write(
+                d.join(format!("n{i}.conf")),
+                format!("include 'n{}.conf'\n", i + 1),
+            )
+            .unwrap();
+        }
+        std::fs::write(d.join("n12.conf"), "commit_delay = 5\n").unwrap();
+        let e = apply(&d.join("n0.conf")).unwrap_err();
+        assert!(e.contains("nest more than 10 deep"), "{e}");
+        assert_eq!(apply(&d.join("n3.conf")).unwrap().commit_delay_us, 5);
     }
 
     #[test]
@@ -3165,7 +3453,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            message.starts_with("cannot read /nonexistent/postgresql.conf: "),
+            message.starts_with("configuration file /nonexistent/postgresql.conf: cannot open: "),
             "{message}"
         );
     }

@@ -648,6 +648,7 @@ fn run_args(args: &SweepArgs, w: WorkloadArgs) -> RunArgs {
         io_engine: args.io_engine,
         buffered: args.buffered,
         emulate: None,
+        standby_dir: None,
     }
 }
 
@@ -670,7 +671,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     if args.mode == SweepMode::Run {
         let mut w = point_args(args, &grid, &points[0], seed);
         w.quiet = quiet;
-        cli::prepare_run(&run_args(args, w))?;
+        cli::prepare_run(&run_args(args, w), stop)?;
     }
     if !quiet {
         eprintln!(

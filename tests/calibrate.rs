@@ -9,7 +9,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 mod common;
-use common::{pgiosim, text, tmp};
+use common::{pgiosim, skip, text, tmp};
 
 fn fixture(name: &str) -> String {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -113,7 +113,7 @@ fn calibrate_refuses_an_unwritable_dir() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIP: chattr +i is not available here");
+        skip("chattr +i is not available here");
         return;
     }
     let dir = locked.display().to_string();
@@ -280,24 +280,25 @@ fn from_fio_refuses_what_is_not_fio_output() {
     let out = d.path().join("x.json");
     let o_arg = out.to_str().unwrap();
     let f = fixture("not-fio-a-profile.json");
+    // Not fio output: bad input, exit code 2.
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
     fails_with(
         &o,
-        1,
+        2,
         &[&f, "\"fio version\": missing", "not fio JSON output"],
     );
     let f = fixture("job-error.json");
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
-    fails_with(&o, 1, &[&f, "jobs: no usable jobs", "error 1"]);
+    fails_with(&o, 2, &[&f, "jobs: no usable jobs", "error 1"]);
     let f = fixture("battery.fio");
     let o = pgiosim(&["profile", "from-fio", &f, "-o", o_arg]);
-    fails_with(&o, 1, &[&f, "not valid JSON"]);
+    fails_with(&o, 2, &[&f, "not valid JSON"]);
     let empty = d.path().join("empty-jobs.json");
     std::fs::write(&empty, r#"{"fio version": "fio-3.33", "jobs": []}"#).unwrap();
     let o = pgiosim(&["profile", "from-fio", empty.to_str().unwrap(), "-o", o_arg]);
-    fails_with(&o, 1, &["empty-jobs.json: jobs: empty"]);
+    fails_with(&o, 2, &["empty-jobs.json: jobs: empty"]);
     let o = pgiosim(&["profile", "from-fio", "/nonexistent.json", "-o", o_arg]);
-    fails_with(&o, 1, &["/nonexistent.json: cannot read"]);
+    fails_with(&o, 2, &["/nonexistent.json: cannot open"]);
     assert!(!out.exists());
 }
 
@@ -350,7 +351,8 @@ fn bad_profiles_name_the_file_and_the_field() {
             vec!["model", "--device", p, "-T", "1", "-q"],
         ] {
             let o = pgiosim(&args);
-            assert_ne!(o.status.code(), Some(0), "{args:?}");
+            // A bad profile is bad input: exit code 2.
+            assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
             let t = text(&o);
             assert!(t.contains(p) && t.contains(msg), "{args:?}: {t}");
         }
@@ -369,7 +371,7 @@ fn bad_profiles_name_the_file_and_the_field() {
         "--emulate",
         path.to_str().unwrap(),
     ]);
-    fails_with(&o, 1, &["--emulate", path.to_str().unwrap(), msg]);
+    fails_with(&o, 2, &["--emulate", path.to_str().unwrap(), msg]);
     let o = pgiosim(&[
         "run",
         "--dir",
@@ -456,6 +458,7 @@ fn script(name: &str, args: &[&str]) -> Output {
     )
     .args(args)
     .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
+    .env("PGIOSIM_NO_INSTALL", "1")
     .output()
     .expect("start script")
 }
@@ -463,7 +466,7 @@ fn script(name: &str, args: &[&str]) -> Output {
 #[test]
 fn script_model_vs_run_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -509,11 +512,11 @@ fn script_model_vs_run_quick() {
 #[test]
 fn script_calibrate_vs_fio_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
-    if !have("fio") && !have("apt-get") {
-        eprintln!("SKIP: fio is not installed and there is no apt-get");
+    if !have("fio") {
+        skip("fio is not installed (.ci/run installs it)");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -544,7 +547,7 @@ fn script_calibrate_vs_fio_quick() {
 #[test]
 fn script_emulate_vs_cap_quick() {
     if !have("python3") {
-        eprintln!("SKIP: python3 is not installed");
+        skip("python3 is not installed");
         return;
     }
     let d = tmp("pgiosim-calibrate-test");
@@ -562,7 +565,7 @@ fn script_emulate_vs_cap_quick() {
     );
     if o.status.code() == Some(3) {
         assert!(text(&o).contains("SKIP:"), "{}", text(&o));
-        eprintln!("{}", text(&o).trim());
+        skip(text(&o).trim().trim_start_matches("SKIP: "));
         return;
     }
     assert!(o.status.success(), "{}", text(&o));

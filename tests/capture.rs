@@ -21,6 +21,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::skip;
+
 /// Debian's release listens here; another release on 5440 + its major.
 const PORT: u16 = 5439;
 const PG_USER: &str = "pgiosim_pg";
@@ -344,15 +347,15 @@ fn stderr(o: &Output) -> String {
 #[test]
 fn capture_of_pgbench_matches_postgresql_and_replays() {
     let Some(bin) = pg_bin() else {
-        println!(
-            "SKIP: no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (install Debian's postgresql)"
+        skip(
+            "no PostgreSQL server binaries in /usr/lib/postgresql/*/bin (.ci/run installs Debian's postgresql)",
         );
         return;
     };
     let pg = match Pg::start(bin, PORT) {
         Ok(pg) => pg,
         Err(e) => {
-            println!("SKIP: cannot start PostgreSQL: {e}");
+            skip(&format!("cannot start PostgreSQL: {e}"));
             return;
         }
     };
@@ -367,7 +370,9 @@ fn capture_of_pgbench_matches_postgresql_and_replays() {
 fn capture_works_on_every_installed_release() {
     let releases = other_releases();
     if releases.is_empty() {
-        println!("SKIP: no other PostgreSQL release installed (scripts/install-postgres-releases)");
+        skip(
+            "no other PostgreSQL release installed (.ci/run runs scripts/install-postgres-releases)",
+        );
         return;
     }
     for (major, bin) in releases {
@@ -609,9 +614,10 @@ fn bad_dsn_is_a_usage_error() {
         ])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // The output's directory is checked first: bad input, exit code 2.
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("no such directory"),
+        stderr(&out).contains("/nonexistent-dir-for-pgiosim does not exist"),
         "{}",
         stderr(&out)
     );

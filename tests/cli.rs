@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 mod common;
-use common::{text, tmp};
+use common::{skip, text, tmp};
 
 fn pgiosim() -> Command {
     Command::new(env!("CARGO_BIN_EXE_pgiosim"))
@@ -48,7 +48,7 @@ fn run_report_is_consistent() {
     let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
     assert_eq!(r["schema"], "pgiosim.result");
-    assert_eq!(r["schema_version"], 1);
+    assert_eq!(r["schema_version"], 2);
     assert_eq!(r["partial"], false);
     assert_eq!(r["settings"]["shared_buffers"], "128MB");
     let n = f(&r, &["summary", "transactions"]);
@@ -63,7 +63,7 @@ fn run_report_is_consistent() {
     // The breakdown accounts for the whole latency.
     let avg_us = f(&r, &["summary", "latency_ms", "average"]) * 1e3;
     let buckets = r["breakdown"].as_array().unwrap();
-    assert_eq!(buckets.len(), 8);
+    assert_eq!(buckets.len(), 9);
     let sum_us: f64 = buckets.iter().map(|b| b["mean_us"].as_f64().unwrap()).sum();
     let share: f64 = buckets.iter().map(|b| b["share"].as_f64().unwrap()).sum();
     assert!(
@@ -138,7 +138,7 @@ fn report_text_has_pgbench_lines_and_breakdown() {
 #[test]
 fn psync_fdatasyncs_match_the_real_syscalls() {
     if Command::new("strace").arg("-V").output().is_err() {
-        eprintln!("SKIP: strace is not installed (apt-get install -y strace)");
+        skip("strace is not installed (.ci/run installs it)");
         return;
     }
     let d = tmp("pgiosim-test");
@@ -250,7 +250,8 @@ fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
         .arg(&conf)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A bad configuration file is bad input: exit code 2.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("postgresql.conf:1"), "{}", text(&o));
 }
 
@@ -313,7 +314,7 @@ fn bad_unwritable_dir() {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIP: chattr +i is not available here");
+        skip("chattr +i is not available here");
         return;
     }
     let dir = locked.display().to_string();
@@ -336,7 +337,7 @@ fn bad_not_enough_space() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIP: cannot mount a small tmpfs here (needs root)");
+        skip("cannot mount a small tmpfs here (needs root)");
         return;
     }
     let dir = small.join("data").display().to_string();
@@ -379,7 +380,7 @@ fn bad_block_device_is_refused() {
         .status()
         .is_ok_and(|s| s.success());
     if !made {
-        eprintln!("SKIP: mknod is not permitted here");
+        skip("mknod is not permitted here");
         return;
     }
     let dir = data.display().to_string();
@@ -454,7 +455,7 @@ fn bad_o_direct_unsupported_suggests_buffered() {
         .status()
         .is_ok_and(|s| s.success());
     if !mounted {
-        eprintln!("SKIP: cannot mount ramfs here (needs root)");
+        skip("cannot mount ramfs here (needs root)");
         return;
     }
     let dir = ram.join("data").display().to_string();
@@ -492,4 +493,67 @@ fn cleanup_removes_only_its_files() {
     assert!(String::from_utf8_lossy(&o.stdout).contains("pgiosim.data"));
     assert!(!d.path().join("data/pgiosim.data").exists());
     assert!(d.path().join("data/notes.txt").exists());
+}
+
+#[test]
+fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
+    let d = tmp("pgiosim-test");
+    let sdir = d.path().join("standbys");
+    std::fs::create_dir(&sdir).unwrap();
+    let sdir_s = sdir.display().to_string();
+    let r = run_json(
+        d.path(),
+        &[
+            "-T",
+            "2",
+            "-c",
+            "2",
+            "--standby",
+            "name=s1,rtt=2ms",
+            "--standby",
+            "name=s2,rtt=0",
+            "--standby-dir",
+            &sdir_s,
+            "--set",
+            "synchronous_standby_names=FIRST 1 (s1, s2)",
+        ],
+    );
+    // FIRST 1 (s1, s2): every commit waits for s1, 2 ms away (a timer).
+    let b = r["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["bucket"] == "sync_rep")
+        .unwrap();
+    assert!(f(b, &["mean_us"]) > 2000.0, "{b}");
+    assert!(f(b, &["p99_us"]) >= f(b, &["mean_us"]), "{b}");
+    assert_eq!(r["replication"][0]["sync_state"], "sync");
+    assert_eq!(r["replication"][1]["sync_state"], "potential");
+    for s in ["s1", "s2"] {
+        let wal = sdir.join(format!("standby-{s}/pg_wal/pgiosim.wal.000"));
+        assert!(wal.exists(), "{}", wal.display());
+    }
+    assert!(f(&r["replication"][1], &["wal_fdatasyncs"]) > 10.0);
+    // device= belongs to model.
+    let dir = dir_arg(d.path());
+    let o = run(&[
+        "run",
+        "--dir",
+        &dir,
+        "-s",
+        "1",
+        "-T",
+        "1",
+        "-q",
+        "--standby",
+        "name=s1,device=nvme",
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("device= is for `model`"), "{}", text(&o));
+    // Standbys in their default place (--dir) are cleaned up with the data.
+    let _ = run_json(d.path(), &["-T", "1", "--standby", "name=s9"]);
+    assert!(d.path().join("data/standby-s9/pg_wal").exists());
+    let o = run(&["cleanup", "--dir", &dir]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!d.path().join("data/standby-s9").exists(), "{}", text(&o));
 }

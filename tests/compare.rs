@@ -81,7 +81,7 @@ fn ratios_are_to_the_first_result() {
     let (ra, rb, rc) = (read(&a), read(&b), read(&c));
     let doc = read(&out);
     assert_eq!(doc["schema"], "pgiosim.compare");
-    assert_eq!(doc["schema_version"], 1);
+    assert_eq!(doc["schema_version"], 2);
     assert_eq!(doc["forced"], false);
     assert_eq!(doc["inputs"][1]["target"], "gp3");
 
@@ -184,16 +184,16 @@ fn incompatible_results_are_refused_with_the_reason() {
     );
 
     // Different schema versions are refused even with --force.
-    let old = edited(Path::new(a), "old", |v| v["schema_version"] = 0.into());
+    let old = edited(Path::new(a), "old", |v| v["schema_version"] = 1.into());
     refused(
         &["compare", "--force", a, old.to_str().unwrap()],
-        &["schema_version 1", "has 0", "not compared"],
+        &["schema_version 2", "has 1", "not compared"],
     );
     // A newer version than this pgiosim reads.
-    let newer = edited(Path::new(a), "newer", |v| v["schema_version"] = 2.into());
+    let newer = edited(Path::new(a), "newer", |v| v["schema_version"] = 3.into());
     refused(
         &["compare", a, newer.to_str().unwrap()],
-        &["schema_version 2 is newer than this pgiosim reads (1)"],
+        &["schema_version 3 is newer than this pgiosim reads (2)"],
     );
 
     // A sweep is not a result.
@@ -214,10 +214,10 @@ fn incompatible_results_are_refused_with_the_reason() {
         &["pgiosim.sweep", "compare takes results"],
     );
 
-    // Not JSON at all: a runtime error naming the file.
+    // Not JSON at all: bad input (exit code 2) naming the file.
     let junk = dir.path().join("junk.json");
     std::fs::write(&junk, "not json").unwrap();
     let o = pgiosim(&["compare", a, junk.to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("junk.json: not JSON"), "{}", text(&o));
 }

@@ -155,7 +155,8 @@ fn bad_profile_names_file_and_field() {
         .replace(r#""median_us": 50"#, r#""median_us": -5"#);
     std::fs::write(&path, text_in).unwrap();
     let o = pgiosim(&["model", "--device", path.to_str().unwrap(), "-t", "1"]);
-    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    // A bad profile file is bad input, like a bad profile name: exit code 2.
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let t = text(&o);
     assert!(
         t.contains("broken.json") && t.contains("read.median_us"),
@@ -383,6 +384,129 @@ fn pgbench_threads_on_the_cores_hold_clients_in_the_client_bucket() {
         ]);
         assert!(!o.status.success());
         assert!(text(&o).contains("-j/--jobs"), "{}", text(&o));
+    }
+}
+
+#[test]
+fn standbys_add_a_sync_rep_wait_that_follows_their_round_trip() {
+    let sync_rep = |r: &Value| {
+        r["breakdown"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|b| b["bucket"] == "sync_rep")
+            .map(|b| num(b, &["mean_us"]))
+            .unwrap()
+    };
+    let base = ["-c", "1", "-T", "2", "--device", "nvme", "--seed", "3"];
+    let with = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend_from_slice(extra);
+        model(&a)
+    };
+    let names = "synchronous_standby_names=ANY 1 (s1, s2)";
+    let none = model(&base);
+    assert_eq!(sync_rep(&none), 0.0);
+    assert!(none.get("replication").is_none());
+    let near = with(&[
+        "--standby",
+        "name=s1,rtt=1ms",
+        "--standby",
+        "name=s2,rtt=3ms",
+        "--set",
+        names,
+    ]);
+    let far = with(&[
+        "--standby",
+        "name=s1,rtt=5ms",
+        "--standby",
+        "name=s2,rtt=3ms",
+        "--set",
+        names,
+    ]);
+    // ANY 1: the nearer standby answers; its round trip plus its write and
+    // fdatasync on nvme, and the processes' wake-ups.
+    let (n, f) = (sync_rep(&near), sync_rep(&far));
+    assert!((1000.0..1300.0).contains(&n), "{n}");
+    assert!((3000.0..3300.0).contains(&f), "{f}");
+    assert!(num(&near, &["summary", "tps"]) > 1.5 * num(&far, &["summary", "tps"]));
+    assert_eq!(near["replication"][0]["name"], "s1");
+    assert_eq!(near["replication"][0]["sync_state"], "quorum");
+    assert!(num(&near["replication"][1], &["wal_fdatasyncs"]) > 100.0);
+    assert_eq!(
+        near["settings"]["synchronous_standby_names"],
+        "ANY 1 (s1, s2)"
+    );
+    // remote_write does not wait for the standby's fdatasync; local not at all.
+    let write = with(&[
+        "--standby",
+        "name=s1,rtt=1ms,device=gp3",
+        "--set",
+        "synchronous_standby_names=s1",
+        "--set",
+        "synchronous_commit=remote_write",
+    ]);
+    let flush = with(&[
+        "--standby",
+        "name=s1,rtt=1ms,device=gp3",
+        "--set",
+        "synchronous_standby_names=s1",
+    ]);
+    assert!(
+        sync_rep(&write) + 150.0 < sync_rep(&flush),
+        "{} {}",
+        sync_rep(&write),
+        sync_rep(&flush)
+    );
+    let local = with(&[
+        "--standby",
+        "name=s1,rtt=1ms",
+        "--set",
+        "synchronous_standby_names=s1",
+        "--set",
+        "synchronous_commit=local",
+    ]);
+    assert_eq!(sync_rep(&local), 0.0);
+    assert_eq!(local["settings"]["synchronous_commit"], "local");
+}
+
+#[test]
+fn standby_mistakes_are_refused_with_what_is_wrong() {
+    for (args, says) in [
+        (
+            vec![
+                "--set",
+                "synchronous_standby_names=ANY 2 (s1, s2)",
+                "--standby",
+                "name=s1",
+            ],
+            "waits for 2 standby(s), but 1 of the declared standbys (s1) match it",
+        ),
+        (
+            vec!["--set", "synchronous_standby_names=s1"],
+            "no standby is declared",
+        ),
+        (
+            vec!["--standby", "name=s1,rtt=3"],
+            "rtt=3: expected a duration with a unit",
+        ),
+        (
+            vec!["--set", "synchronous_standby_names=FIRST (s1)"],
+            "invalid value for synchronous_standby_names: \"FIRST (s1)\"",
+        ),
+        (
+            vec!["--standby", "name=s1,device=nope"],
+            "standby s1: device=nope",
+        ),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+            .args(["model", "-T", "1", "-q"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} accepted");
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }
 

@@ -20,6 +20,9 @@ pub enum Bucket {
     LockWait,
     /// Waiting for the commit's WAL flush, its own or the group's.
     WalFsync,
+    /// After the local flush, waiting for the synchronous standbys to
+    /// confirm the commit (wait event IPC:SyncRep).
+    SyncRep,
     /// Client round trips and anything else.
     Other,
     /// Waiting for the client: its thread (pgbench -j on the database host)
@@ -37,12 +40,13 @@ impl Bucket {
         Bucket::BufferWait,
         Bucket::LockWait,
         Bucket::WalFsync,
+        Bucket::SyncRep,
         Bucket::Other,
         Bucket::Client,
     ];
 
     /// How many buckets there are.
-    pub const COUNT: usize = 8;
+    pub const COUNT: usize = 9;
 
     /// Name used in reports and JSON.
     pub fn name(self) -> &'static str {
@@ -53,6 +57,7 @@ impl Bucket {
             Bucket::BufferWait => "buffer_wait",
             Bucket::LockWait => "lock_wait",
             Bucket::WalFsync => "wal_fsync",
+            Bucket::SyncRep => "sync_rep",
             Bucket::Other => "other",
             Bucket::Client => "client",
         }

@@ -1,6 +1,7 @@
 //! What the core needs to know about a run, in its own units.
 
 use super::cpu::CpuGrowth;
+use super::replication::{ReplicationConfig, SynchronousCommit};
 use super::time::{Nanos, US};
 
 /// Default [`CoreConfig::wal_flush_cpu`]. Its size matters less than that it
@@ -37,8 +38,11 @@ pub struct CoreConfig {
     pub nbuffers: u32,
     /// Effective wal_buffers in bytes.
     pub wal_buffers_bytes: u64,
-    /// synchronous_commit != off.
-    pub synchronous_commit: bool,
+    /// synchronous_commit: off does not wait for the local flush; the
+    /// remote levels wait for the synchronous standbys too (`replication`).
+    pub synchronous_commit: SynchronousCommit,
+    /// Streaming replication to standbys, if any.
+    pub replication: Option<ReplicationConfig>,
     /// commit_delay.
     pub commit_delay: Nanos,
     /// commit_siblings.

@@ -24,11 +24,12 @@ use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
+use super::replication::{ReplAction, ReplTimer, Replication};
 use super::stats::Stats;
 use super::time::{MS, Nanos};
 use super::timer_queue::TimerQueue;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
-use super::wal::{Waiter, Wal, WalAction, WalCounters, WalIo};
+use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use crate::workload::{Step, TableHeap, Workload};
 
 /// The CPU scheduler's name for the process waking from a WAL fdatasync.
@@ -125,6 +126,8 @@ enum Wait {
     Lock,
     /// The commit's WAL flush.
     CommitFlush,
+    /// The synchronous standbys' confirmation of its commit (IPC:SyncRep).
+    SyncRep,
     /// WAL buffer space (its records would overrun wal_buffers).
     WalSpace,
     /// Rate-limited run: idle until its next transaction's scheduled start.
@@ -155,6 +158,8 @@ struct Client {
     done: u64,
     /// Rate-limited runs: scheduled start of its next transaction.
     sched: Nanos,
+    /// Where its last commit record ends.
+    commit_lsn: Lsn,
 }
 
 /// Why an I/O was issued.
@@ -182,6 +187,10 @@ enum Purpose {
         sync: bool,
     },
     DataSync,
+    /// A standby's walreceiver's WAL write or fdatasync.
+    Standby {
+        standby: u8,
+    },
     VacuumRead {
         buf: BufId,
     },
@@ -211,6 +220,8 @@ enum Timer {
     Autovacuum,
     /// Vacuum's cost-delay sleep (or a retry) is over.
     VacuumWake,
+    /// Streaming replication's network, walreceivers and replay.
+    Repl(ReplTimer),
     End,
 }
 
@@ -269,6 +280,10 @@ pub struct Database {
     fpi_bytes: u64,
     pool: BufferPool,
     wal: Wal,
+    /// Walsenders, standbys and the backends waiting for them.
+    repl: Option<Replication>,
+    /// Backends the standbys just released (reused buffer).
+    released: Vec<u32>,
     locks: RowLocks,
     cpu: Cpu,
     os_cache: OsCache,
@@ -356,6 +371,7 @@ impl Database {
                     idle_wake: false,
                     done: 0,
                     sched: 0,
+                    commit_lsn: 0,
                 }
             })
             .collect();
@@ -368,6 +384,8 @@ impl Database {
                 cfg.commit_delay,
                 cfg.commit_siblings,
             ),
+            repl: cfg.replication.as_ref().map(Replication::new),
+            released: Vec::new(),
             locks: RowLocks::new(),
             cpu: Cpu::with_shape(CpuShape {
                 vcpus: cfg.cpus,
@@ -615,6 +633,11 @@ impl Database {
                 self.vac_wait = VacWait::Running;
                 self.vacuum_step(now);
             }
+            Purpose::Standby { standby } => {
+                if let Some(r) = &mut self.repl {
+                    r.handle_io_done(now, standby);
+                }
+            }
             Purpose::DataSync => {
                 self.ckpt.synced();
                 let lsn = self
@@ -779,6 +802,10 @@ impl Database {
         let mut woken = std::mem::take(&mut self.woken);
         self.wal.handle_io_done(&mut woken);
         let flush_ended = !self.wal.flush_in_progress();
+        if flush_ended && let Some(r) = &mut self.repl {
+            // XLogFlush wakes the walsenders (WalSndWakeupProcessRequests).
+            r.handle_local_flush(now, self.wal.flushed_lsn());
+        }
         for w in woken.drain(..) {
             self.wal_flushed_for(now, w);
         }
@@ -839,6 +866,11 @@ impl Database {
     /// WAL counters so far.
     pub fn wal_counters(&self) -> WalCounters {
         self.wal.counters()
+    }
+
+    /// Streaming replication, if the run has standbys.
+    pub fn replication(&self) -> Option<&Replication> {
+        self.repl.as_ref()
     }
 
     /// Checkpoints so far.
@@ -1014,6 +1046,11 @@ impl Database {
                     self.vacuum_step(now);
                 }
             }
+            Timer::Repl(t) => {
+                if let Some(r) = &mut self.repl {
+                    r.handle_timer(now, t);
+                }
+            }
             Timer::End => self.finish(now),
         }
     }
@@ -1038,6 +1075,7 @@ impl Database {
                 self.checkpointer_step(now);
             }
             self.pump_wal(now);
+            self.pump_replication(now);
             if self.ready.is_empty() {
                 return;
             }
@@ -1097,6 +1135,62 @@ impl Database {
         }
     }
 
+    /// Hand the replication's I/Os to the device and its timers to the
+    /// queue; the backends it released go on with their commit.
+    fn pump_replication(&mut self, now: Nanos) {
+        let Some(r) = &mut self.repl else {
+            return;
+        };
+        let mut actions = Vec::new();
+        while let Some(a) = r.poll_action() {
+            actions.push(a);
+        }
+        let mut released = std::mem::take(&mut self.released);
+        r.drain_released(&mut released);
+        for a in actions {
+            match a {
+                ReplAction::Io { standby, io } => {
+                    let kind = match io {
+                        WalIo::Write {
+                            segment,
+                            offset,
+                            len,
+                        } => IoKind::StandbyWalWrite {
+                            standby,
+                            segment,
+                            offset,
+                            len,
+                        },
+                        WalIo::Sync { segment } => IoKind::StandbyWalSync { standby, segment },
+                    };
+                    self.issue(kind, Purpose::Standby { standby }, now);
+                }
+                ReplAction::Timer { at, timer } => self.set_timer(at, Timer::Repl(timer)),
+            }
+        }
+        for c in released.drain(..) {
+            debug_assert_eq!(self.clients[c as usize].wait, Wait::SyncRep);
+            self.stats.counters.sync_rep_commits += 1;
+            self.make_ready(c);
+        }
+        self.released = released;
+    }
+
+    /// Client `c`'s commit is durable locally: with synchronous standbys it
+    /// now waits for them (`SyncRepWaitForLSN`); otherwise it goes on.
+    fn commit_flushed(&mut self, now: Nanos, c: u32) {
+        let lsn = self.clients[c as usize].commit_lsn;
+        if let Some(r) = &mut self.repl
+            && !r.wait(lsn, c)
+        {
+            let cl = &mut self.clients[c as usize];
+            cl.clock.switch(now, Bucket::SyncRep);
+            cl.wait = Wait::SyncRep;
+            return;
+        }
+        self.make_ready(c);
+    }
+
     /// WAL became durable far enough for `w`.
     fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
         match w {
@@ -1108,7 +1202,7 @@ impl Database {
                         // its commit record (the rest of the commit's CPU;
                         // then the transaction ends and its locks go).
                         self.stats.counters.sync_commits += 1;
-                        self.make_ready(c);
+                        self.commit_flushed(now, c);
                     }
                     Wait::VictimFlush => self.start_victim_write(now, c),
                     Wait::WalSpace => self.make_ready(c),
@@ -1291,14 +1385,21 @@ impl Database {
                     self.stats.second(now).wal_bytes += wal_bytes as u64;
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;
-                    if self.cfg.synchronous_commit
-                        && cl.has_xid
-                        && !self.wal.wait_for_flush(lsn, Waiter::Client(c))
-                    {
-                        cl.clock.switch(now, Bucket::WalFsync);
-                        cl.wait = Wait::CommitFlush;
-                        self.flush_requested_while_running();
-                        return;
+                    cl.commit_lsn = lsn;
+                    if self.cfg.synchronous_commit.waits_for_local_flush() && cl.has_xid {
+                        if !self.wal.wait_for_flush(lsn, Waiter::Client(c)) {
+                            cl.clock.switch(now, Bucket::WalFsync);
+                            cl.wait = Wait::CommitFlush;
+                            self.flush_requested_while_running();
+                            return;
+                        }
+                        if let Some(r) = &mut self.repl
+                            && !r.wait(lsn, c)
+                        {
+                            cl.clock.switch(now, Bucket::SyncRep);
+                            cl.wait = Wait::SyncRep;
+                            return;
+                        }
                     }
                 }
             }

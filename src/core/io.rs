@@ -31,6 +31,28 @@ pub enum IoKind {
     WalSync { segment: u32 },
     /// fsync the data file (end of a checkpoint).
     DataSync,
+    /// Standby `standby`'s walreceiver writes `len` bytes of WAL at `offset`
+    /// in its own segment file `segment` (on the standby's device).
+    StandbyWalWrite {
+        standby: u8,
+        segment: u32,
+        offset: u64,
+        len: u64,
+    },
+    /// Standby `standby`'s walreceiver fdatasyncs its segment file `segment`.
+    StandbyWalSync { standby: u8, segment: u32 },
+}
+
+impl IoKind {
+    /// The standby whose device this I/O is for; None: the primary's.
+    pub fn standby(self) -> Option<u8> {
+        match self {
+            IoKind::StandbyWalWrite { standby, .. } | IoKind::StandbyWalSync { standby, .. } => {
+                Some(standby)
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One request from the core to the device.

@@ -13,6 +13,7 @@ pub mod database;
 pub mod io;
 pub mod locks;
 pub mod os_cache;
+pub mod replication;
 pub mod slots;
 pub mod stats;
 pub mod time;

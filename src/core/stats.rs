@@ -44,6 +44,8 @@ pub struct Counters {
     pub checkpoints_requested: u64,
     /// Transactions committed that waited for a WAL flush.
     pub sync_commits: u64,
+    /// Commits that waited for synchronous standbys (IPC:SyncRep).
+    pub sync_rep_commits: u64,
     /// WAL write calls handed to the device (pg_stat_wal `wal_write`) and
     /// the bytes they wrote (whole pages, rewrites counted again).
     pub wal_writes: u64,

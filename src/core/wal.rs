@@ -266,30 +266,13 @@ impl Wal {
         }
         let target = self.insert;
         let mut pending = Vec::new();
-        let mut pos = self.flushed / PAGE_BYTES * PAGE_BYTES;
-        let end = target.div_ceil(PAGE_BYTES) * PAGE_BYTES;
-        let mut last_segment = None;
-        while pos < end {
-            let seg_no = pos / WAL_SEGMENT_BYTES;
-            let segment = (seg_no % self.segments as u64) as u32;
-            let seg_end = (seg_no + 1) * WAL_SEGMENT_BYTES;
-            let len = (end.min(seg_end) - pos).min(self.max_write_bytes);
-            pending.push(WalIo::Write {
-                segment,
-                offset: pos % WAL_SEGMENT_BYTES,
-                len,
-            });
-            pos += len;
-            // A finished segment is synced as soon as its last page is
-            // written (XLogWrite), before moving on to the next.
-            if pos == seg_end && pos < end {
-                pending.push(WalIo::Sync { segment });
-            }
-            last_segment = Some(segment);
-        }
-        if let Some(segment) = last_segment {
-            pending.push(WalIo::Sync { segment });
-        }
+        flush_ios(
+            self.flushed,
+            target,
+            self.segments,
+            self.max_write_bytes,
+            &mut pending,
+        );
         if pending.is_empty() {
             // Nothing new to write (the target was already durable).
             self.state = FlushState::Idle;
@@ -301,6 +284,37 @@ impl Wal {
             pending,
             in_flight: false,
         };
+    }
+}
+
+/// The writes and syncs that make WAL from `from` to `to` durable, appended
+/// to `out`: whole 8 KiB pages from the page holding `from` (a partial page
+/// is written again) to the page holding `to`, split at segment ends and at
+/// `max_write_bytes`, each finished segment synced as soon as its last page
+/// is written (XLogWrite) and the last one at the end. Nothing when `to`
+/// is not past `from`'s page.
+pub fn flush_ios(from: Lsn, to: Lsn, segments: u32, max_write_bytes: u64, out: &mut Vec<WalIo>) {
+    let mut pos = from / PAGE_BYTES * PAGE_BYTES;
+    let end = to.div_ceil(PAGE_BYTES) * PAGE_BYTES;
+    let mut last_segment = None;
+    while pos < end {
+        let seg_no = pos / WAL_SEGMENT_BYTES;
+        let segment = (seg_no % segments as u64) as u32;
+        let seg_end = (seg_no + 1) * WAL_SEGMENT_BYTES;
+        let len = (end.min(seg_end) - pos).min(max_write_bytes);
+        out.push(WalIo::Write {
+            segment,
+            offset: pos % WAL_SEGMENT_BYTES,
+            len,
+        });
+        pos += len;
+        if pos == seg_end && pos < end {
+            out.push(WalIo::Sync { segment });
+        }
+        last_segment = Some(segment);
+    }
+    if let Some(segment) = last_segment {
+        out.push(WalIo::Sync { segment });
     }
 }
 

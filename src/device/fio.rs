@@ -205,9 +205,9 @@ pub fn load(paths: &[&Path]) -> Result<Vec<FioFile>> {
     paths
         .iter()
         .map(|p| {
-            let text = std::fs::read_to_string(p)
-                .with_context(|| format!("{}: cannot read fio result", p.display()))?;
-            FioFile::parse(&text, &p.display().to_string())
+            let text =
+                crate::input::read_text(p, "fio result", crate::input::LARGE_FILE_MAX_BYTES)?;
+            FioFile::parse(&text, &p.display().to_string()).map_err(crate::cli::bad_input)
         })
         .collect()
 }

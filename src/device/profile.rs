@@ -47,8 +47,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow};
-use serde::de::DeserializeOwned;
+use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -312,6 +311,14 @@ pub fn shipped_names() -> Vec<&'static str> {
     SHIPPED.iter().map(|(name, _)| *name).collect()
 }
 
+/// `, did you mean "nvme"?` when `arg` is one or two typos away from a
+/// shipped profile's name; else the empty string.
+pub fn did_you_mean(arg: &str) -> String {
+    crate::cli::nearest(arg, &shipped_names())
+        .map(|n| format!("; did you mean {n:?}?"))
+        .unwrap_or_default()
+}
+
 fn parse_shipped(name: &str, text: &str) -> Profile {
     // A shipped profile that does not load is a build bug; the tests load
     // every one of them.
@@ -325,13 +332,14 @@ impl Profile {
     pub fn from_json(text: &str, origin: &str) -> Result<Profile> {
         let value: Value =
             serde_json::from_str(text).map_err(|e| anyhow!("{origin}: not valid JSON: {e}"))?;
-        let profile: Profile = match Profile::deserialize(&value) {
+        // serde names a missing or unknown field but not where it sits,
+        // and a wrongly typed value not at all: the path says which.
+        let profile: Profile = match serde_path_to_error::deserialize(&value) {
             Ok(p) => p,
             Err(e) => {
-                // serde names a missing or unknown field but not where it
-                // sits, and a wrongly typed value not at all: find the field.
-                let (path, msg) = locate_profile(&value).unwrap_or((String::new(), e.to_string()));
-                return Err(if path.is_empty() {
+                let path = e.path().to_string();
+                let msg = e.inner().to_string();
+                return Err(if path == "." {
                     anyhow!("{origin}: {msg}")
                 } else {
                     anyhow!("{origin}: {path}: {msg}")
@@ -347,9 +355,9 @@ impl Profile {
     /// Read a profile from a JSON file. The only function of the device
     /// model that touches the file system.
     pub fn load(path: &Path) -> Result<Profile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("{}: cannot read device profile", path.display()))?;
-        Profile::from_json(&text, &path.display().to_string())
+        let text =
+            crate::input::read_text(path, "device profile", crate::input::SMALL_FILE_MAX_BYTES)?;
+        Profile::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
     }
 
     /// A shipped profile by name.
@@ -417,10 +425,12 @@ impl Profile {
         if path.exists() || arg.ends_with(".json") || arg.contains('/') {
             return Profile::load(path);
         }
-        Err(anyhow!(
-            "--device {arg}: not a shipped device profile ({}) nor a profile file",
-            shipped_names().join(", ")
+        Err(crate::cli::UsageError(format!(
+            "--device {arg}: not a shipped device profile ({}) nor a profile file{}",
+            shipped_names().join(", "),
+            did_you_mean(arg)
         ))
+        .into())
     }
 
     /// The profile as JSON, every field present (caps that are not set are
@@ -745,96 +755,6 @@ pub(crate) fn fmt_num(v: f64) -> String {
     out
 }
 
-// ---- finding the field behind a serde error --------------------------------
-
-/// (path to the field, problem) of the first field that does not parse.
-type Located = Option<(String, String)>;
-type Check = fn(&Value) -> Located;
-
-fn leaf<T: DeserializeOwned>(v: &Value) -> Located {
-    T::deserialize(v)
-        .err()
-        .map(|e| (String::new(), e.to_string()))
-}
-
-/// Check each present field of an object, then the object as a whole
-/// (missing and unknown fields).
-fn object<T: DeserializeOwned>(v: &Value, fields: &[(&str, Check)]) -> Located {
-    for (name, check) in fields {
-        if let Some(x) = v.get(name)
-            && let Some((path, msg)) = check(x)
-        {
-            let path = if path.is_empty() {
-                (*name).to_string()
-            } else {
-                format!("{name}.{path}")
-            };
-            return Some((path, msg));
-        }
-    }
-    T::deserialize(v)
-        .err()
-        .map(|e| (String::new(), e.to_string()))
-}
-
-fn locate_latency(v: &Value) -> Located {
-    object::<Latency>(v, &[("median_us", leaf::<f64>), ("p99_us", leaf::<f64>)])
-}
-
-fn locate_burst(v: &Value) -> Located {
-    if v.is_null() {
-        return None;
-    }
-    object::<Burst>(
-        v,
-        &[("size_ios", leaf::<f64>), ("baseline_iops", leaf::<f64>)],
-    )
-}
-
-fn locate_caps(v: &Value) -> Located {
-    if v.is_null() {
-        return None;
-    }
-    object::<Caps>(
-        v,
-        &[
-            ("iops", leaf::<Option<f64>>),
-            ("read_iops", leaf::<Option<f64>>),
-            ("write_iops", leaf::<Option<f64>>),
-            ("mib_s", leaf::<Option<f64>>),
-            ("read_mib_s", leaf::<Option<f64>>),
-            ("write_mib_s", leaf::<Option<f64>>),
-            ("op_size_kib", leaf::<Option<u32>>),
-            ("bucket_ms", leaf::<f64>),
-            ("burst", locate_burst),
-            ("flush_counts_as_io", leaf::<bool>),
-            ("limiter", leaf::<Limiter>),
-            ("kernel_writeback_uncapped", leaf::<bool>),
-        ],
-    )
-}
-
-fn locate_profile(v: &Value) -> Located {
-    object::<Profile>(
-        v,
-        &[
-            ("name", leaf::<String>),
-            ("description", leaf::<String>),
-            ("source", leaf::<String>),
-            ("latency_io_kib", leaf::<u32>),
-            ("read", locate_latency),
-            ("write", locate_latency),
-            ("flush", locate_latency),
-            ("channels", leaf::<u32>),
-            ("contention_us", leaf::<f64>),
-            ("bandwidth_mib_s", leaf::<f64>),
-            ("network_rtt_us", leaf::<f64>),
-            ("flush_to_media", leaf::<bool>),
-            ("caps", locate_caps),
-        ],
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -899,7 +819,7 @@ mod tests {
     #[test]
     fn unknown_fields_are_errors() {
         let e = with(|v| v["caps"]["iop"] = 5.into());
-        expect(&e, &["test.json: caps: ", "unknown field `iop`"]);
+        expect(&e, &["test.json: caps.iop: ", "unknown field `iop`"]);
         let e = with(|v| v["colour"] = "blue".into());
         expect(&e, &["test.json: ", "unknown field `colour`"]);
     }
@@ -1031,7 +951,7 @@ mod tests {
             "{:#}",
             Profile::load(&dir.path().join("absent.json")).unwrap_err()
         );
-        expect(&e, &["absent.json: cannot read device profile"]);
+        expect(&e, &["device profile ", "absent.json: cannot open"]);
         v["read"]["p99_us"] = 300.into();
         std::fs::write(&path, v.to_string()).unwrap();
         let p = Profile::from_name_or_path(path.to_str().unwrap()).unwrap();

@@ -34,7 +34,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
 use super::microbench;
@@ -90,9 +90,8 @@ impl Disk {
 
 /// Read a YABS result (text or JSON) and return its disks.
 pub fn load(path: &Path) -> Result<Vec<Disk>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read YABS output", path.display()))?;
-    parse(&text, &path.display().to_string())
+    let text = crate::input::read_text(path, "YABS output", crate::input::SMALL_FILE_MAX_BYTES)?;
+    parse(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
 }
 
 /// Parse YABS's JSON (`{"fio": [...]}`) or its text output, which may hold

@@ -113,8 +113,8 @@ pub struct IoBenchResult {
 
 /// Runs `pgiosim iobench`: prepares the files, runs the test and prints the
 /// result (text, or JSON with `--json`).
-pub fn iobench(args: &IoBenchArgs) -> Result<()> {
-    let r = run_iobench(args)?;
+pub fn iobench(args: &IoBenchArgs, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
+    let r = run_iobench(args, stop)?;
     if args.json {
         crate::output::stdout(&(serde_json::to_string(&r)? + "\n"))?;
     } else {
@@ -124,7 +124,10 @@ pub fn iobench(args: &IoBenchArgs) -> Result<()> {
 }
 
 /// Prepares the files, runs the test, returns what was measured.
-pub fn run_iobench(args: &IoBenchArgs) -> Result<IoBenchResult> {
+pub fn run_iobench(
+    args: &IoBenchArgs,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Result<IoBenchResult> {
     let blocks = args
         .size
         .checked_mul((1 << 20) / PAGE_BYTES)
@@ -135,7 +138,9 @@ pub fn run_iobench(args: &IoBenchArgs) -> Result<IoBenchResult> {
         description: "iobench".to_string(),
     };
     let dd = DataDir::new(&args.dir, None);
-    let prepared = datafiles::prepare(&dd, &layout, std::io::stderr().is_terminal())?;
+    let _held = datafiles::lock(&dd)?;
+    let prepared =
+        datafiles::prepare_locked(&dd, &layout, std::io::stderr().is_terminal(), &_held, stop)?;
     let files = datafiles::open(&dd, &layout, true)?;
     let file = match args.test {
         BenchTest::Randread => files.data_path.display().to_string(),

@@ -116,6 +116,8 @@ fn make_files(read_only_data: bool) -> (Files, OpenFiles) {
         wal: wal_files,
         wal_paths: wal.clone(),
         direct: false,
+        standby_wal: Vec::new(),
+        standby_wal_paths: Vec::new(),
     };
     (
         Files {

@@ -23,6 +23,10 @@ pub struct Progress {
     /// Mean and standard deviation of latency over the interval (ms).
     pub latency_ms: f64,
     pub stddev_ms: f64,
+    /// Mean lateness of the timers the loop handled over the interval
+    /// (µs): zero in virtual time; on the real clock, whether pgiosim's
+    /// own loop kept up (a soak's second figure, beside its memory).
+    pub timer_lag_us: f64,
 }
 
 /// How late the loop handed the core its timers, on the device's clock.
@@ -147,6 +151,7 @@ pub(crate) fn drive_observed<D: Device + ?Sized>(
     let mut ending = Ending::Completed;
     let mut next_progress = progress;
     let mut last = (0u64, 0u128, 0f64);
+    let mut last_lag = (0u64, 0u128);
     loop {
         observe(db);
         while let Some(req) = db.poll_request() {
@@ -218,8 +223,13 @@ pub(crate) fn drive_observed<D: Device + ?Sized>(
                     sum as f64 / n as f64 / 1e6
                 },
                 stddev_ms: stddev_ns(n, sum, sq) / 1e6,
+                timer_lag_us: match lag.timers - last_lag.0 {
+                    0 => 0.0,
+                    t => (lag.sum_ns - last_lag.1) as f64 / t as f64 / 1e3,
+                },
             });
             last = (s.transactions, s.latency_sum_ns, s.latency_sq_sum_us2);
+            last_lag = (lag.timers, lag.sum_ns);
             next_progress = Some(p + progress.unwrap_or(SEC));
         }
     }

@@ -309,6 +309,9 @@ pub struct EmulatedDevice {
     ranks: [Ranks; 3],
     name: &'static str,
     pending: HashMap<Token, Pending>,
+    /// Standbys' WAL I/O in flight: the standby's disk is not the one
+    /// emulated, so these are delivered as they complete.
+    unshaped: std::collections::HashSet<Token>,
     /// Real completions waiting for their delivery time: (deliver at, seq, token).
     held: BinaryHeap<Reverse<(Nanos, u64, Token)>>,
     seq: u64,
@@ -338,6 +341,7 @@ impl EmulatedDevice {
             ranks: Default::default(),
             name,
             pending: HashMap::new(),
+            unshaped: Default::default(),
             held: BinaryHeap::new(),
             seq: 0,
             scratch: Vec::with_capacity(64),
@@ -352,6 +356,11 @@ impl EmulatedDevice {
 
     /// A real completion: hold it until its modelled time.
     fn on_real(&mut self, c: IoCompletion) -> Result<()> {
+        if self.unshaped.remove(&c.token) {
+            self.seq += 1;
+            self.held.push(Reverse((c.at, self.seq, c.token)));
+            return Ok(());
+        }
         let Some(mut p) = self.pending.get(&c.token).copied() else {
             bail!("emulation: completion for unknown token {}", c.token);
         };
@@ -402,6 +411,11 @@ impl EmulatedDevice {
 impl Device for EmulatedDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let now = self.inner.now();
+        if req.kind.standby().is_some() {
+            self.inner.submit(req)?;
+            self.unshaped.insert(req.token);
+            return Ok(());
+        }
         let (op, bytes, writeback) = model_op(req.kind);
         let (modelled, service) = self.model.submit_io(now, op, bytes, writeback);
         if self.pending.contains_key(&req.token) {
@@ -481,11 +495,12 @@ pub fn load_profile(arg: &str) -> Result<Profile> {
     }
     let path = Path::new(arg);
     if path.exists() {
-        return Profile::load(path).map_err(|e| anyhow::anyhow!("--emulate: {e:#}"));
+        return Profile::load(path).map_err(|e| UsageError(format!("--emulate: {e:#}")).into());
     }
     Err(UsageError(format!(
-        "--emulate {arg}: no such shipped profile or file; shipped: {}",
-        profile::shipped_names().join(", ")
+        "--emulate {arg}: no such shipped profile or file; shipped: {}{}",
+        profile::shipped_names().join(", "),
+        profile::did_you_mean(arg)
     ))
     .into())
 }

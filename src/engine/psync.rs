@@ -160,7 +160,7 @@ fn execute(
                     }
                 }),
         ),
-        IoKind::WalWrite { .. } => {
+        IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
             if wal.len() < job.len as usize {
                 *wal = AlignedBuf::new(job.len as usize);
             }
@@ -169,7 +169,9 @@ fn execute(
                 file.write_all_at(&wal.as_slice()[..job.len as usize], job.offset),
             )
         }
-        IoKind::WalSync { .. } => ("WAL fdatasync", file.sync_data()),
+        IoKind::WalSync { .. } | IoKind::StandbyWalSync { .. } => {
+            ("WAL fdatasync", file.sync_data())
+        }
         IoKind::DataSync => ("fsync", file.sync_all()),
     };
     result.with_context(|| {

@@ -11,8 +11,10 @@ use crate::core::timer_queue::TimerQueue;
 use crate::device::model::{DeviceModel, Op};
 
 /// A device in virtual time: each request completes when the model says.
+/// Standbys' WAL I/O goes to their own device models.
 pub struct SimDevice {
     model: DeviceModel,
+    standbys: Vec<DeviceModel>,
     now: Nanos,
     pending: TimerQueue<Token>,
 }
@@ -22,9 +24,17 @@ impl SimDevice {
     pub fn new(model: DeviceModel) -> SimDevice {
         SimDevice {
             model,
+            standbys: Vec::new(),
             now: 0,
             pending: TimerQueue::new(),
         }
+    }
+}
+
+impl SimDevice {
+    /// Adds the next standby's WAL device (standby `n` is the n-th added).
+    pub fn add_standby(&mut self, model: DeviceModel) {
+        self.standbys.push(model);
     }
 }
 
@@ -36,15 +46,26 @@ pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
         IoKind::WritePage {
             kernel_writeback, ..
         } => (Op::Write, PAGE_BYTES, kernel_writeback),
-        IoKind::WalWrite { len, .. } => (Op::Write, len, false),
-        IoKind::WalSync { .. } | IoKind::DataSync => (Op::Flush, 0, false),
+        IoKind::WalWrite { len, .. } | IoKind::StandbyWalWrite { len, .. } => {
+            (Op::Write, len, false)
+        }
+        IoKind::WalSync { .. } | IoKind::DataSync | IoKind::StandbyWalSync { .. } => {
+            (Op::Flush, 0, false)
+        }
     }
 }
 
 impl Device for SimDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let (op, bytes, writeback) = model_op(req.kind);
-        let (done, _) = self.model.submit_io(self.now, op, bytes, writeback);
+        let model = match req.kind.standby() {
+            Some(s) => self
+                .standbys
+                .get_mut(s as usize)
+                .ok_or_else(|| anyhow::anyhow!("standby {s} has no device model"))?,
+            None => &mut self.model,
+        };
+        let (done, _) = model.submit_io(self.now, op, bytes, writeback);
         self.pending.push(done.max(self.now), req.token);
         Ok(())
     }

@@ -251,7 +251,11 @@ impl UringDevice {
             FileRef::Data if self.free_pages.len() < self.max_free_pages => {
                 self.free_pages.push(buf)
             }
-            FileRef::Wal(_) if self.free_wal.len() < MAX_FREE_WAL_BUFS => self.free_wal.push(buf),
+            FileRef::Wal(_) | FileRef::StandbyWal(..)
+                if self.free_wal.len() < MAX_FREE_WAL_BUFS =>
+            {
+                self.free_wal.push(buf)
+            }
             _ => {}
         }
     }
@@ -385,14 +389,14 @@ impl Device for UringDevice {
                     .build();
                 (e, Some(buf), "write")
             }
-            IoKind::WalWrite { .. } => {
+            IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
                 let buf = self.wal_buf(len as usize);
                 let e = opcode::Write::new(fd, buf.as_slice().as_ptr(), len as u32)
                     .offset(offset)
                     .build();
                 (e, Some(buf), "WAL write")
             }
-            IoKind::WalSync { .. } => {
+            IoKind::WalSync { .. } | IoKind::StandbyWalSync { .. } => {
                 let e = opcode::Fsync::new(fd)
                     .flags(types::FsyncFlags::DATASYNC)
                     .build();

@@ -65,9 +65,9 @@ pub fn header(path: &Path, v: &Value) -> Result<Header> {
 
 /// Read a file as JSON.
 pub fn read_json(path: &Path) -> Result<Value> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{}: not JSON", path.display()))
+    let text = crate::input::read_text(path, "result file", crate::input::LARGE_FILE_MAX_BYTES)?;
+    serde_json::from_str(&text)
+        .map_err(|e| UsageError(format!("{}: not JSON: {e}", path.display())).into())
 }
 
 /// Read a result or sweep file.

@@ -20,7 +20,7 @@ use crate::core::time::SEC;
 /// Name of the result schema.
 pub const SCHEMA: &str = "pgiosim.result";
 /// Version of the result schema; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// How the run was set up, beyond PostgreSQL's settings.
 #[derive(Debug, Clone, Serialize)]
@@ -268,6 +268,25 @@ pub struct RunResult {
     /// The latency distribution from the HDR histogram: percentiles 0, 1,
     /// ..., 99, then `CDF_TAIL_PERCENTILES`; empty without transactions.
     pub latency_cdf: Vec<CdfPoint>,
+    /// One entry per standby (none without `--standby`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub replication: Vec<StandbyFigures>,
+}
+
+/// One standby's figures, in pg_stat_replication's terms where it has them.
+#[derive(Debug, Clone, Serialize)]
+pub struct StandbyFigures {
+    /// Its application_name.
+    pub name: String,
+    /// `sync`, `potential`, `quorum` or `async`, as pg_stat_replication's
+    /// sync_state.
+    pub sync_state: String,
+    /// Its walreceiver's WAL writes, bytes written and fdatasyncs.
+    pub wal_writes: u64,
+    pub wal_written_bytes: u64,
+    pub wal_fdatasyncs: u64,
+    /// Replies (write/flush/apply positions) that reached the primary.
+    pub replies: u64,
 }
 
 fn ratio(a: f64, b: f64) -> f64 {
@@ -431,6 +450,22 @@ impl RunResult {
             checkpoints,
             timeseries,
             latency_cdf,
+            replication: db.replication().map_or_else(Vec::new, |r| {
+                r.standby_names()
+                    .enumerate()
+                    .map(|(i, name)| {
+                        let k = r.counters(i);
+                        StandbyFigures {
+                            name: name.to_string(),
+                            sync_state: r.sync_state(i).to_string(),
+                            wal_writes: k.wal_writes,
+                            wal_written_bytes: k.wal_written_bytes,
+                            wal_fdatasyncs: k.wal_fdatasyncs,
+                            replies: k.replies,
+                        }
+                    })
+                    .collect()
+            }),
         }
     }
 }

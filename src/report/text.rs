@@ -99,6 +99,10 @@ pub fn render(r: &RunResult) -> String {
         if b.bucket == "client" && b.mean_us == 0.0 {
             continue;
         }
+        // Only runs with standbys (--standby) can wait for them.
+        if b.bucket == "sync_rep" && r.replication.is_empty() {
+            continue;
+        }
         let _ = writeln!(
             o,
             "  {:<12} {:>10.1} {:>6.1}% {:>10.1}",
@@ -152,6 +156,19 @@ pub fn render(r: &RunResult) -> String {
         "commits per WAL flush",
         format!("{:.2}", io.commits_per_flush),
     );
+    for s in &r.replication {
+        let per_s = |n: u64| n as f64 / r.summary.elapsed_s.max(1e-9);
+        row(
+            &mut o,
+            &format!("standby {} ({})", s.name, s.sync_state),
+            format!(
+                "{:.0} WAL writes/s, {:.0} fdatasyncs/s, {:.2} MB/s",
+                per_s(s.wal_writes),
+                per_s(s.wal_fdatasyncs),
+                per_s(s.wal_written_bytes) / 1e6
+            ),
+        );
+    }
     row(
         &mut o,
         "buffer hit ratio",
@@ -240,10 +257,15 @@ fn describe_io(r: &RunResult) -> String {
 
 /// One pgbench-style progress line.
 pub fn progress_line(p: &crate::engine::driver::Progress) -> String {
-    format!(
+    let mut line = format!(
         "progress: {:.1} s, {:.1} tps, lat {:.3} ms stddev {:.3}",
         p.elapsed_s, p.tps, p.latency_ms, p.stddev_ms
-    )
+    );
+    // Only the real clock's timers are ever late.
+    if p.timer_lag_us > 0.0 {
+        let _ = write!(line, ", timer lag {:.1} us", p.timer_lag_us);
+    }
+    line
 }
 
 /// The modelled CPUs: "16 cores", or "16 vCPUs (8 cores x 2 threads) at

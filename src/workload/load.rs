@@ -15,14 +15,16 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
     let path = Path::new(name_or_path);
     if !path.exists() {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
+        let hint = crate::cli::nearest(name_or_path, &names)
+            .map(|n| format!("; did you mean {n:?}?"))
+            .unwrap_or_default();
         bail!(
-            "no built-in workload or file named {name_or_path:?}; built-in: {}",
+            "no built-in workload or file named {name_or_path:?}; built-in: {}{hint}",
             names.join(", ")
         );
     }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    WorkloadSpec::from_json(&text, &path.display().to_string())
+    let text = crate::input::read_text(path, "workload file", crate::input::SMALL_FILE_MAX_BYTES)?;
+    WorkloadSpec::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
 }
 
 /// Parse pgbench's `-b name[@weight]` arguments into (spec, weight) parts.

@@ -57,7 +57,8 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         seed: 42,
         nbuffers: scale_blocks_hint,
         wal_buffers_bytes: 512 * PAGE_BYTES,
-        synchronous_commit: true,
+        synchronous_commit: crate::core::replication::SynchronousCommit::On,
+        replication: None,
         commit_delay: 0,
         commit_siblings: 5,
         full_page_writes: true,
@@ -164,7 +165,10 @@ impl Device for TestDisk {
             IoKind::ReadPage { block } => seen.reads.push(block),
             IoKind::WritePage { block, .. } => seen.writes.push(block),
             IoKind::WalSync { .. } => seen.syncs += 1,
-            IoKind::WalWrite { .. } | IoKind::DataSync => {}
+            IoKind::WalWrite { .. }
+            | IoKind::DataSync
+            | IoKind::StandbyWalWrite { .. }
+            | IoKind::StandbyWalSync { .. } => {}
         }
         if is_wal {
             seen.wal_in_flight += 1;
@@ -216,11 +220,16 @@ fn simulate(cfg: CoreConfig, scale: u64, lat: Lat) -> Outcome {
 }
 
 fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome {
+    // Each standby's WAL device: the same fixed latencies.
+    let mut sim = SimDevice::new(DeviceModel::new(&fixed_latency_profile(lat), 1));
+    for i in 0..cfg.replication.as_ref().map_or(0, |r| r.standbys.len()) {
+        sim.add_standby(DeviceModel::new(&fixed_latency_profile(lat), 2 + i as u64));
+    }
     let mut db = Database::new(cfg, w);
     let seen = Rc::new(RefCell::new(Seen::default()));
     let leader_waking = Rc::new(Cell::new(false));
     let mut disk = TestDisk {
-        sim: SimDevice::new(DeviceModel::new(&fixed_latency_profile(lat), 1)),
+        sim,
         timer_late: lat.timer_late,
         in_flight: HashMap::new(),
         seen: Rc::clone(&seen),
@@ -416,7 +425,7 @@ fn commit_delay_batches_more_commits_per_flush() {
 #[test]
 fn synchronous_commit_off_does_not_wait_for_fsync() {
     let mut cfg = config(1, 4096);
-    cfg.synchronous_commit = false;
+    cfg.synchronous_commit = crate::core::replication::SynchronousCommit::Off;
     let o = simulate(cfg, 1, FAST);
     let s = o.db.stats();
     assert_eq!(s.bucket_sum_ns[Bucket::WalFsync.index()], 0);
@@ -870,4 +879,82 @@ fn a_round_trip_costs_cpu_only_when_the_statement_wakes_a_backend_onto_an_idle_c
         (cpu - 50.0 * US as f64).abs() < 0.01 * 50.0 * US as f64,
         "{cpu}"
     );
+}
+
+fn with_standbys(mut cfg: CoreConfig, names: &str, rtts_ms: &[u64]) -> CoreConfig {
+    use crate::core::replication::*;
+    cfg.replication = Some(ReplicationConfig {
+        standbys: rtts_ms
+            .iter()
+            .enumerate()
+            .map(|(i, &ms)| StandbyConfig {
+                name: format!("s{}", i + 1),
+                rtt: RoundTrip {
+                    median: ms * MS,
+                    p99: ms * MS,
+                },
+                replay_bytes_per_s: DEFAULT_REPLAY_BYTES_PER_S,
+            })
+            .collect(),
+        names: StandbyNames::parse(names).unwrap(),
+        synchronous_commit: cfg.synchronous_commit,
+        wakeup: 0,
+        wal_segments: cfg.wal_segments,
+        max_write_bytes: cfg.wal_buffers_bytes,
+        seed: 1,
+    });
+    cfg
+}
+
+#[test]
+fn a_commit_waits_for_its_quorum_after_its_local_flush() {
+    use crate::core::replication::SynchronousCommit;
+    // One client: each commit flushes (1 ms), then waits for the faster of
+    // two standbys 2 ms and 5 ms away (write 50 µs + fdatasync 1 ms there).
+    let o = simulate(
+        with_standbys(config(1, 4096), "ANY 1 (s1, s2)", &[2, 5]),
+        1,
+        FAST,
+    );
+    let s = o.db.stats();
+    let per_tx = |b: Bucket| s.bucket_sum_ns[b.index()] as f64 / s.transactions as f64;
+    let sync_rep = per_tx(Bucket::SyncRep);
+    assert!(
+        (3.0e6..3.2e6).contains(&sync_rep),
+        "sync_rep {sync_rep} ns per transaction"
+    );
+    assert!((1.0e6..1.2e6).contains(&per_tx(Bucket::WalFsync)));
+    // The last commit may still wait when the run ends.
+    assert!(s.counters.sync_commits - s.counters.sync_rep_commits <= 1);
+    let sum: u128 = s.bucket_sum_ns.iter().sum();
+    assert_eq!(sum, s.latency_sum_ns, "buckets sum to latency");
+
+    // FIRST 1 (s2, s1) waits for the far one; local does not wait at all.
+    let far = simulate(
+        with_standbys(config(1, 4096), "FIRST 1 (s2, s1)", &[2, 5]),
+        1,
+        FAST,
+    );
+    let far_rep = far.db.stats().bucket_sum_ns[Bucket::SyncRep.index()] as f64
+        / far.db.stats().transactions as f64;
+    assert!((6.0e6..6.2e6).contains(&far_rep), "{far_rep}");
+    let mut local = with_standbys(config(1, 4096), "ANY 1 (s1, s2)", &[2, 5]);
+    local.synchronous_commit = SynchronousCommit::Local;
+    if let Some(r) = &mut local.replication {
+        r.synchronous_commit = SynchronousCommit::Local;
+    }
+    let l = simulate(local, 1, FAST);
+    assert_eq!(l.db.stats().bucket_sum_ns[Bucket::SyncRep.index()], 0);
+    assert!(l.db.stats().transactions > 2 * o.db.stats().transactions);
+}
+
+#[test]
+fn row_locks_are_held_through_the_sync_rep_wait() {
+    // Scale 1, 8 clients: the branch row serialises them, so with a 3 ms
+    // standby each commit holds the row ≥ 3 ms and tps stays under 1/3 ms.
+    let o = simulate(with_standbys(config(8, 4096), "s1", &[3]), 1, FAST);
+    let s = o.db.stats();
+    let tps = s.transactions as f64 / 2.0;
+    assert!(tps < 1000.0 / 3.0, "{tps}");
+    assert!(s.bucket_sum_ns[Bucket::LockWait.index()] > s.bucket_sum_ns[Bucket::SyncRep.index()]);
 }

@@ -1,0 +1,264 @@
+//! Standbys as the user declares them (`--standby`, `--standby-file`), and
+//! the replication configuration the core gets from them and the settings.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+
+use crate::core::replication::{
+    DEFAULT_REPLAY_BYTES_PER_S, PROCESS_WAKEUP, ReplicationConfig, RoundTrip, StandbyConfig,
+    StandbyNames,
+};
+use crate::settings::{self, Settings};
+
+/// The keys a standby declaration takes, for messages.
+const KEYS: &str = "name=NAME (required), rtt=DURATION, rtt_p99=DURATION, device=NAME|FILE, \
+                    replay=RATE (e.g. 40MB/s)";
+
+/// One declared standby.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StandbyDecl {
+    /// Its application_name, as synchronous_standby_names lists it.
+    pub name: String,
+    /// Network round trip to it.
+    pub rtt: RoundTrip,
+    /// Device profile of its WAL disk (`model`); None: the primary's.
+    pub device: Option<String>,
+    /// Replay speed of its startup process.
+    pub replay_bytes_per_s: f64,
+}
+
+fn duration(key: &str, v: &str) -> Result<u64> {
+    // A bare number is a common slip here: say which unit to write.
+    match settings::parse_duration_ns(v) {
+        Some(ns)
+            if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
+        {
+            Ok(ns)
+        }
+        _ => bail!("{key}={v}: expected a duration with a unit, e.g. 1ms, 500us or 0"),
+    }
+}
+
+/// Parses `name=s1,rtt=1ms[,rtt_p99=3ms][,device=nvme][,replay=40MB/s]`.
+pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
+    let mut name = None;
+    let mut rtt = 0;
+    let mut p99 = None;
+    let mut device = None;
+    let mut replay = DEFAULT_REPLAY_BYTES_PER_S;
+    for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = part.split_once('=') else {
+            bail!("\"{part}\" is not key=value; a standby takes {KEYS}");
+        };
+        let value = value.trim();
+        match key.trim() {
+            "name" => {
+                // A name synchronous_standby_names can list unquoted.
+                if StandbyNames::parse(value)
+                    .ok()
+                    .flatten()
+                    .is_none_or(|n| n.members != [value] || value == "*")
+                {
+                    bail!(
+                        "name={value}: a standby's name must be a plain identifier \
+                         (letters, digits, _), as application_name is listed"
+                    );
+                }
+                name = Some(value.to_string());
+            }
+            "rtt" => rtt = duration("rtt", value)?,
+            "rtt_p99" => p99 = Some(duration("rtt_p99", value)?),
+            "device" => device = Some(value.to_string()),
+            "replay" => {
+                let bytes = value
+                    .strip_suffix("/s")
+                    .and_then(settings::parse_memory_bytes)
+                    .filter(|&b| b > 0);
+                let Some(b) = bytes else {
+                    bail!("replay={value}: expected a rate such as 40MB/s");
+                };
+                replay = b as f64;
+            }
+            other => bail!("unknown key \"{other}\"; a standby takes {KEYS}"),
+        }
+    }
+    let Some(name) = name else {
+        bail!("no name=; a standby takes {KEYS}");
+    };
+    let p99 = p99.unwrap_or(rtt);
+    if p99 < rtt {
+        bail!("rtt_p99 is below rtt (the median) for standby {name}");
+    }
+    Ok(StandbyDecl {
+        name,
+        rtt: RoundTrip { median: rtt, p99 },
+        device,
+        replay_bytes_per_s: replay,
+    })
+}
+
+/// Reads a standby file: one declaration per line as `--standby` takes it;
+/// blank lines and `#` comments are skipped.
+pub fn load_file(path: &Path) -> Result<Vec<StandbyDecl>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        match parse_decl(line) {
+            Ok(d) => out.push(d),
+            Err(e) => bail!("{}:{}: {e}", path.display(), i + 1),
+        }
+    }
+    Ok(out)
+}
+
+/// The standbys of `--standby-file` then of each `--standby`, checked: at
+/// most 255, names unique (case-insensitively, as PostgreSQL matches them).
+pub fn gather(flags: &[String], file: Option<&Path>) -> Result<Vec<StandbyDecl>> {
+    let mut out = match file {
+        Some(p) => load_file(p)?,
+        None => Vec::new(),
+    };
+    for f in flags {
+        out.push(parse_decl(f).map_err(|e| anyhow::anyhow!("--standby {f}: {e}"))?);
+    }
+    for (i, d) in out.iter().enumerate() {
+        if out[..i]
+            .iter()
+            .any(|o| o.name.eq_ignore_ascii_case(&d.name))
+        {
+            bail!("standby {} is declared twice", d.name);
+        }
+    }
+    if out.len() > u8::MAX as usize {
+        bail!("{} standbys declared; at most 255", out.len());
+    }
+    Ok(out)
+}
+
+/// The core's replication for these standbys and settings; None without
+/// standbys. Refuses what would make every commit wait forever.
+pub fn replication_config(
+    decls: &[StandbyDecl],
+    s: &Settings,
+    seed: u64,
+    wal_segments: u32,
+) -> Result<Option<ReplicationConfig>> {
+    let names = StandbyNames::parse(&s.synchronous_standby_names)
+        .map_err(|e| anyhow::anyhow!("synchronous_standby_names: {e}"))?;
+    let waits = s.synchronous_commit.wait_mode().is_some();
+    if decls.is_empty() {
+        if let Some(n) = names
+            && waits
+        {
+            bail!(
+                "synchronous_standby_names = '{}' but no standby is declared (--standby \
+                 name=s1,rtt=1ms); every commit would wait forever",
+                n.to_text()
+            );
+        }
+        return Ok(None);
+    }
+    let cfg = ReplicationConfig {
+        standbys: decls
+            .iter()
+            .map(|d| StandbyConfig {
+                name: d.name.clone(),
+                rtt: d.rtt,
+                replay_bytes_per_s: d.replay_bytes_per_s,
+            })
+            .collect(),
+        names,
+        synchronous_commit: s.synchronous_commit,
+        wakeup: PROCESS_WAKEUP,
+        wal_segments,
+        max_write_bytes: s.wal_buffers_effective_bytes(),
+        seed,
+    };
+    if waits {
+        cfg.check().map_err(|e| anyhow::anyhow!(e))?;
+    }
+    Ok(Some(cfg))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::time::{MS, US};
+
+    #[test]
+    fn declarations_parse_and_name_their_mistakes() {
+        let d = parse_decl("name=s1, rtt=1ms, rtt_p99=3ms, device=gp3, replay=20MB/s").unwrap();
+        assert_eq!(d.name, "s1");
+        assert_eq!(
+            d.rtt,
+            RoundTrip {
+                median: MS,
+                p99: 3 * MS
+            }
+        );
+        assert_eq!(d.device.as_deref(), Some("gp3"));
+        assert_eq!(d.replay_bytes_per_s, 20.0 * 1024.0 * 1024.0);
+        let d = parse_decl("name=s2").unwrap();
+        assert_eq!(d.rtt, RoundTrip { median: 0, p99: 0 });
+        assert_eq!(parse_decl("name=a,rtt=500us").unwrap().rtt.median, 500 * US);
+        for (bad, says) in [
+            ("rtt=1ms", "no name="),
+            ("name=s1,rtt=1", "rtt=1: expected a duration with a unit"),
+            ("name=s1,speed=3", "unknown key \"speed\""),
+            ("name=s1,rtt=2ms,rtt_p99=1ms", "rtt_p99 is below rtt"),
+            ("name=a b", "plain identifier"),
+            ("name=*", "plain identifier"),
+            ("name=s1,replay=fast", "replay=fast"),
+            ("name", "not key=value"),
+        ] {
+            let e = parse_decl(bad).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn gather_refuses_duplicates_and_names_the_file_line() {
+        let e = gather(&["name=s1".into(), "name=S1".into()], None).unwrap_err();
+        assert_eq!(e.to_string(), "standby S1 is declared twice");
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("standbys");
+        std::fs::write(&f, "# two standbys\nname=s1,rtt=1ms\n\nname=s2,rtt=x\n").unwrap();
+        let e = gather(&[], Some(&f)).unwrap_err().to_string();
+        assert!(
+            e.ends_with("standbys:4: rtt=x: expected a duration with a unit, e.g. 1ms, 500us or 0"),
+            "{e}"
+        );
+        std::fs::write(&f, "name=s1,rtt=1ms # near\nname=s2\n").unwrap();
+        let d = gather(&["name=s3".into()], Some(&f)).unwrap();
+        assert_eq!(
+            d.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
+            ["s1", "s2", "s3"]
+        );
+    }
+
+    #[test]
+    fn commits_that_would_wait_forever_are_refused() {
+        let mut s = Settings::default();
+        s.set("synchronous_standby_names", "ANY 1 (s1, s2)")
+            .unwrap();
+        let e = replication_config(&[], &s, 1, 4).unwrap_err().to_string();
+        assert!(e.contains("no standby is declared"), "{e}");
+        s.set("synchronous_commit", "local").unwrap();
+        assert_eq!(replication_config(&[], &s, 1, 4).unwrap(), None);
+        s.set("synchronous_commit", "on").unwrap();
+        let d = [parse_decl("name=s3").unwrap()];
+        let e = replication_config(&d, &s, 1, 4).unwrap_err().to_string();
+        assert!(
+            e.contains("0 of the declared standbys (s3) match it"),
+            "{e}"
+        );
+        let d = [parse_decl("name=s2").unwrap()];
+        assert!(replication_config(&d, &s, 1, 4).unwrap().is_some());
+    }
+}

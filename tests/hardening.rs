@@ -1,0 +1,506 @@
+//! Hostile and mistaken input, signals, full disks, a second pgiosim on the
+//! same files: each gets a clear message, the exit code of the one rule
+//! (2 bad input, 1 disk or server failure, 130 interrupted), and leaves no
+//! file a later run would trust.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{pgiosim, text, tmp};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+}
+
+fn code(o: &Output) -> i32 {
+    o.status.code().unwrap_or(-1)
+}
+
+fn s(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn signal(child: &Child, sig: libc::c_int) {
+    // SAFETY: kill(2) on the pid of a child this test started and has not reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+}
+
+/// Waits until `path` holds more than `bytes`, or fails after 60 s.
+fn wait_for_size(path: &Path, bytes: u64) {
+    let start = Instant::now();
+    while std::fs::metadata(path).map_or(0, |m| m.len()) <= bytes {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} never grew past {bytes} bytes",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Sends `sig` once the data file is being written; returns the output and
+/// how long the process took to exit after the signal.
+fn interrupt_prepare(args: &[&str], data: &Path, sig: libc::c_int) -> (Output, Duration) {
+    let child = bin()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_size(data, 32 << 20);
+    signal(&child, sig);
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    (out, sent.elapsed())
+}
+
+// --- 1: signals during prepare ------------------------------------------------
+
+#[test]
+fn sigint_during_prepare_stops_removes_the_partial_file_and_exits_130() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let data = dir.join("pgiosim.data");
+    // Scale 300 is a 4.5 GB file: far more than is written before the signal.
+    let (out, took) = interrupt_prepare(
+        &["prepare", "--dir", &s(&dir), "-s", "300", "-q"],
+        &data,
+        libc::SIGINT,
+    );
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(
+        took < Duration::from_secs(5),
+        "took {took:?} to stop after SIGINT"
+    );
+    assert!(text(&out).contains("interrupted"), "{}", text(&out));
+    assert!(
+        !data.exists(),
+        "the partial data file is still there: {}",
+        text(&out)
+    );
+    eprintln!("prepare stopped {took:?} after SIGINT");
+}
+
+#[test]
+fn sigterm_during_runs_prepare_exits_130_without_a_report() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let data = dir.join("pgiosim.data");
+    let (out, took) = interrupt_prepare(
+        &["run", "--dir", &s(&dir), "-s", "300", "-T", "1", "-q"],
+        &data,
+        libc::SIGTERM,
+    );
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !stdout.contains("tps"),
+        "a report of a run that never started: {stdout}"
+    );
+    assert!(!data.exists());
+}
+
+// --- 11: the disk fills during prepare ------------------------------------------
+
+#[test]
+fn a_write_failure_during_prepare_removes_the_partial_file() {
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let mut cmd = bin();
+    cmd.args(["prepare", "--dir", &s(&dir), "-s", "1", "-q"]);
+    // A file-size limit makes the data file's write fail part way (EFBIG),
+    // as a full disk does (ENOSPC), after the free-space check passed.
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let lim = libc::rlimit {
+                rlim_cur: 4 << 20,
+                rlim_max: 4 << 20,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = cmd.output().unwrap();
+    let t = text(&out);
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("File too large"), "{t}");
+    assert!(t.contains("removed the partial"), "{t}");
+    assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+// --- 13: one pgiosim per data set ---------------------------------------------------
+
+#[test]
+fn a_second_pgiosim_on_the_same_data_set_is_refused() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let mut first = bin()
+        .args(["run", "--dir", &dir, "-s", "1", "-T", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for its "data set prepared" line: the run has started.
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("data set")),
+        "the first run never started"
+    );
+    for args in [
+        vec!["run", "--dir", &dir, "-s", "1", "-T", "1"],
+        vec!["prepare", "--dir", &dir, "-s", "1"],
+        vec!["cleanup", "--dir", &dir],
+    ] {
+        let out = pgiosim(&args);
+        let t = text(&out);
+        assert_eq!(code(&out), 1, "{args:?}: {t}");
+        assert!(t.contains("another pgiosim is using"), "{args:?}: {t}");
+        assert!(t.contains("pgiosim.lock"), "{args:?}: {t}");
+    }
+    signal(&first, libc::SIGINT);
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    // Once it is gone, the data set is free again.
+    let out = pgiosim(&["cleanup", "--dir", &dir]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!Path::new(&dir).exists(), "{}", text(&out));
+}
+
+// --- 6: a directory on a virtual file system -------------------------------------
+
+#[test]
+fn dir_on_proc_says_it_is_a_virtual_file_system() {
+    for dir in ["/proc", "/proc/x", "/sys/kernel"] {
+        let out = pgiosim(&["prepare", "--dir", dir, "-s", "1"]);
+        let t = text(&out);
+        assert_eq!(code(&out), 2, "{dir}: {t}");
+        assert!(t.contains("virtual file system"), "{dir}: {t}");
+        assert!(!t.contains("does not exist"), "{dir}: {t}");
+    }
+}
+
+// --- 2: capture against a server that never answers ----------------------------
+
+/// A TCP server on loopback that accepts and never says a word.
+fn silent_server() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            held.push(conn);
+        }
+    });
+    port
+}
+
+/// Runs capture against `dsn`; kills it (and fails) if it is still running
+/// after 20 s. Sends SIGINT after `interrupt_after` if given.
+fn capture_against(dsn: &str, interrupt_after: Option<Duration>) -> (Output, Duration) {
+    let d = tmp("pgiosim-harden");
+    let out = d.path().join("x.json");
+    let mut child = bin()
+        .args(["capture", "--dsn", dsn, "-T", "2", "-o", &s(&out)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    if let Some(after) = interrupt_after {
+        std::thread::sleep(after);
+        signal(&child, libc::SIGINT);
+    }
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            panic!("capture still hangs after 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let took = start.elapsed();
+    (child.wait_with_output().unwrap(), took)
+}
+
+#[test]
+fn capture_gives_up_on_a_silent_server_after_connect_timeout() {
+    let port = silent_server();
+    let dsn = format!("host=127.0.0.1 port={port} user=u dbname=d connect_timeout=1");
+    let (out, took) = capture_against(&dsn, None);
+    let t = text(&out);
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("no answer from the server within 1 s"), "{t}");
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
+fn capture_waiting_for_a_silent_server_honours_sigint() {
+    let port = silent_server();
+    // No connect_timeout: the default (10 s) would still be running.
+    let dsn = format!("host=127.0.0.1 port={port} user=u dbname=d");
+    let (out, took) = capture_against(&dsn, Some(Duration::from_millis(300)));
+    let t = text(&out);
+    assert_eq!(code(&out), 130, "{t}");
+    assert!(t.contains("interrupted while connecting"), "{t}");
+    assert!(took < Duration::from_secs(5), "took {took:?}");
+}
+
+// --- 3, 4, 5, 7, 8, 9, 12: bad input, one exit code --------------------------------
+
+/// Runs pgiosim with `args`; checks the exit code and that the output holds
+/// every one of `wanted` and none of `unwanted`.
+fn expect(args: &[&str], want_code: i32, wanted: &[&str], unwanted: &[&str]) {
+    let start = Instant::now();
+    let out = pgiosim(args);
+    let t = text(&out);
+    assert_eq!(code(&out), want_code, "{args:?}: {t}");
+    for w in wanted {
+        assert!(t.contains(w), "{args:?}: wanted {w:?} in: {t}");
+    }
+    for u in unwanted {
+        assert!(!t.contains(u), "{args:?}: did not want {u:?} in: {t}");
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(20),
+        "{args:?} took {:?}",
+        start.elapsed()
+    );
+}
+
+#[test]
+fn bad_input_of_every_kind_exits_2_with_a_clear_message() {
+    let d = tmp("pgiosim-harden");
+    let p = |name: &str| s(&d.path().join(name));
+    std::fs::write(p("bad.conf"), "shared_buffers = lots\n").unwrap();
+    std::fs::write(p("bad-profile.json"), "{\"name\": \"x\"}\n").unwrap();
+    std::fs::write(p("bad-workload.json"), "{\n").unwrap();
+    std::fs::write(p("not-json.json"), "nope\n").unwrap();
+    // A sparse 17 MB "workload": past the bound, refused without reading it.
+    std::fs::File::create(p("huge.json"))
+        .unwrap()
+        .set_len(17 << 20)
+        .unwrap();
+    let fifo = std::ffi::CString::new(p("fifo.conf")).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["model", "--set", "shared_buffers=lots"],
+            &["--set shared_buffers=lots"],
+        ),
+        (&["model", "--device", "nvmee"], &["did you mean \"nvme\"?"]),
+        (
+            &["model", "--device", &p("bad-profile.json")],
+            &["bad-profile.json"],
+        ),
+        (&["model", "--config", &p("bad.conf")], &["bad.conf:1"]),
+        (
+            &["model", "--config", &p("missing.conf")],
+            &["missing.conf", "cannot open"],
+        ),
+        (
+            &["model", "--config", "/dev/zero"],
+            &["/dev/zero", "not a regular file"],
+        ),
+        (
+            &["model", "--config", &p("fifo.conf")],
+            &["fifo.conf", "not a regular file"],
+        ),
+        (&["model", "--config", "/tmp"], &["is a directory"]),
+        (
+            &["model", "--workload", "/dev/zero"],
+            &["not a regular file"],
+        ),
+        (
+            &["model", "--workload", &p("huge.json")],
+            &["larger than the 16 MiB"],
+        ),
+        (
+            &["model", "--workload", &p("bad-workload.json")],
+            &["--workload: "],
+        ),
+        (&["model", "--device", "/dev/zero"], &["not a regular file"]),
+        (
+            &["compare", "/dev/zero", "/dev/zero"],
+            &["not a regular file"],
+        ),
+        (
+            &["profile", "from-yabs", "/dev/zero", "-o", &p("y.json")],
+            &["YABS output /dev/zero", "not a regular file"],
+        ),
+        (
+            &["compare", &p("not-json.json"), &p("not-json.json")],
+            &["not JSON"],
+        ),
+        (
+            &["report", "-o", &p("r.html"), &p("not-json.json")],
+            &["not JSON"],
+        ),
+        (
+            &["model", "-T", "99999999999999999999"],
+            &["too long: at most 2147483647 s"],
+        ),
+        (
+            &["model", "-T", "5parsecs"],
+            &["\"parsecs\" is not a time unit"],
+        ),
+        (&["model", "-R", "-1"], &["-R/--rate: must be more than 0"]),
+        (
+            &["model", "-b", "tpcb-lik"],
+            &["did you mean \"tpcb-like\"?"],
+        ),
+    ];
+    for (args, wanted) in cases {
+        let unwanted: &[&str] = if args.contains(&"--workload") {
+            &["-b "]
+        } else {
+            &["panicked"]
+        };
+        expect(args, 2, wanted, unwanted);
+    }
+}
+
+#[test]
+fn every_output_path_is_checked_before_the_work_starts() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let missing = "/nonexistent/dir/x.json";
+    let cases: &[&[&str]] = &[
+        &[
+            "run", "--dir", &dir, "-s", "1", "-T", "60", "--json", missing,
+        ],
+        &["model", "-T", "1", "--json", missing],
+        &["model", "-T", "1", "--json", "/tmp"],
+        &["vacuum", "--device", "nvme", "--json", missing],
+        &["sweep", "--mode", "model", "--json", missing],
+        &["compare", "--json", missing, "a.json", "b.json"],
+        &["report", "-o", "/nonexistent/dir/r.html", "a.json"],
+        &["capture", "--dsn", "host=127.0.0.1 port=1", "-o", missing],
+        &["calibrate", "--dir", &dir, "-o", missing],
+        &["profile", "from-fio", "-o", missing, "a.json"],
+    ];
+    for args in cases {
+        expect(args, 2, &["/"], &["panicked"]);
+        let t = text(&pgiosim(args));
+        assert!(
+            t.contains("does not exist") || t.contains("is a directory"),
+            "{args:?}: {t}"
+        );
+    }
+    assert!(
+        !Path::new(&dir).exists(),
+        "a data set was prepared before the check"
+    );
+}
+
+#[test]
+fn a_run_that_completes_no_transaction_says_so_and_exits_1() {
+    expect(
+        &["model", "-T", "1ms", "-q"],
+        1,
+        &["warning: no transaction completed", "actually processed: 0"],
+        &[],
+    );
+    // A run that completes some exits 0 without the warning.
+    expect(
+        &["model", "-T", "1s", "-q"],
+        0,
+        &[],
+        &["no transaction completed"],
+    );
+}
+
+#[test]
+fn config_includes_reach_the_run() {
+    let d = tmp("pgiosim-harden");
+    std::fs::create_dir(d.path().join("conf.d")).unwrap();
+    std::fs::write(
+        d.path().join("postgresql.conf"),
+        "include_dir 'conf.d'\ninclude_if_exists 'absent.conf'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("conf.d/memory.conf"),
+        "shared_buffers = 256MB\n",
+    )
+    .unwrap();
+    let conf = s(&d.path().join("postgresql.conf"));
+    let out = pgiosim(&["model", "-T", "1", "-q", "--config", &conf, "--json", "-"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("\"shared_buffers\": \"256MB\""), "{stdout}");
+    assert!(!text(&out).contains("does not model"), "{}", text(&out));
+}
+
+#[test]
+fn help_states_the_exit_codes() {
+    let out = pgiosim(&["--help"]);
+    let t = text(&out);
+    for w in [
+        "Exit codes:",
+        "1 the disk",
+        "2 bad input",
+        "130 interrupted",
+    ] {
+        assert!(t.contains(w), "{t}");
+    }
+}
+
+// --- 10: tests never install packages ----------------------------------------------
+
+#[test]
+fn no_test_or_script_it_runs_installs_packages() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Written in pieces so that this file does not match itself.
+    let installers = [
+        ["apt-get", "\""].concat(),
+        ["\"pip", "\""].concat(),
+        ["\"npm", "\""].concat(),
+    ];
+    let mut all_tests = String::new();
+    for entry in std::fs::read_dir(root.join("tests")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "rs") {
+            continue;
+        }
+        let src = std::fs::read_to_string(&path).unwrap();
+        all_tests.push_str(&src);
+        for i in &installers {
+            assert!(
+                !src.contains(&format!("Command::new({i}"))
+                    && !src.contains(&format!("Command::new(\"{i}")),
+                "{} runs an installer ({i}); tests never install, .ci/run does",
+                path.display()
+            );
+        }
+    }
+    // Scripts the tests run that would install something must honour
+    // PGIOSIM_NO_INSTALL (the tests set it); only .ci/run's installer is exempt.
+    for entry in std::fs::read_dir(root.join("scripts")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(&path).unwrap();
+        let installs = ["\"apt-get\", \"install\"", "apt-get install", "pip install"]
+            .iter()
+            .any(|i| src.contains(i));
+        let run_by_tests = all_tests.contains(&format!("\"{name}\""))
+            || all_tests.contains(&format!("scripts/{name}\""));
+        if installs && run_by_tests && name != "install-postgres-releases" {
+            assert!(
+                src.contains("PGIOSIM_NO_INSTALL"),
+                "scripts/{name} installs packages without honouring PGIOSIM_NO_INSTALL"
+            );
+        }
+    }
+}
