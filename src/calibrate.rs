@@ -185,7 +185,7 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
             args.think_us
         )));
     }
-    let size = crate::settings::parse_memory_bytes(&args.size).ok_or_else(|| {
+    let size = crate::units::parse_memory_bytes(&args.size).ok_or_else(|| {
         usage(format!(
             "--size {}: not a size; write it as 1GB or 512MB",
             args.size
@@ -1355,7 +1355,7 @@ pub fn derive(
         utc_now(),
         args.dir.display(),
         hostname(),
-        crate::settings::format_memory(m.size_bytes),
+        crate::units::format_memory(m.size_bytes),
         args.seconds_per_test,
         read_m.p50,
         read_m.p99,

@@ -219,11 +219,11 @@ pub fn conf_path(output: &Path) -> PathBuf {
 /// Run `capture`; returns the exit code (130 when interrupted, after writing
 /// what was observed).
 pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
-    let duration = match crate::settings::parse_duration(&args.time) {
+    let duration = match crate::units::parse_duration(&args.time) {
         Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
         Err(
-            e @ (crate::settings::DurationError::BadUnit(_)
-            | crate::settings::DurationError::TooLong { .. }),
+            e @ (crate::units::DurationError::BadUnit(_)
+            | crate::units::DurationError::TooLong { .. }),
         ) => {
             return Err(usage(format!("-T/--time {}: {e}", args.time)));
         }
@@ -557,7 +557,7 @@ fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str) ->
         "database",
         format!(
             "{} (the data table at -s 1)",
-            build::human_bytes(f.db_size_bytes)
+            crate::units::pretty_bytes(f.db_size_bytes.max(0) as u64)
         ),
     );
     s.push_str(&format!(

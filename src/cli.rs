@@ -23,7 +23,7 @@ use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
 use crate::output;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
-use crate::settings::{self, Settings};
+use crate::settings::Settings;
 use crate::workload::Workload;
 use crate::workload::{self, QueryMode, Script};
 
@@ -324,7 +324,7 @@ fn instances() {
          limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
          30 minutes where the size bursts).\nSources:",
         OVERHEAD_FRACTION * 100.0,
-        settings::format_memory(OVERHEAD_MIN_BYTES)
+        crate::units::format_memory(OVERHEAD_MIN_BYTES)
     );
     for p in [Provider::Aws, Provider::Azure, Provider::Gcp] {
         if let Some(i) = INSTANCES.iter().find(|i| i.provider == p) {
@@ -775,7 +775,7 @@ fn core_config(
         ));
     }
     let duration = match (&args.time, args.transactions) {
-        (Some(t), _) => match settings::parse_duration(t) {
+        (Some(t), _) => match crate::units::parse_duration(t) {
             Ok(ns) if ns > 0 => Some(ns),
             Ok(_) => {
                 return Err(usage(format!(
@@ -813,15 +813,15 @@ fn core_config(
     if (nbuffers as u64) < 2 * backends {
         return Err(usage(format!(
             "shared_buffers = {} is too small for {} clients: PostgreSQL needs at least 2 buffers per backend, i.e. {} here",
-            settings::format_memory(s.shared_buffers_bytes),
+            crate::units::format_memory(s.shared_buffers_bytes),
             args.clients,
-            settings::format_memory(2 * backends * PAGE_BYTES)
+            crate::units::format_memory(2 * backends * PAGE_BYTES)
         )));
     }
     let os_cache_pages = match &args.os_cache {
         None => 0,
         Some(text) => {
-            let bytes = settings::parse_memory_bytes(text).ok_or_else(|| {
+            let bytes = crate::units::parse_memory_bytes(text).ok_or_else(|| {
                 usage(format!(
                     "--os-cache {text}: not a size; write it as postgresql.conf does, e.g. 512MB or 4GB"
                 ))
@@ -1005,7 +1005,7 @@ fn plan(w: &WorkloadArgs) -> Result<Plan> {
     let mut workload = Script::mix(&w.choice.parts()?, w.scale)?;
     workload.use_query_mode(w.protocol);
     if let Some(text) = &w.client_rtt {
-        let rtt = settings::parse_duration_ns(text).ok_or_else(|| {
+        let rtt = crate::units::parse_duration_ns(text).ok_or_else(|| {
             usage(format!(
                 "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us or 0.5ms"
             ))
@@ -1186,7 +1186,7 @@ pub(crate) fn run_result(
             eprintln!(
                 "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
                  page cache has the room it would have",
-                crate::settings::format_memory(held.len() as u64)
+                crate::units::format_memory(held.len() as u64)
             );
         }
         Some(held)
@@ -1448,7 +1448,7 @@ pub struct VacuumResult {
 
 fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
-    let bytes = settings::parse_memory_bytes(&args.bloat)
+    let bytes = crate::units::parse_memory_bytes(&args.bloat)
         .filter(|b| *b >= PAGE_BYTES)
         .ok_or_else(|| {
             usage(format!(
@@ -1549,7 +1549,7 @@ fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let _ = writeln!(
         report,
         "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
-        settings::format_memory(r.bloat_bytes),
+        crate::units::format_memory(r.bloat_bytes),
         r.pages,
         r.device,
         r.mode,

@@ -633,24 +633,6 @@ fn free_bytes(dir: &Path) -> Result<Option<u64>> {
     ))
 }
 
-/// `n` bytes in binary units, e.g. "1.5 GiB", "200 MiB".
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} bytes")
-    } else if v >= 100.0 || v.fract() < 0.05 {
-        format!("{v:.0} {}", UNITS[u])
-    } else {
-        format!("{v:.1} {}", UNITS[u])
-    }
-}
-
 /// A fixed pseudo-random 8 KiB pattern, XORed per block with a block-derived
 /// word so that every block differs (no dedup, no compression) at memory
 /// speed.
@@ -732,8 +714,8 @@ fn write_file(
             return Err(Interrupted(format!(
                 "interrupted while writing {} ({} of {})",
                 path.display(),
-                human_bytes(off),
-                human_bytes(bytes)
+                crate::units::pretty_bytes(off),
+                crate::units::pretty_bytes(bytes)
             ))
             .into());
         }
@@ -932,9 +914,9 @@ fn prepare_inner(
         if *need > free {
             bail!(
                 "not enough free space: needs {} in {}, only {} free",
-                human_bytes(*need),
+                crate::units::pretty_bytes(*need),
                 dir.display(),
-                human_bytes(free)
+                crate::units::pretty_bytes(free)
             );
         }
     }
@@ -1543,9 +1525,6 @@ mod tests {
 
     #[test]
     fn free_space_check_names_both_figures() {
-        assert_eq!(human_bytes(1536 << 20), "1.5 GiB");
-        assert_eq!(human_bytes(200 << 20), "200 MiB");
-        assert_eq!(human_bytes(512), "512 bytes");
         let tmp = tempfile::tempdir().unwrap();
         let dd = DataDir::new(tmp.path(), None);
         // 2^50 blocks of 8 KiB = 8 EiB: no filesystem here has that.

@@ -16,4 +16,5 @@ pub mod report;
 pub mod settings;
 pub mod standby;
 pub mod sweep;
+pub mod units;
 pub mod workload;

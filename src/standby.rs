@@ -9,7 +9,7 @@ use crate::core::replication::{
     DEFAULT_REPLAY_BYTES_PER_S, PROCESS_WAKEUP, ReplicationConfig, RoundTrip, StandbyConfig,
     StandbyNames,
 };
-use crate::settings::{self, Settings};
+use crate::settings::Settings;
 
 /// The keys a standby declaration takes, for messages.
 const KEYS: &str = "name=NAME (required), rtt=DURATION, rtt_p99=DURATION, device=NAME|FILE, \
@@ -30,7 +30,7 @@ pub struct StandbyDecl {
 
 fn duration(key: &str, v: &str) -> Result<u64> {
     // A bare number is a common slip here: say which unit to write.
-    match settings::parse_duration_ns(v) {
+    match crate::units::parse_duration_ns(v) {
         Some(ns)
             if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
         {
@@ -73,7 +73,7 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
             "replay" => {
                 let bytes = value
                     .strip_suffix("/s")
-                    .and_then(settings::parse_memory_bytes)
+                    .and_then(crate::units::parse_memory_bytes)
                     .filter(|&b| b > 0);
                 let Some(b) = bytes else {
                     bail!("replay={value}: expected a rate such as 40MB/s");

@@ -449,21 +449,6 @@ fn num(x: f64, digits: usize) -> String {
     format!("{}{grouped}{frac}", if x < 0.0 { "-" } else { "" })
 }
 
-/// Bytes for people: "39.1 MB" (MB = 2^20 B, as PostgreSQL writes it).
-pub fn human_bytes(bytes: i64) -> String {
-    let b = bytes.max(0) as f64;
-    let (v, u) = if b >= (1u64 << 40) as f64 {
-        (b / (1u64 << 40) as f64, "TB")
-    } else if b >= (1u64 << 30) as f64 {
-        (b / (1u64 << 30) as f64, "GB")
-    } else if b >= (1u64 << 20) as f64 {
-        (b / (1u64 << 20) as f64, "MB")
-    } else {
-        (b / 1024.0, "kB")
-    };
-    format!("{v:.1} {u}")
-}
-
 fn per(x: i64, n: f64) -> f64 {
     x as f64 / n
 }
@@ -698,7 +683,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
                         "observed hit ratio {:.2}% (pg_stat_database blks_hit / (blks_hit + blks_read)); with {levels}-level index paths whose upper pages always hit, {:.1}% of leaf and heap accesses must hit, but shared_buffers ({}) holds only {:.1}% of the database: keys are skewed, exponential with parameter {a}, so that the first {:.1}% of keys draw {:.1}% of accesses",
                         h * 100.0,
                         h_leaf * 100.0,
-                        crate::settings::format_memory(sb),
+                        crate::units::format_memory(sb),
                         cached * 100.0,
                         cached * 100.0,
                         h_leaf * 100.0
@@ -709,7 +694,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
                     format!(
                         "observed hit ratio {:.2}%: uniform keys give it, shared_buffers ({}) holding {:.1}% of the database",
                         h * 100.0,
-                        crate::settings::format_memory(sb),
+                        crate::units::format_memory(sb),
                         cached * 100.0
                     ),
                 ),
@@ -833,7 +818,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             }),
             source: format!(
                 "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
-                human_bytes(obs.db_size_bytes),
+                crate::units::pretty_bytes(obs.db_size_bytes.max(0) as u64),
                 num(data_rows as f64, 0)
             ),
         },

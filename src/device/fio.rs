@@ -171,9 +171,13 @@ impl FioJob {
     /// "file.json: job 3 'name' (randread, bs 4k, 8 × QD64)".
     pub fn describe(&self) -> String {
         let bs = if self.bs_read == self.bs_write {
-            fmt_bytes(self.bs_read)
+            crate::units::fio_size(self.bs_read)
         } else {
-            format!("{},{}", fmt_bytes(self.bs_read), fmt_bytes(self.bs_write))
+            format!(
+                "{},{}",
+                crate::units::fio_size(self.bs_read),
+                crate::units::fio_size(self.bs_write)
+            )
         };
         let sync = if self.sync.is_empty() {
             String::new()
@@ -231,16 +235,6 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => return None,
     };
     n.checked_mul(mult)
-}
-
-fn fmt_bytes(b: u64) -> String {
-    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-        format!("{}M", b >> 20)
-    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
-        format!("{}k", b >> 10)
-    } else {
-        format!("{b}")
-    }
 }
 
 /// Options as strings, whatever JSON type fio gave them.
@@ -364,7 +358,7 @@ fn classify(
     } else {
         return Err(format!(
             "block size {} is neither small (≤ 16k) nor large (≥ 128k)",
-            fmt_bytes(bs)
+            crate::units::fio_size(bs)
         ));
     };
     let depth = if qd_total <= 1 {
@@ -731,7 +725,7 @@ pub fn build(files: &[FioFile], name: &str, base: &Profile) -> Result<Import> {
             if j.bs_write / 1024 != u64::from(p.latency_io_kib) {
                 notes.push(format!(
                     "the QD1 write used {} blocks, the read {} KiB: latency_io_kib follows the read",
-                    fmt_bytes(j.bs_write),
+                    crate::units::fio_size(j.bs_write),
                     p.latency_io_kib
                 ));
             }

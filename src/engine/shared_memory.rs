@@ -34,7 +34,7 @@ impl SharedMemory {
                 "shared_buffers={}: --buffered holds the buffer pool's memory as PostgreSQL \
                  does, and this machine has {} MB available; lower shared_buffers or run \
                  without --buffered",
-                crate::settings::format_memory(bytes),
+                crate::units::format_memory(bytes),
                 avail >> 20
             );
         }
@@ -60,7 +60,7 @@ impl SharedMemory {
         if addr == libc::MAP_FAILED {
             bail!(
                 "shared_buffers={}: cannot map that much shared memory: {}",
-                crate::settings::format_memory(bytes),
+                crate::units::format_memory(bytes),
                 std::io::Error::last_os_error()
             );
         }

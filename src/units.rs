@@ -1,0 +1,74 @@
+//! Sizes and durations, the one place pgiosim reads and writes them.
+//!
+//! * Reading: PostgreSQL's units, as postgresql.conf takes them ("16GB",
+//!   "5min", "250ms"), for settings and for pgiosim's own size and
+//!   duration flags alike; the parsing itself is PostgreSQL's
+//!   (`settings`' value parser, `parse_int`/`convert_to_base_unit`).
+//! * Writing: [`format_memory`] as `SHOW` prints a size ("128MB", exact);
+//!   [`pretty_bytes`] for a person reading a report ("1.5 GiB", rounded);
+//!   [`fio_size`] in the form fio's job files take ("4k", "1M").
+
+pub use crate::settings::{
+    DURATION_MAX_S, DurationError, format_memory, parse_duration, parse_duration_ns,
+    parse_memory_bytes,
+};
+
+/// `n` bytes for people, in binary units: "512 bytes", "200 MiB",
+/// "1.5 GiB" (one decimal below 100 unless it is whole).
+pub fn pretty_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["bytes", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else if v >= 100.0 || v.fract() < 0.05 {
+        format!("{v:.0} {}", UNITS[u])
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
+/// A block size as fio writes one: "1M", "64k", or bytes.
+pub fn fio_size(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{}M", b >> 20)
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
+        format!("{}k", b >> 10)
+    } else {
+        format!("{b}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pretty_bytes_rounds_for_people() {
+        assert_eq!(pretty_bytes(1536 << 20), "1.5 GiB");
+        assert_eq!(pretty_bytes(200 << 20), "200 MiB");
+        assert_eq!(pretty_bytes(512), "512 bytes");
+        assert_eq!(pretty_bytes(41_000_000), "39.1 MiB");
+        assert_eq!(pretty_bytes(3 << 40), "3 TiB");
+    }
+
+    #[test]
+    fn fio_sizes_are_fio_s() {
+        assert_eq!(fio_size(4096), "4k");
+        assert_eq!(fio_size(1 << 20), "1M");
+        assert_eq!(fio_size(1000), "1000");
+    }
+
+    #[test]
+    fn sizes_and_durations_read_as_postgresql_conf_writes_them() {
+        assert_eq!(parse_memory_bytes("16GB"), Some(16 << 30));
+        assert_eq!(parse_memory_bytes("1.5MB"), Some(1536 << 10));
+        assert_eq!(parse_duration_ns("250ms"), Some(250_000_000));
+        assert_eq!(parse_duration_ns("5min"), Some(300_000_000_000));
+        assert_eq!(format_memory(128 << 20), "128MB");
+    }
+}
