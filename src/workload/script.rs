@@ -442,14 +442,9 @@ impl Script {
     /// round trip is the network's, and the client's CPU is spent there,
     /// not on the server's cores.
     pub fn client_elsewhere(&mut self, rtt: Nanos) {
-        if self.client_cpu_in_statements {
-            for tx in &mut self.txs {
-                for (cpu, _) in &mut tx.statements {
-                    *cpu -= self.client_cpu;
-                }
-            }
-            self.client_cpu_in_statements = false;
-        }
+        // The client's CPU leaves the statements, as with -j, and nobody
+        // on the server spends it.
+        self.use_client_threads();
         self.client_cpu = 0;
         self.round_trip = rtt;
     }
