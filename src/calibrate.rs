@@ -33,7 +33,6 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use serde::Serialize;
 
-use crate::cli::UsageError;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, WAL_SEGMENT_BYTES};
 use crate::core::time::{MS, Nanos, SEC};
 use crate::datafiles::{self, DataDir, Layout};
@@ -43,6 +42,7 @@ use crate::device::profile::{Caps, Latency, Profile};
 use crate::engine::Device;
 use crate::engine::psync::PsyncDevice;
 use crate::engine::uring::{AlignedBuf, UringDevice};
+use crate::error::UsageError;
 
 /// Queue depths of the random-read sweep.
 pub const SWEEP_QDS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
@@ -1705,7 +1705,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let base = profile_arg("--base", &a.base)?;
     let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
     let files = crate::device::fio::load(&paths)?;
-    let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::cli::bad_input)?;
+    let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::error::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;
     std::fs::write(&a.output, &text)

@@ -24,7 +24,7 @@ use clap::Args;
 use postgres::config::Host;
 use postgres::{Config, NoTls};
 
-use crate::cli::UsageError;
+use crate::error::UsageError;
 use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
 use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
 use sample::{Delta, Sample};

@@ -21,6 +21,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::engine::{Device, bench};
+use crate::error::{EXIT_CODES_HELP, Interrupted, bad_input, exit, usage};
 use crate::output;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::settings::Settings;
@@ -30,92 +31,6 @@ use crate::workload::{self, QueryMode, Script};
 /// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
 /// same way, so the disk sees overwrites of preallocated files.
 pub const WAL_SEGMENTS: u32 = 4;
-
-/// Bad input of any kind (a flag, a setting, a file the user named that
-/// cannot be read or parsed): exit code 2, like clap's own errors.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-/// The exit codes, one rule for every command (`pgiosim --help` and the
-/// README show it).
-pub mod exit {
-    /// Success.
-    pub const OK: u8 = 0;
-    /// A failure of the disk, the file system or the server (I/O error,
-    /// disk full, connection lost): the input was good.
-    pub const FAILURE: u8 = 1;
-    /// Bad input: a flag, a setting, or a file the user named.
-    pub const BAD_INPUT: u8 = 2;
-    /// Interrupted by SIGINT or SIGTERM; a partial report may have been printed.
-    pub const INTERRUPTED: u8 = 130;
-}
-
-/// The rule `--help` prints after the commands.
-pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
-(I/O error, disk full, connection lost, the data set in use by another pgiosim), or a run \
-completed no transaction; 2 bad input (a flag, a setting, or a file given such as --config, \
---workload, --device, results, an output path that cannot be written); 130 interrupted by \
-SIGINT or SIGTERM (a partial report is printed where there is one).";
-
-/// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.
-#[derive(Debug)]
-pub struct Interrupted(pub String);
-
-impl std::fmt::Display for Interrupted {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Interrupted {}
-
-/// The exit code for an error: [`exit::BAD_INPUT`] if a [`UsageError`] is
-/// anywhere in its chain, [`exit::INTERRUPTED`] for an [`Interrupted`], else
-/// [`exit::FAILURE`].
-pub fn exit_code(e: &anyhow::Error) -> u8 {
-    for cause in e.chain() {
-        if cause.downcast_ref::<Interrupted>().is_some() {
-            return exit::INTERRUPTED;
-        }
-        if cause.downcast_ref::<UsageError>().is_some() {
-            return exit::BAD_INPUT;
-        }
-    }
-    exit::FAILURE
-}
-
-/// The name in `names` nearest to `typed` if it is at most two edits away
-/// (and not `typed` itself), for "did you mean" hints.
-pub fn nearest<'a>(typed: &str, names: &[&'a str]) -> Option<&'a str> {
-    names
-        .iter()
-        .map(|n| (*n, strsim::levenshtein(typed, n)))
-        .filter(|(_, d)| (1..=2).contains(d))
-        .min_by_key(|(_, d)| *d)
-        .map(|(n, _)| n)
-}
-
-/// `e`, marked as bad input (exit code 2) unless it is already one or an
-/// interruption; for errors from reading and parsing a file the user named.
-pub fn bad_input(e: anyhow::Error) -> anyhow::Error {
-    if exit_code(&e) == exit::FAILURE {
-        UsageError(format!("{e:#}")).into()
-    } else {
-        e
-    }
-}
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
-}
 
 /// pgiosim answers storage questions in database terms: it generates
 /// PostgreSQL's own I/O pattern against a real file on the disk under test

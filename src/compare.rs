@@ -17,7 +17,8 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli::{self, UsageError};
+use crate::cli;
+use crate::error::{self, UsageError};
 use crate::output;
 use crate::report::load::{self, LoadedResult};
 use crate::report::{SCHEMA, SCHEMA_VERSION};
@@ -115,7 +116,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
     let mut out: Vec<LoadedResult> = Vec::new();
     for path in files {
         let v = load::read_json(path)?;
-        let h = load::header(path, &v).map_err(cli::bad_input)?;
+        let h = load::header(path, &v).map_err(error::bad_input)?;
         if h.schema != SCHEMA {
             return Err(refuse(format!(
                 "{}: is a {} file; compare takes results (`run --json`, `model --json`); `pgiosim report` charts sweeps",
@@ -134,7 +135,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
                 h.schema_version
             )));
         }
-        out.push(load::result_from_value(path, v).map_err(cli::bad_input)?);
+        out.push(load::result_from_value(path, v).map_err(error::bad_input)?);
     }
     Ok(out)
 }

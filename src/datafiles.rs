@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 
-use crate::cli::{Interrupted, UsageError};
 use crate::core::io::{IoKind, PAGE_BYTES, WAL_SEGMENT_BYTES};
+use crate::error::{Interrupted, UsageError};
 
 /// The first eight bytes of every file pgiosim creates.
 pub const HEADER_MAGIC: &[u8; 8] = b"PGIOSIM1";
@@ -1506,7 +1506,7 @@ mod tests {
         let held = lock(&dd).unwrap();
         let err = prepare_locked(&dd, &l, false, &held, &AtomicBool::new(true)).unwrap_err();
         assert!(
-            crate::cli::exit_code(&err) == crate::cli::exit::INTERRUPTED,
+            crate::error::exit_code(&err) == crate::error::exit::INTERRUPTED,
             "{err:#}"
         );
         assert!(

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::cli::UsageError;
+use crate::error::UsageError;
 
 /// The largest postgresql.conf, workload file or device profile read
 /// (PostgreSQL's own sample postgresql.conf is about 30 kB).

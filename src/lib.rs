@@ -9,6 +9,7 @@ pub mod core;
 pub mod datafiles;
 pub mod device;
 pub mod engine;
+pub mod error;
 pub mod input;
 pub mod instance;
 pub mod output;

@@ -1,5 +1,5 @@
 //! `pgiosim`: parse, run, print one clear error, exit with a code that says
-//! what happened (see [`pgiosim::cli::exit`]).
+//! what happened (see [`pgiosim::error::exit`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ fn main() -> ExitCode {
         Err(e) if pgiosim::output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("Error: {e:#}");
-            ExitCode::from(cli::exit_code(&e))
+            ExitCode::from(pgiosim::error::exit_code(&e))
         }
     }
 }

@@ -97,7 +97,7 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
 }
 
 fn bad(msg: String) -> anyhow::Error {
-    crate::cli::UsageError(msg).into()
+    crate::error::UsageError(msg).into()
 }
 
 /// A table of text cells with a header row, to export.

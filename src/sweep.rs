@@ -21,7 +21,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, UsageError, WorkloadArgs};
+use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, WorkloadArgs};
+use crate::error::UsageError;
 use crate::output;
 use crate::report::{RunResult, SCHEMA_VERSION};
 

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::cli::exit;
+use crate::error::exit;
 
 /// How long a call may go on after SIGINT or SIGTERM.
 pub const STOP_GRACE: Duration = Duration::from_secs(1);

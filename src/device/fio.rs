@@ -211,7 +211,7 @@ pub fn load(paths: &[&Path]) -> Result<Vec<FioFile>> {
         .map(|p| {
             let text =
                 crate::input::read_text(p, "fio result", crate::input::LARGE_FILE_MAX_BYTES)?;
-            FioFile::parse(&text, &p.display().to_string()).map_err(crate::cli::bad_input)
+            FioFile::parse(&text, &p.display().to_string()).map_err(crate::error::bad_input)
         })
         .collect()
 }

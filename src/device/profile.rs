@@ -314,7 +314,7 @@ pub fn shipped_names() -> Vec<&'static str> {
 /// `, did you mean "nvme"?` when `arg` is one or two typos away from a
 /// shipped profile's name; else the empty string.
 pub fn did_you_mean(arg: &str) -> String {
-    crate::cli::nearest(arg, &shipped_names())
+    crate::error::nearest(arg, &shipped_names())
         .map(|n| format!("; did you mean {n:?}?"))
         .unwrap_or_default()
 }
@@ -357,7 +357,7 @@ impl Profile {
     pub fn load(path: &Path) -> Result<Profile> {
         let text =
             crate::input::read_text(path, "device profile", crate::input::SMALL_FILE_MAX_BYTES)?;
-        Profile::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
+        Profile::from_json(&text, &path.display().to_string()).map_err(crate::error::bad_input)
     }
 
     /// A shipped profile by name.
@@ -425,7 +425,7 @@ impl Profile {
         if path.exists() || arg.ends_with(".json") || arg.contains('/') {
             return Profile::load(path);
         }
-        Err(crate::cli::UsageError(format!(
+        Err(crate::error::UsageError(format!(
             "--device {arg}: not a shipped device profile ({}) nor a profile file{}",
             shipped_names().join(", "),
             did_you_mean(arg)

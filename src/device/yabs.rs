@@ -91,7 +91,7 @@ impl Disk {
 /// Read a YABS result (text or JSON) and return its disks.
 pub fn load(path: &Path) -> Result<Vec<Disk>> {
     let text = crate::input::read_text(path, "YABS output", crate::input::SMALL_FILE_MAX_BYTES)?;
-    parse(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
+    parse(&text, &path.display().to_string()).map_err(crate::error::bad_input)
 }
 
 /// Parse YABS's JSON (`{"fio": [...]}`) or its text output, which may hold

@@ -55,11 +55,11 @@ use serde::Serialize;
 
 use super::Device;
 use super::sim::model_op;
-use crate::cli::UsageError;
 use crate::core::io::{IoCompletion, IoRequest, Token};
 use crate::core::time::{Nanos, US};
 use crate::device::model::{DeviceModel, Op};
 use crate::device::profile::{self, Profile, lognormal_sigma};
+use crate::error::UsageError;
 
 /// A real completion later than the modelled one by at most this much, or
 /// by at most [`LATE_TOLERANCE_FRACTION`] of the modelled latency, is not

@@ -151,7 +151,7 @@ pub fn read_inputs(files: &[PathBuf]) -> Result<Inputs> {
     let mut results = Vec::new();
     let mut sweeps = Vec::new();
     for f in files {
-        match load::load(f).map_err(crate::cli::bad_input)? {
+        match load::load(f).map_err(crate::error::bad_input)? {
             Document::Result(r) => results.push(*r),
             Document::Sweep(s) => sweeps.push((f.clone(), *s)),
         }

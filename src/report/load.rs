@@ -14,7 +14,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{SCHEMA, SCHEMA_VERSION};
-use crate::cli::UsageError;
+use crate::error::UsageError;
 use crate::sweep::{SWEEP_SCHEMA, SweepDoc};
 
 /// What a pgiosim JSON file holds.

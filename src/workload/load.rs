@@ -15,7 +15,7 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
     let path = Path::new(name_or_path);
     if !path.exists() {
         let names: Vec<&str> = BUILTIN.iter().map(|(n, _)| *n).collect();
-        let hint = crate::cli::nearest(name_or_path, &names)
+        let hint = crate::error::nearest(name_or_path, &names)
             .map(|n| format!("; did you mean {n:?}?"))
             .unwrap_or_default();
         bail!(
@@ -24,7 +24,7 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
         );
     }
     let text = crate::input::read_text(path, "workload file", crate::input::SMALL_FILE_MAX_BYTES)?;
-    WorkloadSpec::from_json(&text, &path.display().to_string()).map_err(crate::cli::bad_input)
+    WorkloadSpec::from_json(&text, &path.display().to_string()).map_err(crate::error::bad_input)
 }
 
 /// Parse pgbench's `-b name[@weight]` arguments into (spec, weight) parts.
