@@ -1,0 +1,813 @@
+//! From measurements to a profile: the latencies fitted to the model's
+//! log-normal, the caps a throttle shows, flushes, bandwidth and the
+//! parallelism the read sweep shows; then the profile's model run on the
+//! same tests, to check it.
+
+use anyhow::{Context, Result, anyhow};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+use crate::core::io::PAGE_BYTES;
+use crate::core::time::Nanos;
+use crate::device::fio::sig3;
+use crate::device::microbench;
+use crate::device::model::{DeviceModel, Op};
+use crate::device::profile::{Caps, Latency, Profile};
+
+use super::probe::{Measured, apart};
+use super::{
+    AGREE, CalibrateArgs, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, STREAMS,
+    THROTTLED_QD1, hostname, utc_now,
+};
+
+pub(super) fn latency_of(l: Option<LatencyUs>, what: &str) -> Result<LatencyUs> {
+    l.ok_or_else(|| anyhow!("calibrate: the {what} test completed no operation"))
+}
+
+/// The p99 of the log-normal the model fits (service time = latency less
+/// `fixed`) whose mean is the measured `mean`, for a measured `median`.
+///
+/// The model draws service times from a log-normal through the median and
+/// p99; a measured p99 is a poor guide to the mean on a disk with a heavy
+/// tail (a shared disk's stalls), and the mean is what sets throughput and
+/// every breakdown share. So calibrate states the p99 that gives the
+/// measured mean, and records the measured p99 in `source`.
+pub fn mean_matching_p99(fixed: f64, median: f64, mean: f64) -> f64 {
+    let m = median - fixed;
+    let e = mean - fixed;
+    if m <= 0.0 || e <= m {
+        return median;
+    }
+    let sigma = (2.0 * (e / m).ln()).sqrt();
+    fixed + m * (crate::device::profile::Z99 * sigma).exp()
+}
+
+/// A profile latency from measured figures: the median, and the p99 that
+/// reproduces the mean (see [`mean_matching_p99`]).
+pub(super) fn fitted(l: LatencyUs, fixed: f64) -> Latency {
+    let median = sig3(l.p50.max(fixed + 0.1));
+    Latency {
+        median_us: median,
+        p99_us: sig3(mean_matching_p99(fixed, median, l.mean)).max(median),
+    }
+}
+
+/// Where IOPS stop scaling: the first queue depth that no deeper one beats
+/// by [`KNEE_GAIN`] or more (so a single slow measurement does not end the
+/// sweep early); the last depth if IOPS keep scaling.
+pub fn knee(sweep: &[(u32, f64)]) -> u32 {
+    for (i, &(qd, iops)) in sweep.iter().enumerate() {
+        let best_after = sweep[i + 1..].iter().map(|s| s.1).fold(0.0, f64::max);
+        if best_after < KNEE_GAIN * iops {
+            return qd;
+        }
+    }
+    sweep.last().map_or(1, |s| s.0)
+}
+
+/// µs each operation in flight adds to the others' latency, fitted to a
+/// read sweep (depth, IOPS) as latency(n) = `l1` + c × (n − 1) with equal
+/// weight on every depth's relative error; 0 if latency does not grow.
+pub fn contention_fit(sweep: &[(u32, f64)], l1: f64) -> f64 {
+    let (mut num, mut den) = (0.0, 0.0);
+    for &(qd, iops) in sweep {
+        if qd < 2 || iops <= 0.0 {
+            continue;
+        }
+        let latency = f64::from(qd) * 1e6 / iops;
+        let x = f64::from(qd - 1) / latency;
+        num += x * (1.0 - l1 / latency);
+        den += x * x;
+    }
+    if den > 0.0 { (num / den).max(0.0) } else { 0.0 }
+}
+
+/// Root mean square relative error of `model` (operations per µs at a
+/// depth) over the sweep.
+pub(super) fn sweep_error(sweep: &[(u32, f64)], model: impl Fn(f64) -> f64) -> f64 {
+    let errs: Vec<f64> = sweep
+        .iter()
+        .filter(|s| s.1 > 0.0)
+        .map(|&(qd, iops)| model(f64::from(qd)) * 1e6 / iops - 1.0)
+        .collect();
+    (errs.iter().map(|e| e * e).sum::<f64>() / errs.len().max(1) as f64).sqrt()
+}
+
+/// The profile, the knee and what was concluded, from the measurements.
+///
+/// In steps, each adding its findings in turn: a throttle first, as it
+/// shapes how every other figure is read (`throttle`); whether flushes
+/// scale (`flush_to_media`); bandwidth (`bandwidth`); latencies
+/// (`set_latencies`); the parallelism the read sweep shows
+/// (`set_parallelism`); what the pause of the isolated tests changed
+/// (`isolation_finding`); and the profile's `source` (`source`).
+pub fn derive(
+    m: &Measured,
+    name: &str,
+    args: &CalibrateArgs,
+    device: &str,
+    engine: &str,
+) -> Result<(Profile, u32, Vec<String>)> {
+    let mut findings = Vec::new();
+    let lat = Latencies::of(m)?;
+    let knee_qd = knee(&m.sweep);
+    let throttle = throttle(m, lat.b2b_read, &mut findings);
+    let capped = throttle.is_some();
+    let (mut caps, capped_pairs) = match throttle {
+        Some(t) => (t.caps, t.capped_pairs),
+        None => (Caps::default(), None),
+    };
+    let flush_to_media = flush_to_media(m, capped_pairs, &mut findings);
+    let bandwidth = bandwidth(m, &lat, capped, &mut caps, &mut findings);
+    let placeholder = Latency {
+        median_us: 1.0,
+        p99_us: 1.0,
+    };
+    let mut p = Profile {
+        name: name.to_string(),
+        description: String::new(),
+        source: String::new(),
+        latency_io_kib: (PAGE_BYTES / 1024) as u32,
+        read: placeholder,
+        write: placeholder,
+        flush: placeholder,
+        channels: 1,
+        contention_us: 0.0,
+        bandwidth_mib_s: bandwidth,
+        network_rtt_us: 0.0,
+        flush_to_media,
+        caps,
+    };
+    set_latencies(&mut p, &lat, capped, &mut findings);
+    set_parallelism(&mut p, m, lat.b2b_read, knee_qd, capped, &mut findings);
+    findings.extend(isolation_finding(m, &lat));
+    p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
+    p.source = source(m, args, device, engine, &lat, knee_qd, &findings);
+    let text = serde_json::to_string(&p)?;
+    let p = Profile::from_json(&text, "the calibrated profile")
+        .context("calibrate: the measured figures do not make a valid profile")?;
+    Ok((p, knee_qd, findings))
+}
+
+/// Figures that agree within [`AGREE`].
+pub(super) fn agree(a: f64, b: f64) -> bool {
+    a.max(b) / a.min(b).max(1e-9) <= AGREE
+}
+
+/// The latencies the profile is fitted to. Its latencies are those of
+/// isolated I/O (see --think-us); rates and the throttle test use the
+/// back-to-back runs.
+pub(super) struct Latencies {
+    /// QD1 reads `think_us` apart.
+    read: LatencyUs,
+    /// QD1 reads back to back.
+    b2b_read: LatencyUs,
+    write: LatencyUs,
+    /// The fdatasync alone, `think_us` apart.
+    flush: LatencyUs,
+}
+
+impl Latencies {
+    fn of(m: &Measured) -> Result<Self> {
+        Ok(Latencies {
+            read: latency_of(m.iso_read.read, "isolated QD1 read")?,
+            b2b_read: latency_of(m.qd1_read.read, "QD1 read")?,
+            write: latency_of(m.qd1_write.write, "QD1 write")?,
+            flush: latency_of(m.iso_wal.sync, "isolated WAL fdatasync")?,
+        })
+    }
+}
+
+/// What a throttle in front of the disk showed.
+pub(super) struct Throttle {
+    caps: Caps,
+    /// Write+fdatasync pairs per second the caps allow, if a write cap binds.
+    capped_pairs: Option<f64>,
+}
+
+/// A throttle, if QD1 reads run far below what their own latency allows
+/// and the read sweep is flat: its caps (combined or per direction), and
+/// whether each fdatasync counts as a write I/O.
+pub(super) fn throttle(
+    m: &Measured,
+    b2b_read: LatencyUs,
+    findings: &mut Vec<String>,
+) -> Option<Throttle> {
+    let qd1_flush = m.wal1.ops_per_s;
+    let par_flush = m.wal4.ops_per_s;
+    let p1 = m.sweep[0].1;
+    let natural_qd1 = 1e6 / b2b_read.p50.max(0.1);
+    let flat = m.sweep.last().map_or(0.0, |s| s.1) < FLAT_SWEEP * p1;
+    let throttled = p1 < THROTTLED_QD1 * natural_qd1;
+    if !(flat && throttled) {
+        return None;
+    }
+    let write_rate = m.write16.ops_per_s;
+    let mixed_rate = m.mixed.ops_per_s;
+    let mut caps = Caps::default();
+    let mut capped_pairs = None;
+    // blk-throttle-like: I/O within budget runs at device speed, the
+    // rest stalls for the slice: 100 ms buckets.
+    caps.bucket_ms = 100.0;
+    // The throttle lets bursts through; its rate is the sweep's median.
+    let mut rates: Vec<f64> = m.sweep.iter().map(|s| s.1).collect();
+    rates.sort_by(f64::total_cmp);
+    let cap = sig3(rates[rates.len() / 2]);
+    let lead = format!(
+        "QD1 reads run at {p1:.0}/s where their {:.1} µs median allows {natural_qd1:.0}/s, and \
+         the read sweep is flat: a throttle",
+        b2b_read.p50
+    );
+    if agree(mixed_rate, cap) && agree(write_rate, cap) {
+        caps.iops = Some(cap);
+        findings.push(format!(
+            "{lead}; reads, writes and the 50/50 mix all stop at ~{cap} IOPS: a combined \
+             cap, caps.iops = {cap}"
+        ));
+    } else if agree(mixed_rate, cap + write_rate) {
+        let wcap = sig3(write_rate);
+        caps.read_iops = Some(cap);
+        caps.write_iops = Some(wcap);
+        findings.push(format!(
+            "{lead}; reads stop at ~{cap} IOPS, writes at ~{wcap}, the 50/50 mix at their \
+             sum: per-direction caps"
+        ));
+    } else {
+        caps.iops = Some(cap);
+        findings.push(format!(
+            "{lead} of ~{cap} IOPS (writes {write_rate:.0}/s and the mix {mixed_rate:.0}/s \
+             do not tell combined from per-direction; taken as combined)"
+        ));
+    }
+    let write_cap = caps.write_iops.or(caps.iops).unwrap_or(f64::INFINITY);
+    // Four streams of write + fdatasync saturate the write cap: at half
+    // of it, each fdatasync costs a write I/O too.
+    if agree(par_flush * 2.0, write_cap) || agree(qd1_flush * 2.0, write_cap) {
+        caps.flush_counts_as_io = true;
+        findings.push(format!(
+            "write + fdatasync runs at {par_flush:.0}/s ({STREAMS} streams), half the write \
+             cap: each fdatasync is charged as a write I/O (flush_counts_as_io)"
+        ));
+        capped_pairs = Some(write_cap / 2.0);
+    } else if agree(par_flush, write_cap) {
+        capped_pairs = Some(write_cap);
+    }
+    Some(Throttle { caps, capped_pairs })
+}
+
+/// Flushes: do four streams go faster than one? Behind a write cap that
+/// both rates hit (`capped_pairs`), they cannot, whatever the disk does.
+pub(super) fn flush_to_media(
+    m: &Measured,
+    capped_pairs: Option<f64>,
+    findings: &mut Vec<String>,
+) -> bool {
+    let qd1_flush = m.wal1.ops_per_s;
+    let par_flush = m.wal4.ops_per_s;
+    match capped_pairs {
+        Some(limit) if agree(par_flush, limit) => {
+            findings.push(format!(
+                "{STREAMS} streams of WAL append + fdatasync: {par_flush:.0}/s, the write cap's \
+                 limit: whether flushes scale does not show behind it, flush_to_media = false"
+            ));
+            false
+        }
+        _ => {
+            let serial = par_flush < FLUSH_SCALING_MIN * qd1_flush;
+            findings.push(format!(
+                "{STREAMS} streams of WAL append + fdatasync: {par_flush:.0}/s against one \
+                 stream's {qd1_flush:.0}/s ({:.1}×): {}",
+                par_flush / qd1_flush.max(1e-9),
+                if serial {
+                    "flushes do not scale, flush_to_media = true"
+                } else {
+                    "flushes scale, flush_to_media = false"
+                }
+            ));
+            serial
+        }
+    }
+}
+
+/// `bandwidth_mib_s`. The sequential tests see the medium or a throughput
+/// cap, whichever is lower. Behind a throttle it is the cap (set in
+/// `caps`); and the medium must never take more than half the fastest
+/// median to move one 8 KiB page.
+pub(super) fn bandwidth(
+    m: &Measured,
+    lat: &Latencies,
+    capped: bool,
+    caps: &mut Caps,
+    findings: &mut Vec<String>,
+) -> f64 {
+    let bandwidth = sig3(m.seq_read.mib_per_s.max(m.seq_write.mib_per_s).max(1.0));
+    let floor_mib_s =
+        2.0 * PAGE_BYTES as f64 / 1_048_576.0 / (lat.read.p50.min(lat.write.p50).max(0.1) / 1e6);
+    if capped {
+        let (r, w) = (sig3(m.seq_read.mib_per_s), sig3(m.seq_write.mib_per_s));
+        if caps.iops.is_some() {
+            caps.mib_s = Some(r.max(w).max(1.0));
+        } else {
+            caps.read_mib_s = Some(r.max(1.0));
+            caps.write_mib_s = Some(w.max(1.0));
+        }
+        findings.push(format!(
+            "sequential 1 MiB reads {r} MiB/s and writes {w} MiB/s behind the throttle: taken as \
+             its throughput caps; bandwidth_mib_s is set so it does not bind"
+        ));
+        sig3((10.0 * r.max(w)).max(floor_mib_s))
+    } else {
+        sig3(bandwidth.max(floor_mib_s))
+    }
+}
+
+/// The profile's read, write and flush latencies: behind a throttle the
+/// measured percentiles, else the median and the p99 that gives the mean.
+pub(super) fn set_latencies(
+    p: &mut Profile,
+    lat: &Latencies,
+    capped: bool,
+    findings: &mut Vec<String>,
+) {
+    let (read_m, write_m, flush_m) = (lat.read, lat.write, lat.flush);
+    if capped {
+        // The means include the throttle's stalls, which the model's caps
+        // make themselves: state the measured percentiles.
+        let measured = |l: LatencyUs| {
+            let median = sig3(l.p50.max(0.1));
+            Latency {
+                median_us: median,
+                p99_us: sig3(l.p99).max(median),
+            }
+        };
+        p.read = measured(read_m);
+        p.write = measured(write_m);
+        p.flush = measured(flush_m);
+        findings.push(
+            "latencies are the measured p50 and p99 (the means include the throttle's stalls)"
+                .to_string(),
+        );
+    } else {
+        p.read = fitted(read_m, p.fixed_us(Op::Read));
+        p.write = fitted(write_m, p.fixed_us(Op::Write));
+        p.flush = fitted(flush_m, p.fixed_us(Op::Flush));
+        findings.push(format!(
+            "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give \
+             the measured means ({:.1}, {:.1}, {:.1} µs); measured p99s {:.0}, {:.0}, {:.0} µs",
+            p.read.p99_us,
+            p.write.p99_us,
+            p.flush.p99_us,
+            read_m.mean,
+            write_m.mean,
+            flush_m.mean,
+            read_m.p99,
+            write_m.p99,
+            flush_m.p99
+        ));
+    }
+}
+
+/// `channels` and `contention_us`, from the read sweep (after the
+/// latencies are set: both use the profile's QD1 read mean).
+pub(super) fn set_parallelism(
+    p: &mut Profile,
+    m: &Measured,
+    b2b_read: LatencyUs,
+    knee_qd: u32,
+    capped: bool,
+    findings: &mut Vec<String>,
+) {
+    let plateau = m.sweep.iter().map(|s| s.1).fold(0.0, f64::max);
+    if capped {
+        // Behind a cap the device's own parallelism does not show: enough
+        // channels that the cap, not they, binds.
+        p.channels = ((2.0 * plateau * p.qd1_mean_us(Op::Read) / 1e6).ceil() as u32).max(4);
+        findings.push(format!(
+            "channels {}: hidden behind the cap, set so that the cap binds",
+            p.channels
+        ));
+        return;
+    }
+    // Two shapes of parallelism; the sweep says which this disk has.
+    // Channels: Little's law where IOPS stop scaling, the plateau's
+    // IOPS × the time one operation takes; latency stays flat until
+    // they are all busy (a local SSD). Contention: every operation in
+    // flight slows the others from the second one on (a virtualised or
+    // networked disk); latency grows by the same step per depth.
+    // Both shapes from the back-to-back QD1 latency, as the sweep ran.
+    let l1 = b2b_read.mean;
+    // Channels so that the model, with the profile's latency, reaches
+    // the plateau.
+    let k = (plateau * p.qd1_mean_us(Op::Read) / 1e6)
+        .round()
+        .clamp(1.0, 64.0);
+    let c = contention_fit(&m.sweep, l1);
+    let max_qd = m.sweep.iter().map(|s| s.0).max().unwrap_or(1);
+    let channels_err = sweep_error(&m.sweep, |n| n.min(k) / l1);
+    let contention_err = sweep_error(&m.sweep, |n| n / (l1 + c * (n - 1.0)));
+    let describe = |err: f64| format!("{:.0}%", 100.0 * err);
+    if c > 0.0 && contention_err < channels_err {
+        p.contention_us = sig3(c);
+        p.channels = max_qd.max(1);
+        findings.push(format!(
+            "random-read latency grows by {c:.1} µs per operation in flight from QD1 on \
+             (mean {l1:.1} µs at QD1): contention_us = {}, channels {} so that they never \
+             bind below QD{max_qd}; this fits the sweep to {} rms, {} channels with no \
+             contention to {}",
+            p.contention_us,
+            p.channels,
+            describe(contention_err),
+            k,
+            describe(channels_err)
+        ));
+    } else {
+        p.channels = k as u32;
+        findings.push(format!(
+            "random-read IOPS stop scaling at QD{knee_qd} (no deeper queue gives {:.0}% more); \
+             plateau {plateau:.0} IOPS × the profile's mean QD1 read latency {:.1} µs = {} \
+             channels; this fits the sweep to {} rms, a contention of {c:.1} µs per \
+             operation in flight to {}",
+            (KNEE_GAIN - 1.0) * 100.0,
+            p.qd1_mean_us(Op::Read),
+            p.channels,
+            describe(channels_err),
+            describe(contention_err)
+        ));
+    }
+}
+
+/// With `--think-us`, how much slower isolated I/O was than back to back.
+pub(super) fn isolation_finding(m: &Measured, lat: &Latencies) -> Option<String> {
+    let (read_m, b2b_read) = (lat.read, lat.b2b_read);
+    if m.think_us > 0.0
+        && let (Some(iso), Some(pair)) = (m.iso_wal.pair, m.wal1.pair)
+    {
+        return Some(format!(
+            "I/O {} µs apart, as a database issues it between stretches of CPU work, is what \
+             read, write and flush describe: a read takes {:.1} µs on average against {:.1} µs \
+             back to back ({:+.0}%), WAL append + fdatasync {:.1} µs against {:.1} µs ({:+.0}%)",
+            m.think_us,
+            read_m.mean,
+            b2b_read.mean,
+            100.0 * (read_m.mean / b2b_read.mean.max(1e-9) - 1.0),
+            iso.mean,
+            pair.mean,
+            100.0 * (iso.mean / pair.mean.max(1e-9) - 1.0)
+        ));
+    }
+    None
+}
+
+/// The profile's `source`: where, when and how it was measured, every
+/// figure, and the findings.
+pub(super) fn source(
+    m: &Measured,
+    args: &CalibrateArgs,
+    device: &str,
+    engine: &str,
+    lat: &Latencies,
+    knee_qd: u32,
+    findings: &[String],
+) -> String {
+    let (read_m, b2b_read, flush_m) = (lat.read, lat.b2b_read, lat.flush);
+    let qd1_flush = m.wal1.ops_per_s;
+    let par_flush = m.wal4.ops_per_s;
+    let sweep_text: Vec<String> = m
+        .sweep
+        .iter()
+        .map(|(q, r)| format!("QD{q} {r:.0}"))
+        .collect();
+    format!(
+        "pgiosim calibrate {} in {} on {}, {device}, {engine}, O_DIRECT, data file {}, {} s per \
+         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs (pause{think}; back to back p50 \
+         {:.1} µs); QD1 8 KiB random write p50 {:.1} µs p99 {:.1} µs (pause{think}); 8 KiB \
+         WAL append + fdatasync {:.0}/s back to back, the fdatasync alone p50 {:.1} µs p99 {:.1} \
+         µs (pause{think}), {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
+         random write {:.0} IOPS; QD32 50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, \
+         write {:.0} MiB/s. {}",
+        utc_now(),
+        args.dir.display(),
+        hostname(),
+        crate::units::format_memory(m.size_bytes),
+        args.seconds_per_test,
+        read_m.p50,
+        read_m.p99,
+        b2b_read.p50,
+        m.qd1_write.write.map_or(0.0, |l| l.p50),
+        m.qd1_write.write.map_or(0.0, |l| l.p99),
+        qd1_flush,
+        flush_m.p50,
+        flush_m.p99,
+        par_flush,
+        sweep_text.join(", "),
+        m.write16.ops_per_s,
+        m.mixed.ops_per_s,
+        m.seq_read.mib_per_s,
+        m.seq_write.mib_per_s,
+        findings.join("; "),
+        think = if m.think_us > 0.0 {
+            format!(" {} µs", m.think_us)
+        } else {
+            " none".to_string()
+        }
+    )
+}
+
+/// 8 KiB random reads and writes mixed `write_share`, closed loop at `qd`,
+/// in the model: operations per second.
+pub(super) fn model_mixed_iops(p: &Profile, qd: u32, write_share: f64) -> f64 {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut m = DeviceModel::new(p, 7);
+    let mut rng = SmallRng::seed_from_u64(7);
+    let mut op = || {
+        if rng.random::<f64>() < write_share {
+            Op::Write
+        } else {
+            Op::Read
+        }
+    };
+    let mut inflight: BinaryHeap<Reverse<Nanos>> = (0..qd)
+        .map(|_| Reverse(m.submit(0, op(), PAGE_BYTES)))
+        .collect();
+    let n = 100_000u64;
+    let (mut first, mut last) = (0, 0);
+    for i in 0..n + n / 10 {
+        let Reverse(t) = inflight.pop().expect("qd ≥ 1");
+        if i == n / 10 {
+            first = t;
+        }
+        last = t;
+        inflight.push(Reverse(m.submit(t, op(), PAGE_BYTES)));
+    }
+    n as f64 / ((last - first) as f64 / 1e9)
+}
+
+/// (figure, measured, the profile's model) for the tests the model can run.
+pub(super) fn model_check(p: &Profile, m: &Measured) -> Vec<(String, f64, f64)> {
+    let (_, p50, _) = microbench::qd1_read_latency(p, 1);
+    let mut v = vec![(
+        format!("QD1 read p50{}, µs", apart(m.think_us)),
+        m.iso_read.read.map_or(0.0, |l| l.p50),
+        p50,
+    )];
+    for &(qd, iops) in &m.sweep {
+        if qd == 1 || qd == 8 || qd == 32 || qd == 64 {
+            let back = if qd == 1 { ", back to back" } else { "" };
+            v.push((
+                format!("QD{qd} read IOPS{back}"),
+                iops,
+                microbench::read_iops(p, qd, 1),
+            ));
+        }
+    }
+    v.push((
+        format!("write+fdatasync{}, µs", apart(m.think_us)),
+        m.iso_wal.pair.map_or(0.0, |l| l.mean),
+        1e6 / microbench::qd1_flush_rate(p, 1),
+    ));
+    v.push((
+        format!("{STREAMS} × write+fdatasync /s"),
+        m.wal4.ops_per_s,
+        microbench::parallel_flush_rate(p, STREAMS, 1, 1),
+    ));
+    v.push((
+        "QD32 50/50 mix IOPS".into(),
+        m.mixed.ops_per_s,
+        model_mixed_iops(p, 32, 0.5),
+    ));
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::calibrate::{THINK_US, TestResult};
+
+    #[test]
+    fn knee_is_where_doubling_stops_paying() {
+        let s = [
+            (1, 20e3),
+            (2, 39e3),
+            (4, 70e3),
+            (8, 85e3),
+            (16, 90e3),
+            (32, 91e3),
+            (64, 90e3),
+        ];
+        // 70k → 85k is still +21%; nothing beats 85k by 15%.
+        assert_eq!(knee(&s), 8);
+        // A slow QD2 does not end the sweep.
+        let dip = [(1, 13.3), (2, 11.8), (4, 15.5), (8, 18.3), (16, 29.9)];
+        assert_eq!(knee(&dip), 16);
+        let flat = [(1, 3000.0), (2, 3000.0), (4, 3010.0)];
+        assert_eq!(knee(&flat), 1);
+        let scaling = [(1, 1.0), (2, 2.0), (4, 4.0)];
+        assert_eq!(knee(&scaling), 4);
+    }
+
+    fn lat(p50: f64, mean: f64, p99: f64) -> Option<LatencyUs> {
+        Some(LatencyUs {
+            count: 1000,
+            mean,
+            p50,
+            p99,
+            max: p99 * 3.0,
+        })
+    }
+
+    fn test(ops: f64, read: Option<LatencyUs>, write: Option<LatencyUs>) -> TestResult {
+        TestResult {
+            test: "t".into(),
+            seconds: 1.0,
+            ops_per_s: ops,
+            mib_per_s: 0.0,
+            read,
+            write,
+            sync: None,
+            pair: None,
+        }
+    }
+
+    fn wal(pairs: f64, sync: Option<LatencyUs>) -> TestResult {
+        TestResult {
+            sync,
+            ..test(pairs, None, None)
+        }
+    }
+
+    fn seq(mib: f64) -> TestResult {
+        TestResult {
+            mib_per_s: mib,
+            ..test(mib, None, None)
+        }
+    }
+
+    fn args() -> CalibrateArgs {
+        CalibrateArgs {
+            dir: PathBuf::from("/mnt/disk"),
+            output: PathBuf::from("disk.json"),
+            seconds_per_test: 4.0,
+            think_us: THINK_US,
+            size: "1GB".into(),
+            name: None,
+            json: None,
+            keep: false,
+            quiet: true,
+        }
+    }
+
+    /// This VM's disk, as calibrate measured it on a quiet host.
+    fn this_vm() -> Measured {
+        Measured {
+            qd1_read: test(14_320.0, lat(64.6, 69.6, 131.7), None),
+            iso_read: test(1_750.0, lat(64.6, 69.6, 131.7), None),
+            qd1_write: test(11_700.0, None, lat(77.1, 85.4, 188.2)),
+            wal1: wal(7744.0, lat(54.8, 64.1, 165.6)),
+            iso_wal: wal(1_600.0, lat(54.8, 64.1, 165.6)),
+            think_us: 500.0,
+            wal4: wal(14_261.0, lat(60.0, 70.0, 200.0)),
+            sweep: vec![
+                (1, 14_320.0),
+                (2, 16_573.0),
+                (4, 27_341.0),
+                (8, 45_537.0),
+                (16, 47_904.0),
+                (32, 57_676.0),
+                (64, 68_241.0),
+            ],
+            write16: test(55_322.0, None, lat(280.0, 290.0, 600.0)),
+            mixed: test(61_820.0, lat(500.0, 520.0, 900.0), lat(510.0, 530.0, 950.0)),
+            seq_write: seq(2724.0),
+            seq_read: seq(1532.0),
+            size_bytes: 1 << 30,
+        }
+    }
+
+    #[test]
+    fn a_disk_slowing_from_qd2_gets_contention() {
+        let (p, knee_qd, findings) =
+            derive(&this_vm(), "vm", &args(), "vda 254:0", "io_uring").expect("a valid profile");
+        // 57,676 at QD32 is 15% below QD64's 68,241: still scaling.
+        assert_eq!(knee_qd, 64);
+        // Latency grows from QD2 on: 5 channels (the plateau × the mean)
+        // would run QD4 at twice the measured IOPS.
+        assert_eq!(p.channels, 64, "{findings:?}");
+        assert_eq!(p.contention_us, 15.8, "{findings:?}");
+        assert_eq!(p.caps, Caps::default());
+        assert!(!p.flush_to_media, "{findings:?}");
+        assert_eq!(p.read.median_us, 64.6);
+        assert_eq!(p.bandwidth_mib_s, 2720.0);
+        // The p99 is fitted so that the model's mean is the measured one.
+        assert!((p.qd1_mean_us(Op::Read) - 69.6).abs() < 0.5);
+        assert!((p.qd1_mean_us(Op::Flush) - 64.1).abs() < 0.5);
+        assert!(p.source.contains("QD8 45537"), "{}", p.source);
+    }
+
+    #[test]
+    fn a_disk_flat_until_its_channels_are_busy_gets_channels() {
+        // A local SSD: 69.6 µs until eight are in flight, then a plateau.
+        let mut m = this_vm();
+        m.sweep = [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&qd| {
+                (
+                    qd,
+                    f64::from(qd.min(8)) * 1e6 / 69.6 * if qd > 8 { 1.02 } else { 1.0 },
+                )
+            })
+            .collect();
+        let (p, _, findings) =
+            derive(&m, "ssd", &args(), "nvme0n1 259:0", "io_uring").expect("a valid profile");
+        assert_eq!(p.contention_us, 0.0, "{findings:?}");
+        assert_eq!(p.channels, 8, "{findings:?}");
+    }
+
+    #[test]
+    fn contention_fit_recovers_a_linear_slowdown() {
+        let sweep: Vec<(u32, f64)> = [1u32, 2, 4, 8, 16, 32, 64]
+            .iter()
+            .map(|&qd| (qd, f64::from(qd) * 1e6 / (59.0 + 13.5 * f64::from(qd - 1))))
+            .collect();
+        assert!((contention_fit(&sweep, 59.0) - 13.5).abs() < 1e-9);
+        // Latency that does not grow: no contention.
+        let flat: Vec<(u32, f64)> = [1u32, 2, 4]
+            .iter()
+            .map(|&q| (q, f64::from(q) * 1e4))
+            .collect();
+        assert_eq!(contention_fit(&flat, 100.0), 0.0);
+    }
+
+    #[test]
+    fn flushes_that_do_not_scale_go_to_media() {
+        let mut m = this_vm();
+        m.wal4 = wal(8_100.0, lat(250.0, 260.0, 500.0));
+        let (p, _, _) = derive(&m, "vm", &args(), "vda", "io_uring").unwrap();
+        assert!(p.flush_to_media);
+    }
+
+    #[test]
+    fn a_blkio_throttle_becomes_caps() {
+        // What calibrate measured inside the cgroup v1 blkio cap of
+        // design.md (3,000 read and write IOPS, 125 MiB/s each way).
+        let m = Measured {
+            qd1_read: test(3000.0, lat(70.5, 333.0, 104.0), None),
+            iso_read: test(1_700.0, lat(70.5, 80.0, 104.0), None),
+            qd1_write: test(3000.0, None, lat(62.0, 337.0, 2742.0)),
+            wal1: wal(1476.7, lat(64.0, 640.0, 3942.0)),
+            iso_wal: wal(1_300.0, lat(64.0, 100.0, 3942.0)),
+            think_us: 500.0,
+            wal4: wal(1440.0, lat(70.0, 700.0, 4000.0)),
+            sweep: vec![
+                (1, 3000.0),
+                (2, 3000.0),
+                (4, 3004.0),
+                (8, 2939.0),
+                (16, 3053.0),
+                (32, 2782.0),
+                (64, 3120.0),
+            ],
+            write16: test(3000.0, None, lat(5000.0, 5300.0, 80_000.0)),
+            mixed: test(
+                6000.0,
+                lat(5000.0, 5300.0, 80_000.0),
+                lat(5000.0, 5300.0, 80_000.0),
+            ),
+            seq_write: seq(124.0),
+            seq_read: seq(126.0),
+            size_bytes: 256 << 20,
+        };
+        let (p, knee_qd, findings) = derive(&m, "cap", &args(), "vda", "io_uring").unwrap();
+        assert_eq!(knee_qd, 1);
+        assert_eq!(p.caps.read_iops, Some(3000.0), "{findings:?}");
+        assert_eq!(p.caps.write_iops, Some(3000.0));
+        assert_eq!(p.caps.iops, None);
+        assert!(p.caps.flush_counts_as_io, "{findings:?}");
+        assert_eq!(p.caps.read_mib_s, Some(126.0));
+        assert_eq!(p.caps.write_mib_s, Some(124.0));
+        assert_eq!(p.caps.bucket_ms, 100.0);
+        // The four streams hit the cap: that says nothing about flushes.
+        assert!(!p.flush_to_media, "{findings:?}");
+        // Measured percentiles, not the stall-inflated means.
+        assert_eq!(p.read.median_us, 70.5);
+        assert_eq!(p.read.p99_us, 104.0);
+        assert!(p.bandwidth_mib_s > 1000.0);
+        // The model of the profile runs at the cap.
+        let iops = microbench::read_iops(&p, 32, 1);
+        assert!((iops - 3000.0).abs() < 60.0, "{iops}");
+        let pairs = microbench::qd1_flush_rate(&p, 1);
+        assert!((pairs - 1500.0).abs() < 30.0, "{pairs}");
+    }
+
+    #[test]
+    fn mean_matching_p99_gives_the_mean() {
+        let p99 = mean_matching_p99(2.0, 60.0, 80.0);
+        let sigma = crate::device::profile::lognormal_sigma(58.0, p99 - 2.0);
+        let mean = 2.0 + 58.0 * (sigma * sigma / 2.0).exp();
+        assert!((mean - 80.0).abs() < 1e-6, "{mean}");
+        // A mean at or below the median: no spread.
+        assert_eq!(mean_matching_p99(2.0, 60.0, 50.0), 60.0);
+    }
+}

@@ -1,0 +1,382 @@
+//! `pgiosim calibrate`: probe a real disk with pgiosim's own engine and
+//! write a device profile for `pgiosim model --device`.
+//!
+//! Every probe goes through the same engine `run` uses (io_uring, falling
+//! back to psync; O_DIRECT) on pgiosim's own files, so the profile describes
+//! the disk as `run` sees it, submission and reaping included. About a
+//! minute by default: 14 tests of `--seconds-per-test` (4 s) each, the first
+//! tenth of each (at most 0.5 s) a warm-up that is not counted.
+//!
+//! | test | → profile |
+//! |---|---|
+//! | QD1 8 KiB random read | `read.median_us`, `read.p99_us` |
+//! | QD1 8 KiB random write | `write` |
+//! | 8 KiB WAL append + fdatasync, 1 stream | `flush`: the fdatasync alone (that is, the pair less the write) |
+//! | the same, 4 streams on 4 WAL files | `flush_to_media`: true if 4 streams do not reach 1.5 × one stream's rate |
+//! | random read at QD 2, 4, …, 64, two passes (up, then down) of half a test each, the better kept | the knee, the first QD no deeper one beats by 15%; `channels` from the plateau (Little's law: its IOPS × the profile's mean QD1 read latency) |
+//! | random write at QD16, mixed 50/50 at QD32 | a cap: when QD1 already runs far below its own latency's rate (a throttle, not the disk) and the read sweep is flat, `caps.iops` (mixed ≈ read plateau) or `caps.read_iops`/`caps.write_iops` (mixed ≈ twice); `flush_counts_as_io` when write+fdatasync runs at half the write cap |
+//! | sequential 1 MiB reads and WAL writes, 4 streams | `bandwidth_mib_s`: the faster of the two |
+//!
+//! The probe files live in `DIR/pgiosim-calibrate/` and are removed at the
+//! end (`--keep` keeps them for the next calibration).
+//!
+//! The parts: `probe` runs the tests on the disk, `fit` turns what they
+//! measured into a profile and checks it against the model, `render` writes
+//! the table; `profile_command` is `pgiosim profile` (profiles from fio's
+//! and YABS's results, and `profile show`).
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+
+use crate::core::io::{PAGE_BYTES, WAL_SEGMENT_BYTES};
+use crate::datafiles::{self, DataDir, Layout};
+use crate::device::profile::Profile;
+use crate::error::UsageError;
+use crate::output;
+
+use probe::Probed;
+
+mod fit;
+mod probe;
+mod profile_command;
+mod render;
+
+pub use fit::{contention_fit, derive, knee, mean_matching_p99};
+pub use probe::Measured;
+pub use profile_command::{FromFioArgs, FromYabsArgs, ProfileCommand, ShowArgs, profile_command};
+pub use render::render_table;
+
+/// Queue depths of the random-read sweep.
+pub const SWEEP_QDS: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
+/// Doubling the queue depth adds less than this: the knee.
+pub const KNEE_GAIN: f64 = 1.15;
+/// Streams of the parallel WAL test, the sequential tests (one WAL file each).
+pub const STREAMS: u32 = 4;
+/// Size of one sequential I/O.
+pub const SEQ_IO_BYTES: u64 = 1 << 20;
+/// QD1 runs below this fraction of the rate its own median latency allows:
+/// something throttles it (a cap), it is not the disk.
+pub const THROTTLED_QD1: f64 = 0.3;
+/// A read sweep whose QD64 IOPS are below this multiple of QD1's is flat.
+pub const FLAT_SWEEP: f64 = 1.3;
+/// Figures that agree within this ratio are "the same" (cap detection).
+pub const AGREE: f64 = 1.15;
+/// Parallel flushes below this multiple of one stream's rate do not scale.
+pub const FLUSH_SCALING_MIN: f64 = 1.5;
+/// Smallest data file.
+pub const SIZE_MIN_BYTES: u64 = 16 << 20;
+/// Name of the subdirectory of --dir the probe files go to.
+pub const SUBDIR: &str = "pgiosim-calibrate";
+
+/// Default pause between the isolated tests' operations, µs.
+pub const THINK_US: f64 = 0.0;
+/// Longest pause `--think-us` takes, µs.
+const THINK_US_MAX: f64 = 100_000.0;
+
+/// Flags of `calibrate`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct CalibrateArgs {
+    /// Directory on the disk to probe; the probe files go to
+    /// DIR/pgiosim-calibrate and are removed at the end.
+    #[arg(long, value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Where to write the device profile (JSON).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Length of each of the 14 tests (16 with --think-us), seconds
+    /// (fractions allowed).
+    #[arg(long, value_name = "SECONDS", default_value_t = 4.0)]
+    pub seconds_per_test: f64,
+    /// Size of the data file random reads go to, with postgresql.conf units
+    /// (1GB, 512MB). Larger than the disk's cache gives truer latencies.
+    #[arg(long, value_name = "SIZE", default_value = "1GB")]
+    pub size: String,
+    /// Pause between operations of the tests that give the profile's QD1
+    /// latencies, µs; 0 (the default): back to back, as fio runs. A database
+    /// issues I/O between stretches of CPU work, and on a virtualised disk an
+    /// isolated I/O can be slower than one right after another: on this VM
+    /// 200 µs apart, WAL write + fdatasync took +6% to +61% longer in
+    /// different runs, reads +6% to +20%. Try 200 to describe the disk as a
+    /// lightly loaded database sees it.
+    #[arg(long, value_name = "US", default_value_t = THINK_US)]
+    pub think_us: f64,
+    /// Name of the profile [default: the output file's name without .json].
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Also write every measurement as JSON to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Keep the probe files for the next calibration.
+    #[arg(long)]
+    pub keep: bool,
+    /// Print nothing but errors and the table (no progress bar, no notices).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    UsageError(msg.into()).into()
+}
+
+/// Latency figures of one kind of operation in one test, µs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct LatencyUs {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// What one test measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct TestResult {
+    pub test: String,
+    /// Length of the counted window, seconds.
+    pub seconds: f64,
+    /// Operations per second (reads+writes, or write+fdatasync pairs).
+    pub ops_per_s: f64,
+    /// MiB per second moved.
+    pub mib_per_s: f64,
+    pub read: Option<LatencyUs>,
+    pub write: Option<LatencyUs>,
+    /// The fdatasync alone.
+    pub sync: Option<LatencyUs>,
+    /// A WAL write + its fdatasync.
+    pub pair: Option<LatencyUs>,
+}
+
+/// Everything calibrate measured and derived; `--json` writes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Calibration {
+    pub dir: String,
+    pub device: String,
+    pub engine: String,
+    pub seconds_per_test: f64,
+    pub size_bytes: u64,
+    pub tests: Vec<TestResult>,
+    /// (queue depth, IOPS) of the random-read sweep.
+    pub sweep: Vec<(u32, f64)>,
+    /// First queue depth that no deeper one beats by 15%.
+    pub knee_qd: u32,
+    /// What was concluded, one line each.
+    pub findings: Vec<String>,
+    /// What the written profile's model gives for the same tests.
+    pub model_check: Vec<(String, f64, f64)>,
+    pub profile: Profile,
+}
+
+/// Runs `pgiosim calibrate`. Returns the exit code (130 if interrupted).
+pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+    if !(args.seconds_per_test.is_finite() && args.seconds_per_test >= 0.1) {
+        return Err(usage(format!(
+            "--seconds-per-test: must be at least 0.1, got {}",
+            args.seconds_per_test
+        )));
+    }
+    if args.seconds_per_test > 3600.0 {
+        return Err(usage("--seconds-per-test: at most 3600"));
+    }
+    if !(args.think_us >= 0.0 && args.think_us <= THINK_US_MAX) {
+        return Err(usage(format!(
+            "--think-us: must be between 0 and {THINK_US_MAX}, got {}",
+            args.think_us
+        )));
+    }
+    let size = crate::units::parse_memory_bytes(&args.size).ok_or_else(|| {
+        usage(format!(
+            "--size {}: not a size; write it as 1GB or 512MB",
+            args.size
+        ))
+    })?;
+    if size < SIZE_MIN_BYTES {
+        return Err(usage(format!("--size {}: at least 16MB", args.size)));
+    }
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => name_from_path(&args.output),
+    };
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(usage(format!(
+            "--name {name:?}: may hold only lowercase letters, digits and '-'"
+        )));
+    }
+    if let Some(parent) = args.output.parent()
+        && !parent.as_os_str().is_empty()
+        && !parent.is_dir()
+    {
+        return Err(usage(format!(
+            "-o {}: directory {} does not exist",
+            args.output.display(),
+            parent.display()
+        )));
+    }
+
+    let probe_dir = probe::prepare_dir(&args.dir)?;
+    let dd = DataDir::new(&probe_dir.path, None);
+    let blocks = size / PAGE_BYTES;
+    let layout = Layout {
+        data_blocks: blocks,
+        wal_segments: STREAMS,
+        description: "pgiosim calibrate".to_string(),
+    };
+    let progress = !args.quiet && std::io::stderr().is_terminal();
+    let result = (|| -> Result<Option<Calibration>> {
+        // Released before the probe files are removed (cleanup takes it too).
+        let held = datafiles::lock(&dd)?;
+        datafiles::prepare_locked(&dd, &layout, progress, &held, &stop).with_context(|| {
+            format!(
+                "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
+                args.dir.display(),
+                args.size,
+                (u64::from(STREAMS) * WAL_SEGMENT_BYTES) >> 20
+            )
+        })?;
+        probe::measure(args, &dd, &layout, progress, &stop)?
+            .map(|probed| calibration(args, &dd, &name, probed))
+            .transpose()
+    })();
+    let cleanup = if args.keep {
+        Ok(())
+    } else {
+        probe_dir.remove(&dd)
+    };
+    let Some(cal) = result? else {
+        cleanup?;
+        eprintln!("calibrate: interrupted; no profile written");
+        return Ok(130);
+    };
+    cleanup?;
+    let text = serde_json::to_string_pretty(&cal.profile)? + "\n";
+    // Validated like any profile before it is written.
+    Profile::from_json(&text, &args.output.display().to_string())
+        .context("calibrate: the measured figures do not make a valid profile")?;
+    std::fs::write(&args.output, &text)
+        .with_context(|| format!("-o {}: cannot write the profile", args.output.display()))?;
+    let report = format!(
+        "{}profile {} written to {}\n",
+        render_table(&cal),
+        cal.profile.name,
+        args.output.display()
+    );
+    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
+    if let Some(path) = &args.json {
+        let j = serde_json::to_string_pretty(&cal)? + "\n";
+        output::write_file("--json", path, &j)?;
+    }
+    Ok(0)
+}
+
+/// The profile fitted to what the probes measured, with everything
+/// `--json` records. Before the probe files go: the device is found from
+/// their directory.
+fn calibration(
+    args: &CalibrateArgs,
+    dd: &DataDir,
+    name: &str,
+    probed: Probed,
+) -> Result<Calibration> {
+    let Probed {
+        measured: m,
+        tests,
+        engine,
+    } = probed;
+    let device = probe::device_of(&dd.dir);
+    let (profile, knee_qd, findings) = derive(&m, name, args, &device, &engine)?;
+    let model_check = fit::model_check(&profile, &m);
+    Ok(Calibration {
+        dir: args.dir.display().to_string(),
+        device,
+        engine,
+        seconds_per_test: args.seconds_per_test,
+        size_bytes: m.size_bytes,
+        tests,
+        sweep: m.sweep.clone(),
+        knee_qd,
+        findings,
+        model_check,
+        profile,
+    })
+}
+
+/// "mydisk.json" → "mydisk"; anything else becomes '-'.
+fn name_from_path(p: &Path) -> String {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    let mut out: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_lowercase() || c.is_ascii_digit() {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    out = out.trim_matches('-').to_string();
+    if out.is_empty() {
+        "calibrated".to_string()
+    } else {
+        out
+    }
+}
+
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_else(|_| "this machine".into())
+}
+
+/// Now as "2026-11-30 01:47 UTC".
+fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs()) as i64;
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02} UTC",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_come_from_the_output_file() {
+        assert_eq!(name_from_path(Path::new("/x/MyDisk.json")), "mydisk");
+        assert_eq!(name_from_path(Path::new("a b_c.json")), "a-b-c");
+        assert_eq!(name_from_path(Path::new("___.json")), "calibrated");
+    }
+
+    #[test]
+    fn utc_dates_are_civil() {
+        let s = utc_now();
+        assert!(s.ends_with(" UTC") && s.len() == 20, "{s}");
+        assert!(s.starts_with("20"), "{s}");
+    }
+}
