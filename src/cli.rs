@@ -1,6 +1,7 @@
 //! The command line: flags as a pgbench user expects them, PostgreSQL
 //! settings as postgresql.conf writes them, and the commands behind them.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -9,20 +10,15 @@ use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 
 use crate::core::database::Database;
-use crate::core::io::PAGE_BYTES;
 use crate::core::time::{MS, SEC};
 use crate::datafiles::{self, DataDir};
-use crate::device::model::DeviceModel;
-use crate::engine::driver::{self, Ending};
-use crate::engine::psync::PsyncDevice;
+use crate::engine::bench;
 use crate::engine::sim::SimDevice;
-use crate::engine::uring::UringDevice;
-use crate::engine::{Device, bench};
 use crate::error::{EXIT_CODES_HELP, exit, usage};
-use crate::output::{self, progress_bar_wanted, write_json};
+use crate::output::{self, write_json};
 use crate::plan::{
     DEFAULT_DURATION, Disk, EngineChoice, Length, RunPlan, Shape, Target, instance_preset,
-    layout_for, load_profile, model_device, resolve_settings,
+    model_device, resolve_settings,
 };
 use crate::report::{RunResult, text};
 use crate::settings::Settings;
@@ -70,7 +66,7 @@ pub enum Command {
     /// first change after the checkpoint), and writes its dirty ring buffers
     /// itself. Reported in seconds and MB/s, with pages read, dirtied and
     /// written, and the WAL it produced.
-    Vacuum(VacuumArgs),
+    Vacuum(crate::vacuum_cmd::VacuumArgs),
     /// List the shipped device profiles and the provisioned volume types.
     Devices(DevicesArgs),
     /// List the instance presets for `model --instance`: vCPUs, memory,
@@ -176,41 +172,6 @@ impl WorkloadChoice {
     }
 }
 
-/// Flags of `vacuum`.
-#[derive(Debug, Clone, Args)]
-pub struct VacuumArgs {
-    #[command(flatten)]
-    pub dirs: DirArgs,
-    /// Size of the bloated heap to vacuum (e.g. 10GB).
-    #[arg(long, value_name = "SIZE", default_value = "1GB")]
-    pub bloat: String,
-    /// Model it on this device profile instead of running it on the disk.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub device: Option<String>,
-    /// PostgreSQL settings (vacuum_cost_limit, vacuum_cost_delay,
-    /// shared_buffers, ...), as for `run`.
-    #[arg(long = "set", value_name = "NAME=VALUE")]
-    pub set: Vec<String>,
-    /// Read settings from a postgresql.conf.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// I/O engine (on the disk).
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub io_engine: EngineChoice,
-    /// Use the kernel page cache instead of O_DIRECT (on the disk).
-    #[arg(long)]
-    pub buffered: bool,
-    /// Write the result as JSON to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Seed of the random choices.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Print nothing but the result.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
 /// Flags of `devices`.
 #[derive(Debug, Clone, Args)]
 pub struct DevicesArgs {
@@ -224,12 +185,15 @@ pub struct DevicesArgs {
     pub sources: bool,
 }
 
-fn instances() {
+/// The instance presets, their sizing rule and sources.
+fn instances() -> Result<()> {
     use crate::instance::{INSTANCES, OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, Provider};
+    let mut o = String::new();
     for i in INSTANCES {
-        println!("{}", i.summary_line());
+        let _ = writeln!(o, "{}", i.summary_line());
     }
-    println!(
+    let _ = writeln!(
+        o,
         "\nmodel --instance SIZE: --cpus = vCPUs; default --os-cache = RAM − shared_buffers − \
          {:.0}% of RAM (at least {}), a guess for the kernel and the backends' own memory; \
          limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
@@ -239,24 +203,30 @@ fn instances() {
     );
     for p in [Provider::Aws, Provider::Azure, Provider::Gcp] {
         if let Some(i) = INSTANCES.iter().find(|i| i.provider == p) {
-            println!("  {}: {}", p.name(), i.source());
+            let _ = writeln!(o, "  {}: {}", p.name(), i.source());
         }
     }
+    output::stdout(&o)
 }
 
-fn devices(args: &DevicesArgs) {
+/// The shipped profiles, the provisioned volume types, and on request
+/// their sources and microbenchmark figures.
+fn devices(args: &DevicesArgs) -> Result<()> {
+    let mut o = String::new();
     let profiles = crate::device::profile::shipped();
     for p in &profiles {
-        println!("{}", p.summary_line());
+        let _ = writeln!(o, "{}", p.summary_line());
     }
-    println!(
+    let _ = writeln!(
+        o,
         "\nProvisioned volumes, --device TYPE:KEY=VALUE,... (the bare TYPE is the default \
          provisioning; limits from each provider's docs, see src/device/provisioned.rs):"
     );
     for t in crate::device::provisioned::TYPES {
-        println!("  {:<19} {:<6} {}", t.name, t.provider, t.help);
+        let _ = writeln!(o, "  {:<19} {:<6} {}", t.name, t.provider, t.help);
     }
-    println!(
+    let _ = writeln!(
+        o,
         "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
          --device instance-store; see pgiosim instances)",
         crate::device::profile::INSTANCE_STORE,
@@ -264,13 +234,14 @@ fn devices(args: &DevicesArgs) {
     );
     if args.sources {
         for p in &profiles {
-            println!("\n{}: {}", p.name, p.source);
+            let _ = writeln!(o, "\n{}: {}", p.name, p.source);
         }
     }
     if !args.figures {
-        return;
+        return output::stdout(&o);
     }
-    println!(
+    let _ = writeln!(
+        o,
         "\n{:<16} {:>28} {:>14} {:>16} {:>18}",
         "profile",
         "QD1 8K read mean/p50/p99 µs",
@@ -278,9 +249,12 @@ fn devices(args: &DevicesArgs) {
         "QD1 write+sync/s",
         "4×QD64 write+sync/s"
     );
+    // Each row as its figures are ready: they take a while to measure.
     for p in &profiles {
+        output::stdout(&std::mem::take(&mut o))?;
         let f = crate::device::microbench::figures(p, 1);
-        println!(
+        let _ = writeln!(
+            o,
             "{:<16} {:>28} {:>14.0} {:>16.0} {:>18.0}",
             p.name,
             format!(
@@ -292,6 +266,7 @@ fn devices(args: &DevicesArgs) {
             f.parallel_flush_per_s
         );
     }
+    output::stdout(&o)
 }
 
 /// The workload, its settings and the report: shared by `run` and `model`.
@@ -551,15 +526,9 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
-        Command::Vacuum(args) => vacuum(&args, stop),
-        Command::Devices(args) => {
-            devices(&args);
-            Ok(0)
-        }
-        Command::Instances => {
-            instances();
-            Ok(0)
-        }
+        Command::Vacuum(args) => crate::vacuum_cmd::vacuum(&args, &stop),
+        Command::Devices(args) => devices(&args).map(|()| 0),
+        Command::Instances => instances().map(|()| 0),
         Command::Prepare(args) => {
             let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = args.dirs.data_dir();
@@ -582,13 +551,14 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
                 removed.extend(datafiles::cleanup(&sd)?);
             }
             removed.extend(datafiles::cleanup(&dd)?);
+            let mut o = String::new();
             for p in &removed {
-                println!("removed {}", p.display());
+                let _ = writeln!(o, "removed {}", p.display());
             }
             if removed.is_empty() {
-                println!("nothing of pgiosim's to remove in {}", dd.dir.display());
+                let _ = writeln!(o, "nothing of pgiosim's to remove in {}", dd.dir.display());
             }
-            Ok(0)
+            output::stdout(&o).map(|()| 0)
         }
         Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
@@ -645,166 +615,6 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let (result, _) = crate::execute::execute(args.plan()?, &stop)?;
     print_result(&result, &args.w)
-}
-
-/// What `pgiosim vacuum` measured.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct VacuumResult {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    /// "run" or "model".
-    pub mode: String,
-    pub device: String,
-    pub partial: bool,
-    pub bloat_bytes: u64,
-    pub pages: u64,
-    pub seconds: f64,
-    /// Heap scanned per second.
-    pub mb_per_s: f64,
-    pub pages_read: u64,
-    pub pages_hit: u64,
-    pub pages_dirtied: u64,
-    pub pages_written: u64,
-    pub wal_bytes: u64,
-    pub full_page_images: u64,
-    pub cost_sleep_s: f64,
-    pub settings: serde_json::Value,
-}
-
-fn vacuum(args: &VacuumArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
-    let bytes = crate::units::parse_memory_bytes(&args.bloat)
-        .filter(|b| *b >= PAGE_BYTES)
-        .ok_or_else(|| {
-            usage(format!(
-                "--bloat {}: not a size of at least 8kB, e.g. 10GB",
-                args.bloat
-            ))
-        })?;
-    let pages = bytes / PAGE_BYTES;
-    let spec_text = format!(
-        r#"{{"name": "bloated-table", "description": "a bloated heap for pgiosim vacuum",
-          "source": "pgiosim vacuum --bloat {bloat}: every page holds dead tuples",
-          "tables": {{"bloated": {{"rows_per_scale": {rows}, "rows_per_page": 61}}}},
-          "transactions": [{{"name": "none", "statements": [{{"sql": "VACUUM bloated"}}]}}],
-          "cpu_us_per_statement": 0, "round_trip_us_per_statement": 0, "full_page_image_bytes": 7977}}"#,
-        bloat = args.bloat,
-        rows = pages * 61
-    );
-    let spec = workload::WorkloadSpec::from_json(&spec_text, "pgiosim vacuum")?;
-    let seed = args.seed.unwrap_or_else(rand::random);
-    let target = match &args.device {
-        Some(d) => Target::Model(load_profile(d)?),
-        None => Target::Disk(Disk {
-            data: args.dirs.data_dir(),
-            io_engine: args.io_engine,
-            buffered: args.buffered,
-            emulate: None,
-            standby_root: args.dirs.dir.clone(),
-        }),
-    };
-    // The core's configuration of a default run of one client, which the
-    // vacuum then replaces.
-    let plan = RunPlan::new(Shape::new(vec![(spec, 1.0)], 1, seed), settings, target)?;
-    let (settings, workload, mut cfg) = (plan.settings, plan.workload, plan.cfg);
-    cfg.clients = 0;
-    cfg.duration = None;
-    cfg.vacuum_table = Some("bloated".into());
-    // The data set's lock (on the disk) is held until the vacuum is done.
-    type Chosen = (
-        &'static str,
-        Box<dyn Device>,
-        Option<datafiles::DataSetLock>,
-    );
-    let (mode, mut dev, _held): Chosen = match &plan.target {
-        Target::Model(profile) => (
-            "model",
-            Box::new(SimDevice::new(DeviceModel::new(profile, seed))),
-            None,
-        ),
-        Target::Disk(disk) => {
-            let dd = &disk.data;
-            let layout = layout_for(&workload, 1);
-            let held = datafiles::lock(dd)?;
-            datafiles::prepare_locked(dd, &layout, progress_bar_wanted(args.quiet), &held, &stop)?;
-            let files = datafiles::open(dd, &layout, !args.buffered)?;
-            let dev: Box<dyn Device> = match (args.io_engine, UringDevice::new(files, 8)) {
-                (EngineChoice::Psync, _) | (EngineChoice::Auto, Err(_)) => Box::new(
-                    PsyncDevice::new(datafiles::open(dd, &layout, !args.buffered)?, 8)?,
-                ),
-                (_, Ok(d)) => Box::new(d),
-                (EngineChoice::IoUring, Err(e)) => return Err(e.context("--io-engine io-uring")),
-            };
-            ("run", dev, Some(held))
-        }
-    };
-    let device = args
-        .device
-        .clone()
-        .unwrap_or_else(|| dev.name().to_string());
-    let mut db = Database::new(cfg, Box::new(workload));
-    let (ending, _) = driver::drive(&mut db, dev.as_mut(), &stop, None, &mut |_| {})?;
-    let c = db.stats().counters;
-    let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
-    let r = VacuumResult {
-        schema: "pgiosim.vacuum",
-        schema_version: 1,
-        mode: mode.into(),
-        device,
-        partial: ending == Ending::Interrupted,
-        bloat_bytes: pages * PAGE_BYTES,
-        pages,
-        seconds,
-        mb_per_s: if seconds > 0.0 {
-            c.vacuum_pages as f64 * PAGE_BYTES as f64 / 1e6 / seconds
-        } else {
-            0.0
-        },
-        pages_read: c.vacuum_reads,
-        pages_hit: c.vacuum_hits,
-        pages_dirtied: c.vacuum_dirtied,
-        pages_written: c.vacuum_writes,
-        wal_bytes: db.wal_counters().bytes,
-        full_page_images: c.full_page_images,
-        cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
-        settings: settings.to_json(),
-    };
-    use std::fmt::Write as _;
-    let mut report = String::new();
-    if r.partial {
-        let _ = writeln!(
-            report,
-            "*** partial result: interrupted after {:.1} s ***",
-            r.seconds
-        );
-    }
-    let _ = writeln!(
-        report,
-        "vacuum of {} ({} pages) on {} ({}): {:.1} s, {:.1} MB/s",
-        crate::units::format_memory(r.bloat_bytes),
-        r.pages,
-        r.device,
-        r.mode,
-        r.seconds,
-        r.mb_per_s
-    );
-    let _ = writeln!(
-        report,
-        "  pages read {}, found in shared buffers {}, dirtied {}, written by vacuum {}",
-        r.pages_read, r.pages_hit, r.pages_dirtied, r.pages_written
-    );
-    let _ = writeln!(
-        report,
-        "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s",
-        r.wal_bytes as f64 / 1e6,
-        r.full_page_images,
-        r.cost_sleep_s
-    );
-    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
-    if let Some(path) = &args.json {
-        write_json(path, &r)?;
-    }
-    Ok(if r.partial { 130 } else { 0 })
 }
 
 impl WorkloadArgs {

@@ -187,7 +187,7 @@ fn standby_layout() -> Layout {
 
 /// Open the files (the primary's, then each standby's WAL) and build the
 /// device the plan asks for.
-fn open_device(
+pub fn open_device(
     disk: &Disk,
     layout: &Layout,
     standbys: &[DataDir],

@@ -20,4 +20,5 @@ pub mod settings;
 pub mod standby;
 pub mod sweep;
 pub mod units;
+pub mod vacuum_cmd;
 pub mod workload;
