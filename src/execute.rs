@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
+use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
@@ -25,7 +26,6 @@ use crate::output::progress_bar_wanted;
 use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for, load_profile};
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::standby::StandbyDecl;
-use crate::workload::Workload;
 
 /// Run the plan where it says; the result, and with --emulate the
 /// emulation's summary line.

@@ -20,13 +20,14 @@ use clap::ValueEnum;
 use crate::core::config::{CoreConfig, WAL_FLUSH_CPU};
 use crate::core::io::PAGE_BYTES;
 use crate::core::time::{MS, Nanos, SEC, US};
+use crate::core::workload::Workload;
 use crate::datafiles::{DataDir, Layout};
 use crate::device::profile::Profile;
 use crate::error::{bad_input, usage};
 use crate::instance::Instance;
 use crate::settings::Settings;
 use crate::standby::StandbyDecl;
-use crate::workload::{QueryMode, Script, Workload, WorkloadSpec};
+use crate::workload::{QueryMode, Script, WorkloadSpec};
 
 /// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
 /// same way, so the disk sees overwrites of preallocated files.
