@@ -602,6 +602,7 @@ fn no_transactions_warning(r: &RunResult) -> String {
     )
 }
 
+/// `pgiosim run`: the plan on this disk, its report and exit code.
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let (result, emulation) = crate::execute::execute(args.plan()?, &stop)?;
     let code = print_result(&result, &args.w)
@@ -612,6 +613,7 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     Ok(code)
 }
 
+/// `pgiosim model`: the plan on the device model, its report and exit code.
 fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let (result, _) = crate::execute::execute(args.plan()?, &stop)?;
     print_result(&result, &args.w)

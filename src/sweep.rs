@@ -26,8 +26,7 @@ use crate::device::profile::Profile;
 use crate::error::UsageError;
 use crate::execute;
 use crate::instance::Instance;
-use crate::output;
-use crate::output::{progress_bar_wanted, write_json};
+use crate::output::{self, progress_bar_wanted, write_json};
 use crate::plan::{
     Disk, EngineChoice, RunPlan, Shape, Target, instance_preset, model_device, resolve_settings,
 };
