@@ -17,7 +17,6 @@ use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
 
-use crate::cli;
 use crate::error::{self, UsageError};
 use crate::output;
 use crate::report::load::{self, LoadedResult};
@@ -525,7 +524,7 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
         .any(|p| p.as_deref().is_some_and(output::is_stdout));
     output::report(&render(&doc), stdout_taken)?;
     if let Some(path) = &args.json {
-        cli::write_json(path, &doc)?;
+        output::write_json(path, &doc)?;
     }
     if let Some(path) = &args.csv {
         output::write_file("--csv", path, &table_of(&doc).to_csv())?;

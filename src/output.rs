@@ -7,7 +7,7 @@
 //! closes the pipe early (`pgiosim devices | head`) ends the program quietly
 //! ([`is_broken_pipe`]), not with a panic.
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -52,6 +52,18 @@ pub fn write_file(flag: &str, path: &Path, text: &str) -> Result<()> {
         return stdout(text);
     }
     std::fs::write(path, text).with_context(|| format!("{flag} {}: cannot write", path.display()))
+}
+
+/// Write a JSON document to `path` ("-": standard output), for every `--json`.
+pub fn write_json(path: &Path, doc: &impl serde::Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(doc)? + "\n";
+    write_file("--json", path, &text)
+}
+
+/// A progress bar is drawn only for a person watching: not when quiet, and
+/// not when standard error goes to a file or a pipe.
+pub fn progress_bar_wanted(quiet: bool) -> bool {
+    !quiet && io::stderr().is_terminal()
 }
 
 /// Checks that `path` can be written, before any work is done, so that a

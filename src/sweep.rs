@@ -21,10 +21,17 @@ use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 
-use crate::cli::{self, DirArgs, EngineChoice, ModelArgs, RunArgs, WorkloadArgs};
+use crate::cli::{DirArgs, WorkloadArgs};
+use crate::device::profile::Profile;
 use crate::error::UsageError;
-use crate::output;
+use crate::execute;
+use crate::instance::Instance;
+use crate::output::{self, progress_bar_wanted, write_json};
+use crate::plan::{
+    Disk, EngineChoice, RunPlan, Shape, Target, instance_preset, model_device, resolve_settings,
+};
 use crate::report::{RunResult, SCHEMA_VERSION};
+use crate::settings::Settings;
 
 /// Name of the sweep schema (`schema_version` is the result's).
 pub const SWEEP_SCHEMA: &str = "pgiosim.sweep";
@@ -296,15 +303,6 @@ impl Grid {
             .zip(&p.values)
             .map(|(s, v)| (s.name.clone(), v.clone()))
             .collect()
-    }
-
-    /// `--set` assignments of a point: the fixed ones, then the swept ones.
-    fn assignments(&self, p: &Point) -> Vec<String> {
-        let mut a = self.fixed_settings.clone();
-        for (s, v) in self.settings.iter().zip(&p.values) {
-            a.push(format!("{}={v}", s.name));
-        }
-        a
     }
 }
 
@@ -612,8 +610,6 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
     })
 }
 
-/// The flags of one point's run: the sweep's, with this point's clients and
-/// settings, quiet, no JSON, the sweep's seed.
 /// The --device list as clap split it at every comma, with the KEY=VALUE
 /// items that follow a provisioned `TYPE:KEY=VALUE` joined back to it:
 /// "gp3:iops=16000", "mibps=1000" is one device.
@@ -631,25 +627,42 @@ fn join_provisionings(items: &[String]) -> Vec<String> {
     out
 }
 
-fn point_args(args: &SweepArgs, grid: &Grid, p: &Point, seed: u64) -> WorkloadArgs {
-    let mut w = args.w.clone();
-    w.clients = p.clients;
-    w.set = grid.assignments(p);
-    w.json = None;
-    w.quiet = true;
-    w.progress = None;
-    w.seed = Some(seed);
-    w
+/// What every point of the sweep shares: the flags' shape (quiet, the
+/// sweep's seed), the settings of --config and the one-valued --set, the
+/// disk of --mode run and each device's profile of --mode model.
+struct Common<'a> {
+    shape: Shape,
+    settings: Settings,
+    disk: Disk,
+    profiles: Vec<Profile>,
+    instance: Option<&'static Instance>,
+    grid: &'a Grid,
 }
 
-fn run_args(args: &SweepArgs, w: WorkloadArgs) -> RunArgs {
-    RunArgs {
-        dirs: args.dirs.clone(),
-        w,
-        io_engine: args.io_engine,
-        buffered: args.buffered,
-        emulate: None,
-        standby_dir: None,
+impl Common<'_> {
+    /// One point's run: the common shape with its clients, the settings
+    /// with its swept values, on its device.
+    fn plan(&self, p: &Point) -> Result<RunPlan> {
+        let mut shape = self.shape.clone();
+        shape.clients = p.clients;
+        let mut settings = self.settings.clone();
+        for (s, v) in self.grid.settings.iter().zip(&p.values) {
+            settings
+                .set(&s.name, v)
+                .map_err(|e| usage(format!("--set {}={v}: {e}", s.name)))?;
+        }
+        let target = match &p.device {
+            Some(d) => {
+                let i = self.grid.devices.iter().position(|x| x == d);
+                let profile = &self.profiles[i.expect("a point's device is one of the grid's")];
+                if let Some(inst) = self.instance {
+                    shape.apply_instance(inst, &settings)?;
+                }
+                Target::Model(profile.clone())
+            }
+            None => Target::Disk(self.disk.clone()),
+        };
+        RunPlan::new(shape, settings, target)
     }
 }
 
@@ -659,20 +672,38 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     let grid = grid_of(args)?;
     let quiet = args.w.quiet;
     // The config file's notice, once; every point is quiet.
-    cli::resolve_settings(args.w.config.as_deref(), &[], quiet)?;
-    for d in &grid.devices {
-        cli::model_device_for(Some(d), args.instance.as_deref(), true)?;
-    }
+    let settings = resolve_settings(args.w.config.as_deref(), &grid.fixed_settings, quiet)?;
+    let instance = instance_preset(args.instance.as_deref())?;
+    let profiles = grid
+        .devices
+        .iter()
+        .map(|d| model_device(Some(d), instance, true))
+        .collect::<Result<Vec<_>>>()?;
+    let mut shape = args.w.shape()?;
+    shape.quiet = true;
+    let seed = shape.seed;
+    let common = Common {
+        shape,
+        settings,
+        disk: Disk {
+            data: args.dirs.data_dir(),
+            io_engine: args.io_engine,
+            buffered: args.buffered,
+            emulate: None,
+            standby_root: args.dirs.dir.clone(),
+        },
+        profiles,
+        instance,
+        grid: &grid,
+    };
     let points = grid.points();
-    let seed = args.w.seed.unwrap_or_else(rand::random);
-    for p in &points {
-        cli::check_plan(&point_args(args, &grid, p, seed))
-            .with_context(|| point_label(p, &grid))?;
-    }
+    let plans = points
+        .iter()
+        .map(|p| common.plan(p).with_context(|| point_label(p, &grid)))
+        .collect::<Result<Vec<_>>>()?;
     if args.mode == SweepMode::Run {
-        let mut w = point_args(args, &grid, &points[0], seed);
-        w.quiet = quiet;
-        cli::prepare_run(&run_args(args, w), stop)?;
+        let first = &plans[0];
+        execute::prepare(&common.disk.data, &first.workload, first.scale, quiet, stop)?;
     }
     if !quiet {
         eprintln!(
@@ -684,7 +715,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             }
         );
     }
-    let bar = if cli::progress_bar_wanted(quiet) {
+    let bar = if progress_bar_wanted(quiet) {
         let b = ProgressBar::new(points.len() as u64);
         b.set_style(
             ProgressStyle::with_template(
@@ -705,7 +736,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             |j| j as usize,
         ),
     };
-    let outcomes = run_points(args, &grid, &points, seed, jobs, stop, &bar);
+    let outcomes = run_points(&grid, &points, plans, jobs, stop, &bar);
     // Rows in grid order, up to the first point that failed, was cut short
     // or never ran (an interrupt, or an earlier point's failure).
     let mut results: Vec<RunResult> = Vec::new();
@@ -753,7 +784,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         .any(|p| p.as_deref().is_some_and(output::is_stdout));
     output::report(&render(&doc), stdout_taken)?;
     if let Some(path) = &args.w.json {
-        cli::write_json(path, &doc)?;
+        write_json(path, &doc)?;
     }
     if let Some(path) = &args.csv {
         output::write_file("--csv", path, &table_of(&doc).to_csv())?;
@@ -770,10 +801,9 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
 /// independent simulations with the same seed, so their results do not
 /// depend on how many run at once or in which order they finish.
 fn run_points(
-    args: &SweepArgs,
     grid: &Grid,
     points: &[Point],
-    seed: u64,
+    plans: Vec<RunPlan>,
     jobs: usize,
     stop: &Arc<AtomicBool>,
     bar: &ProgressBar,
@@ -782,6 +812,8 @@ fn run_points(
     let halt = AtomicBool::new(false);
     let outcomes: Vec<Mutex<Option<Result<RunResult>>>> =
         points.iter().map(|_| Mutex::new(None)).collect();
+    let plans: Vec<Mutex<Option<RunPlan>>> =
+        plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let worker = || {
         loop {
             if halt.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
@@ -790,18 +822,8 @@ fn run_points(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(p) = points.get(i) else { return };
             bar.set_message(point_label(p, grid));
-            let w = point_args(args, grid, p, seed);
-            let r = match (args.mode, &p.device) {
-                (SweepMode::Model, Some(d)) => cli::model_result(
-                    &ModelArgs {
-                        w,
-                        device: Some(d.clone()),
-                        instance: args.instance.clone(),
-                    },
-                    stop,
-                ),
-                _ => cli::run_result(&run_args(args, w), stop).map(|(r, _)| r),
-            };
+            let plan = plans[i].lock().take().expect("each point runs once");
+            let r = execute::execute(plan, stop).map(|(r, _)| r);
             if r.as_ref().map_or(true, |r| r.partial) {
                 halt.store(true, Ordering::Relaxed);
             }
@@ -1198,12 +1220,11 @@ mod tests {
         let points = grid.points();
         assert_eq!(points.len(), 2 * 3 * 2 * 2);
         assert_eq!(
-            grid.assignments(&points[1]),
-            vec![
-                "shared_buffers=1GB",
-                "commit_delay=0",
-                "synchronous_commit=on"
-            ]
+            grid.settings_of(&points[1]),
+            BTreeMap::from([
+                ("commit_delay".to_string(), "0".to_string()),
+                ("synchronous_commit".to_string(), "on".to_string())
+            ])
         );
         assert!(parse_sets(&["commit_delay".to_string()]).is_err());
         assert!(parse_sets(&["commit_delay=0,,10".to_string()]).is_err());

@@ -30,7 +30,7 @@ use super::time::{MS, Nanos};
 use super::timer_queue::TimerQueue;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
-use crate::workload::{Step, TableHeap, Workload};
+use super::workload::{Step, TableHeap, Workload};
 
 /// The CPU scheduler's name for the process waking from a WAL fdatasync.
 /// One flush is in flight at a time, so one id serves; it is a different

@@ -20,6 +20,7 @@ pub mod time;
 pub mod timer_queue;
 pub mod vacuum;
 pub mod wal;
+pub mod workload;
 
 /// The one random generator of the core: seeded, so a run repeats exactly.
 pub type SimRng = rand::rngs::Xoshiro256PlusPlus;

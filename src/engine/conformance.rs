@@ -638,7 +638,7 @@ fn the_core_runs_to_its_end_through_the_driver() {
     on_every_engine(|s| {
         let spec = WorkloadSpec::from_json(SPEC, "test").unwrap();
         let w = Script::new(&spec, 1).unwrap();
-        assert!(crate::workload::Workload::data_blocks(&w) <= DATA_BLOCKS);
+        assert!(crate::core::workload::Workload::data_blocks(&w) <= DATA_BLOCKS);
         let mut cfg = crate::core::database::tests::config(2, 16);
         cfg.duration = None;
         cfg.transactions_per_client = Some(30);

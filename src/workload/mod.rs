@@ -1,6 +1,8 @@
 //! Workloads: what a transaction does, as page accesses, row locks, WAL
 //! records and CPU. The core executes the steps; the workload only decides
-//! them, so the same workload runs against a real disk and a model.
+//! them, so the same workload runs against a real disk and a model. The
+//! interface between them, [`Workload`], is the core's
+//! ([`crate::core::workload`]); this module implements it.
 //!
 //! Every workload, the built-in ones included, is a file in `workloads/`
 //! in one schema (`spec.rs`); the built-ins are embedded in the binary.
@@ -10,10 +12,8 @@ pub mod load;
 pub mod script;
 pub mod spec;
 
-use crate::core::SimRng;
-use crate::core::cpu::CpuGrowth;
-use crate::core::locks::RowId;
-use crate::core::time::Nanos;
+// The interface these workloads implement is the core's: it consumes it.
+pub use crate::core::workload::{Step, TableHeap, Workload};
 pub use load::{load_spec, parse_mix};
 pub use script::Script;
 pub use spec::WorkloadSpec;
@@ -44,75 +44,6 @@ impl QueryMode {
     }
 }
 
-/// One thing a transaction does, in order.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// One client/server round trip (pgbench sends each statement on its own).
-    RoundTrip,
-    /// Compute, on a core.
-    Cpu(Nanos),
-    /// Access a data page without modifying it (pin, read on a miss).
-    Read(u64),
-    /// Access a data page and modify it with a WAL record of `wal_bytes`
-    /// (plus a full-page image on its first change after a checkpoint).
-    Modify { block: u64, wal_bytes: u32 },
-    /// Add a new page at the end of a relation (no read) and write a record to it.
-    Extend { block: u64, wal_bytes: u32 },
-    /// Lock a row until commit.
-    Lock(RowId),
-    /// Write the commit record (`wal_bytes` with any records not tied to a
-    /// page) and wait for it to be durable if synchronous_commit is on.
-    Commit { wal_bytes: u32 },
-}
-
-/// A workload: the data layout and a generator of transactions.
-pub trait Workload {
-    /// Short name ("tpcb-like", or a mix "tpcb-like@1,select-only@9").
-    fn name(&self) -> &str;
-    /// What pgbench prints as "transaction type".
-    fn transaction_type(&self) -> &str;
-    /// Data blocks the data file must hold.
-    fn data_blocks(&self) -> u64;
-    /// Bytes of one full-page image.
-    fn full_page_image_bytes(&self) -> u32;
-    /// Bytes of a checkpoint record.
-    fn checkpoint_record_bytes(&self) -> u32;
-    /// Client round trip per statement.
-    fn round_trip(&self) -> Nanos;
-    /// CPU a backend spends on each data-file read it waits for.
-    fn read_cpu(&self) -> Nanos;
-    /// CPU a process spends on each data-file write.
-    fn write_cpu(&self) -> Nanos;
-    /// The client's CPU per statement.
-    fn client_cpu(&self) -> Nanos;
-    /// How a backend's CPU grows with the backends sharing the cores.
-    fn cpu_growth(&self) -> CpuGrowth;
-    /// The run models the client's threads, which spend `client_cpu`: it is
-    /// no longer part of each statement's CPU.
-    fn use_client_threads(&mut self);
-    /// The data blocks loading the data set writes last, as (first block,
-    /// blocks) runs in the order they are written: what the kernel's page
-    /// cache holds right after the load, the most recent last.
-    fn written_at_load(&self) -> Vec<(u64, u64)> {
-        Vec::new()
-    }
-    /// Write the steps of the next transaction into `out` (cleared first).
-    fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);
-    /// The workload and where its numbers come from, for reports.
-    fn describe(&self) -> serde_json::Value;
-    /// Each table's heap: name, first block, pages, rows (for vacuum).
-    fn tables(&self) -> Vec<TableHeap>;
-}
-
-/// Where a table's heap lies, for vacuum and dead-tuple accounting.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TableHeap {
-    pub name: String,
-    pub first: u64,
-    pub pages: u64,
-    pub rows: u64,
-}
-
 /// The built-in workloads, by pgbench's names.
 pub const BUILTIN: &[(&str, &str)] = &[
     ("tpcb-like", include_str!("../../workloads/tpcb-like.json")),
@@ -141,6 +72,8 @@ pub fn builtin(name: &str) -> Option<WorkloadSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::SimRng;
+    use crate::core::time::Nanos;
     use rand::SeedableRng;
 
     fn tpcb(scale: u64) -> Script {

@@ -4,14 +4,15 @@
 use anyhow::{Result, bail};
 use rand::RngExt;
 
+use super::QueryMode;
 use super::distribution::Sampler;
 use super::spec::{Access, WorkloadSpec};
-use super::{QueryMode, Step, Workload};
 use crate::core::SimRng;
 use crate::core::cpu::CpuGrowth;
 use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
 use crate::core::time::{Nanos, US};
+use crate::core::workload::{Step, TableHeap, Workload};
 
 /// A relation's place in the data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -704,10 +705,10 @@ impl Workload for Script {
         self.described.clone()
     }
 
-    fn tables(&self) -> Vec<super::TableHeap> {
+    fn tables(&self) -> Vec<TableHeap> {
         self.tables
             .iter()
-            .map(|t| super::TableHeap {
+            .map(|t| TableHeap {
                 name: t.name.clone(),
                 first: t.heap.first,
                 pages: t.heap.blocks,

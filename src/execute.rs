@@ -1,0 +1,296 @@
+//! Carrying out a [`RunPlan`] to its [`RunResult`]: on the device model in
+//! virtual time, or on the files on this disk (prepared and locked first,
+//! standbys' WAL files beside them). Prints only notices and -P lines; the
+//! report is the caller's.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::{Context, Result};
+
+use crate::core::config::CoreConfig;
+use crate::core::database::Database;
+use crate::core::io::PAGE_BYTES;
+use crate::core::workload::Workload;
+use crate::datafiles::{self, DataDir, Layout, Prepared};
+use crate::device::model::DeviceModel;
+use crate::device::profile::Profile;
+use crate::engine::Device;
+use crate::engine::driver::{self, Ending};
+use crate::engine::psync::PsyncDevice;
+use crate::engine::sim::SimDevice;
+use crate::engine::uring::UringDevice;
+use crate::error::Interrupted;
+use crate::output::progress_bar_wanted;
+use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for, load_profile};
+use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
+use crate::standby::StandbyDecl;
+
+/// Run the plan where it says; the result, and with --emulate the
+/// emulation's summary line.
+pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<(RunResult, Option<String>)> {
+    match plan.target.clone() {
+        Target::Model(profile) => Ok((model(plan, &profile, stop)?, None)),
+        Target::Disk(disk) => run(plan, &disk, stop),
+    }
+}
+
+/// The plan on the device model.
+fn model(plan: RunPlan, profile: &Profile, stop: &Arc<AtomicBool>) -> Result<RunResult> {
+    if !plan.quiet {
+        eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
+    }
+    let mut dev = sim_device(profile, &plan.cfg, &plan.standbys)?;
+    let mut info = run_info("model", &plan);
+    info.io_engine = format!("device model {}", profile.name);
+    info.data_io = "modelled".into();
+    info.device = Some(profile.to_json());
+    drive(plan, info, &mut dev, stop)
+}
+
+/// What a model plan runs, built but not started: the database and its
+/// simulated device (for benchmarks of the simulation itself).
+pub fn model_parts(plan: RunPlan) -> Result<(Database, SimDevice)> {
+    let Target::Model(profile) = &plan.target else {
+        anyhow::bail!("model_parts: the plan runs on the disk, not the device model");
+    };
+    let dev = sim_device(profile, &plan.cfg, &plan.standbys)?;
+    Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
+}
+
+/// The plan on the files on this disk.
+fn run(plan: RunPlan, disk: &Disk, stop: &Arc<AtomicBool>) -> Result<(RunResult, Option<String>)> {
+    let dd = &disk.data;
+    let quiet = plan.quiet;
+    let layout = layout_for(&plan.workload, plan.scale);
+    // Held to the end of the run: a second pgiosim on these files is refused.
+    let _held = datafiles::lock(dd)?;
+    let prepared =
+        datafiles::prepare_locked(dd, &layout, progress_bar_wanted(quiet), &_held, stop)?;
+    if stop.load(Ordering::Relaxed) {
+        return Err(
+            Interrupted("interrupted after preparing the data set, before the run".into()).into(),
+        );
+    }
+    if !quiet {
+        eprintln!(
+            "{}: {} (scale {}, {:.0} MB); seed {}",
+            dd.dir.display(),
+            prepared_word(prepared),
+            plan.scale,
+            (layout.data_blocks * PAGE_BYTES) as f64 / 1e6,
+            plan.cfg.seed
+        );
+    }
+    // Through the page cache, shared_buffers' memory must be taken from it
+    // as the postmaster takes it (see engine::shared_memory).
+    let _shared_buffers = if disk.buffered {
+        let held =
+            crate::engine::shared_memory::SharedMemory::hold(plan.settings.shared_buffers_bytes)?;
+        if !quiet {
+            eprintln!(
+                "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
+                 page cache has the room it would have",
+                crate::units::format_memory(held.len() as u64)
+            );
+        }
+        Some(held)
+    } else {
+        None
+    };
+    let standby_dirs = standby_dirs(&disk.standby_root, &plan.standbys);
+    for sd in &standby_dirs {
+        datafiles::prepare(sd, &standby_layout(), progress_bar_wanted(quiet))?;
+    }
+    // Each standby has one WAL I/O in flight at most.
+    let max_in_flight = plan.cfg.clients + 4 + plan.standbys.len() as u32;
+    let mut dev = open_device(disk, &layout, &standby_dirs, max_in_flight, quiet)?;
+    let mut emulation = None;
+    if let Some(arg) = &disk.emulate {
+        let (d, handle, profile) = crate::engine::emulate::wrap(dev, arg, plan.cfg.seed)?;
+        dev = d;
+        emulation = Some((handle, profile));
+    }
+    let mut info = run_info("run", &plan);
+    info.io_engine = dev.name().into();
+    info.data_io = if disk.buffered { "buffered" } else { "direct" }.into();
+    info.dir = dd.dir.display().to_string();
+    info.wal_dir = dd.wal_dir.display().to_string();
+    info.device = emulation.as_ref().map(|(_, p)| p.to_json());
+    let result = drive(plan, info, dev.as_mut(), stop)
+        .with_context(|| format!("run in {}", dd.dir.display()))?;
+    Ok((result, emulation.map(|(h, _)| h.stats().summary())))
+}
+
+/// Prepare (or check) the data set of `workload` at `scale` on `disk`.
+pub fn prepare(
+    disk: &DataDir,
+    workload: &dyn Workload,
+    scale: u64,
+    quiet: bool,
+    stop: &AtomicBool,
+) -> Result<Prepared> {
+    let layout = layout_for(workload, scale);
+    let held = datafiles::lock(disk)?;
+    datafiles::prepare_locked(disk, &layout, progress_bar_wanted(quiet), &held, stop)
+}
+
+/// What preparing did, in words.
+pub fn prepared_word(p: Prepared) -> &'static str {
+    match p {
+        Prepared::Reused => "data set already prepared, reused",
+        Prepared::Created => "data set prepared",
+    }
+}
+
+/// Prefix of a standby's directory under --standby-dir (or --dir).
+const STANDBY_DIR_PREFIX: &str = "standby-";
+
+/// Each standby's directory: `<root>/standby-<name>`, its WAL in `pg_wal`
+/// there.
+fn standby_dirs(root: &Path, decls: &[StandbyDecl]) -> Vec<DataDir> {
+    decls
+        .iter()
+        .map(|d| DataDir::new(&root.join(format!("{STANDBY_DIR_PREFIX}{}", d.name)), None))
+        .collect()
+}
+
+/// The standby directories `run` made in `dir` by default (for cleanup).
+pub fn default_standby_dirs(dir: &Path) -> Vec<DataDir> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<DataDir> = entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(STANDBY_DIR_PREFIX)
+                && e.file_type().is_ok_and(|t| t.is_dir())
+        })
+        .map(|e| DataDir::new(&e.path(), None))
+        .collect();
+    dirs.sort_by(|a, b| a.dir.cmp(&b.dir));
+    dirs
+}
+
+/// A standby's files: WAL segments like the primary's (and an empty data
+/// file, only a header: the standby's data pages are not modelled).
+fn standby_layout() -> Layout {
+    Layout {
+        data_blocks: 0,
+        wal_segments: WAL_SEGMENTS,
+        description: "standby WAL".into(),
+    }
+}
+
+/// Open the files (the primary's, then each standby's WAL) and build the
+/// device the plan asks for.
+pub fn open_device(
+    disk: &Disk,
+    layout: &Layout,
+    standbys: &[DataDir],
+    max_in_flight: u32,
+    quiet: bool,
+) -> Result<Box<dyn Device>> {
+    let open = || -> Result<datafiles::OpenFiles> {
+        let mut files = datafiles::open(&disk.data, layout, !disk.buffered)?;
+        for sd in standbys {
+            files.attach_standby(datafiles::open(sd, &standby_layout(), !disk.buffered)?);
+        }
+        Ok(files)
+    };
+    let files = open()?;
+    // One psync thread per possible outstanding I/O: every client, plus the
+    // checkpointer, bgwriter and the WAL flush.
+    let threads = max_in_flight as usize;
+    match disk.io_engine {
+        EngineChoice::Psync => Ok(Box::new(PsyncDevice::new(files, threads)?)),
+        EngineChoice::IoUring => Ok(Box::new(
+            UringDevice::new(files, max_in_flight).context("--io-engine io-uring")?,
+        )),
+        EngineChoice::Auto => match UringDevice::new(files, max_in_flight) {
+            Ok(d) => Ok(Box::new(d)),
+            Err(e) => {
+                if !quiet {
+                    eprintln!("notice: io_uring is not available ({e:#}); using the psync engine");
+                }
+                Ok(Box::new(PsyncDevice::new(open()?, threads)?))
+            }
+        },
+    }
+}
+
+/// The simulated device of `model`: the primary's, and each standby's
+/// WAL device (its device=, else the primary's profile), each seeded apart.
+fn sim_device(profile: &Profile, cfg: &CoreConfig, standbys: &[StandbyDecl]) -> Result<SimDevice> {
+    let mut dev = SimDevice::new(DeviceModel::new(profile, cfg.seed));
+    for (i, d) in standbys.iter().enumerate() {
+        let p = match &d.device {
+            Some(name) => {
+                load_profile(name).with_context(|| format!("standby {}: device={name}", d.name))?
+            }
+            None => profile.clone(),
+        };
+        dev.add_standby(DeviceModel::new(&p, cfg.seed.wrapping_add(1 + i as u64)));
+    }
+    Ok(dev)
+}
+
+/// The result's description of the run, but for the device's part.
+fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
+    let cfg = &plan.cfg;
+    RunInfo {
+        mode: mode.into(),
+        workload: plan.workload.name().into(),
+        transaction_type: plan.workload.transaction_type().into(),
+        clients: cfg.clients,
+        cpus: cfg.cpus,
+        threads_per_core: cfg.threads_per_core,
+        cpu_speed: cfg.cpu_speed,
+        query_mode: plan.protocol.name().into(),
+        jobs: cfg.client_threads,
+        client_rtt_us: plan.client_elsewhere.then(|| cfg.round_trip as f64 / 1e3),
+        duration_s: cfg.duration.map(|d| d as f64 / 1e9),
+        transactions_per_client: cfg.transactions_per_client,
+        scale: plan.scale,
+        io_engine: String::new(),
+        data_io: String::new(),
+        os_cache_bytes: cfg.os_cache_pages * PAGE_BYTES,
+        dir: String::new(),
+        wal_dir: String::new(),
+        seed: cfg.seed,
+        device: None,
+        timer_lag: None,
+    }
+}
+
+/// Drive the database on `dev` and build the result; prints only -P lines.
+fn drive<D: Device + ?Sized>(
+    plan: RunPlan,
+    info: RunInfo,
+    dev: &mut D,
+    stop: &Arc<AtomicBool>,
+) -> Result<RunResult> {
+    let mut info = info;
+    let mut db = Database::new(plan.cfg, Box::new(plan.workload));
+    let (ending, lag) = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
+        eprintln!("{}", text::progress_line(&p));
+    })?;
+    if info.mode == "run" {
+        info.timer_lag = Some(TimerLagFigures {
+            timers: lag.timers,
+            mean_us: lag.mean_us(),
+            p99_us: lag.quantile_us(0.99),
+            max_us: lag.max_us(),
+        });
+    }
+    let partial = ending == Ending::Interrupted;
+    Ok(RunResult::from_database(
+        &db,
+        info,
+        plan.settings.to_json(),
+        partial,
+    ))
+}

@@ -1,0 +1,455 @@
+//! What one `run` or `model` is, typed and checked, between the flags that
+//! describe it and the execution that carries it out ([`crate::execute`]).
+//!
+//! The command line (`cli`) and the grid of `sweep` both build a
+//! [`RunPlan`]: a [`Shape`] (the workload, scale, clients, duration, CPUs,
+//! ... as values, each flag already parsed), the PostgreSQL [`Settings`] and
+//! a [`Target`] (the device model or the files on this disk). Building the
+//! plan checks what only the whole run can check (jobs against clients,
+//! shared_buffers against backends, standbys against
+//! synchronous_standby_names) and maps the settings to the core's
+//! [`CoreConfig`]: that mapping is here, not in `cli`, because every way of
+//! making a run goes through it and it needs the workload's compiled CPU
+//! figures, not the flags.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::ValueEnum;
+
+use crate::core::config::{CoreConfig, WAL_FLUSH_CPU};
+use crate::core::io::PAGE_BYTES;
+use crate::core::time::{MS, Nanos, SEC, US};
+use crate::core::workload::Workload;
+use crate::datafiles::{DataDir, Layout};
+use crate::device::profile::Profile;
+use crate::error::{bad_input, usage};
+use crate::instance::Instance;
+use crate::settings::Settings;
+use crate::standby::StandbyDecl;
+use crate::workload::{QueryMode, Script, WorkloadSpec};
+
+/// WAL segment files in the ring (64 MiB): PostgreSQL recycles segments the
+/// same way, so the disk sees overwrites of preallocated files.
+pub const WAL_SEGMENTS: u32 = 4;
+
+/// Default duration when neither -T nor -t is given.
+pub const DEFAULT_DURATION: Nanos = 10 * SEC;
+
+/// Which I/O engine carries the requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum EngineChoice {
+    /// io_uring, falling back to psync when io_uring cannot be set up.
+    Auto,
+    /// io_uring only.
+    IoUring,
+    /// Threads doing pread/pwrite/fdatasync.
+    Psync,
+}
+
+/// How long a run lasts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    /// For this long (pgbench -T).
+    Duration(Nanos),
+    /// Until each client has run this many transactions (pgbench -t).
+    Transactions(u64),
+}
+
+/// A run's shape: everything its flags say but the settings and where it
+/// runs, each value parsed and checked on its own.
+#[derive(Debug, Clone)]
+pub struct Shape {
+    /// The workload(s) with their weights.
+    pub workload: Vec<(WorkloadSpec, f64)>,
+    /// pgbench scale factor.
+    pub scale: u64,
+    /// Concurrent clients.
+    pub clients: u32,
+    pub length: Length,
+    /// Transactions per second in all (pgbench -R); None: as fast as it goes.
+    pub rate: Option<f64>,
+    /// With a rate (pgbench -L): skip transactions this late.
+    pub latency_limit: Option<Nanos>,
+    /// vCPUs of the modelled server; None: this machine's.
+    pub cpus: Option<u32>,
+    /// Hardware threads per core; None: 1.
+    pub threads_per_core: Option<u32>,
+    /// Speed of one thread against the machine of the workload's figures.
+    pub cpu_speed: f64,
+    /// pgbench's query protocol (-M).
+    pub protocol: QueryMode,
+    /// The client on another host, this round trip away.
+    pub client_rtt: Option<Nanos>,
+    /// pgbench's worker threads on the database host (-j).
+    pub jobs: Option<u32>,
+    /// The modelled kernel page cache; None: none.
+    pub os_cache_bytes: Option<u64>,
+    /// The page cache starts as `pgbench -i` leaves it.
+    pub after_init: bool,
+    /// A progress line every this long (pgbench -P).
+    pub progress: Option<Nanos>,
+    /// Seed of the workload's random choices and of the device model.
+    pub seed: u64,
+    /// Streaming-replication standbys.
+    pub standbys: Vec<StandbyDecl>,
+    /// Print nothing but the report.
+    pub quiet: bool,
+}
+
+impl Shape {
+    /// `workload` at `scale` with every other value at its default, as if
+    /// no other flag were given.
+    pub fn new(workload: Vec<(WorkloadSpec, f64)>, scale: u64, seed: u64) -> Shape {
+        Shape {
+            workload,
+            scale,
+            clients: 1,
+            length: Length::Duration(DEFAULT_DURATION),
+            rate: None,
+            latency_limit: None,
+            cpus: None,
+            threads_per_core: None,
+            cpu_speed: 1.0,
+            protocol: QueryMode::Simple,
+            client_rtt: None,
+            jobs: None,
+            os_cache_bytes: None,
+            after_init: false,
+            progress: None,
+            seed,
+            standbys: Vec::new(),
+            quiet: false,
+        }
+    }
+
+    /// Fill in what a cloud server size gives where the flags did not say:
+    /// its vCPUs and threads per core, and a page cache of its RAM less
+    /// shared_buffers and the kernel's and backends' share. Returns the
+    /// page cache's derivation when it filled it in, for a notice.
+    pub fn apply_instance(&mut self, i: &Instance, settings: &Settings) -> Result<Option<String>> {
+        self.cpus.get_or_insert(i.vcpus);
+        self.threads_per_core.get_or_insert(i.threads_per_core);
+        if self.os_cache_bytes.is_some() {
+            return Ok(None);
+        }
+        let bytes = i
+            .page_cache_bytes(settings.shared_buffers_bytes)
+            .map_err(usage)?;
+        self.os_cache_bytes = Some(bytes);
+        let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+        Ok(Some(format!(
+            "page cache {} (RAM {} − shared_buffers {} − {} for the kernel and backends)",
+            gib(bytes),
+            gib(i.memory_bytes()),
+            gib(settings.shared_buffers_bytes),
+            gib(crate::instance::overhead_bytes(i.memory_bytes()))
+        )))
+    }
+}
+
+/// Where a run's I/O goes.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// The device model, in virtual time (`model`).
+    Model(Profile),
+    /// Real files on this disk (`run`).
+    Disk(Disk),
+}
+
+/// The files on this disk a `run` uses and how it reaches them.
+#[derive(Debug, Clone)]
+pub struct Disk {
+    /// The data file and WAL segments.
+    pub data: DataDir,
+    pub io_engine: EngineChoice,
+    /// Through the kernel page cache instead of O_DIRECT.
+    pub buffered: bool,
+    /// Shape every I/O like this device profile's disk (`--emulate`).
+    pub emulate: Option<String>,
+    /// Where each standby's directory is made.
+    pub standby_root: PathBuf,
+}
+
+/// One run, ready to execute: the settings, the compiled workload, the
+/// core's configuration and where it runs, all checked.
+pub struct RunPlan {
+    pub settings: Settings,
+    pub workload: Script,
+    pub cfg: CoreConfig,
+    /// A progress line every this long.
+    pub progress: Option<Nanos>,
+    pub scale: u64,
+    pub protocol: QueryMode,
+    /// The client's round trip was given (--client-rtt).
+    pub client_elsewhere: bool,
+    pub standbys: Vec<StandbyDecl>,
+    pub quiet: bool,
+    pub target: Target,
+}
+
+impl RunPlan {
+    /// Compile the workload, check the run as a whole and build the core's
+    /// configuration.
+    pub fn new(shape: Shape, settings: Settings, target: Target) -> Result<RunPlan> {
+        let mut workload = Script::mix(&shape.workload, shape.scale)?;
+        workload.use_query_mode(shape.protocol);
+        if let Some(rtt) = shape.client_rtt {
+            workload.client_elsewhere(rtt);
+        }
+        if shape.jobs.is_some() {
+            workload.use_client_threads();
+        }
+        if let Target::Disk(_) = target
+            && let Some(d) = shape.standbys.iter().find(|d| d.device.is_some())
+        {
+            return Err(usage(format!(
+                "standby {}: device= is for `model`; in `run` a standby's WAL goes to real files \
+                 in --standby-dir (put that on the disk the standby should have)",
+                d.name
+            )));
+        }
+        let cfg = core_config(&shape, &settings, &workload)?;
+        Ok(RunPlan {
+            settings,
+            workload,
+            cfg,
+            progress: shape.progress,
+            scale: shape.scale,
+            protocol: shape.protocol,
+            client_elsewhere: shape.client_rtt.is_some(),
+            standbys: shape.standbys,
+            quiet: shape.quiet,
+            target,
+        })
+    }
+}
+
+/// Resolve settings: defaults, then the config file, then each `--set`
+/// assignment.
+pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
+    let mut s = Settings::default();
+    if let Some(path) = config {
+        let ignored = s.apply_config_file(path).map_err(bad_input)?;
+        if !ignored.is_empty() && !quiet {
+            eprintln!(
+                "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
+                path.display(),
+                ignored.len(),
+                ignored.join(", ")
+            );
+        }
+    }
+    for a in sets {
+        s.set_assignment(a)
+            .map_err(|e| usage(format!("--set {a}: {e}")))?;
+    }
+    Ok(s)
+}
+
+/// The files a workload at `scale` needs.
+pub fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
+    Layout {
+        data_blocks: workload.data_blocks(),
+        wal_segments: WAL_SEGMENTS,
+        // The layout, not the workload's name: pgbench's built-ins and their
+        // mixes share one data set.
+        description: format!("scale {scale}, {} blocks", workload.data_blocks()),
+    }
+}
+
+/// Check the run as a whole and map the settings, the shape and the
+/// workload's figures to the core's configuration.
+fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<CoreConfig> {
+    let client_threads = match shape.jobs {
+        Some(j) if j > shape.clients => {
+            return Err(usage(format!(
+                "-j/--jobs {j}: more threads than the {} clients (pgbench refuses that too)",
+                shape.clients
+            )));
+        }
+        Some(j) => j,
+        None => 0,
+    };
+    if shape.clients == 0 {
+        return Err(usage(
+            "-c/--client: the number of clients must be at least 1",
+        ));
+    }
+    let (duration, transactions_per_client) = match shape.length {
+        Length::Duration(d) => (Some(d), None),
+        Length::Transactions(t) => (None, Some(t)),
+    };
+    let cpus = shape
+        .cpus
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let threads_per_core = shape.threads_per_core.unwrap_or(1);
+    if threads_per_core > 1 && !cpus.is_multiple_of(threads_per_core) {
+        return Err(usage(format!(
+            "--threads-per-core {threads_per_core}: --cpus {cpus} is not a whole number of cores \
+             of {threads_per_core} threads"
+        )));
+    }
+    let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
+    // PostgreSQL refuses to start with fewer than 2 buffers per connection
+    // (check in postmaster: "shared_buffers must be at least twice max_connections").
+    let backends = shape.clients as u64 + 3;
+    if (nbuffers as u64) < 2 * backends {
+        return Err(usage(format!(
+            "shared_buffers = {} is too small for {} clients: PostgreSQL needs at least 2 buffers per backend, i.e. {} here",
+            crate::units::format_memory(s.shared_buffers_bytes),
+            shape.clients,
+            crate::units::format_memory(2 * backends * PAGE_BYTES)
+        )));
+    }
+    let os_cache_pages = shape.os_cache_bytes.unwrap_or(0) / PAGE_BYTES;
+    if shape.after_init && os_cache_pages == 0 {
+        return Err(usage(
+            "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",
+        ));
+    }
+    let autovacuum_cost_limit = match s.autovacuum_vacuum_cost_limit {
+        -1 => s.vacuum_cost_limit,
+        n => n as u32,
+    };
+    let autovacuum_cost_delay_ms = match s.autovacuum_vacuum_cost_delay_ms {
+        -1 => s.vacuum_cost_delay_ms,
+        n => n as u64,
+    };
+    Ok(CoreConfig {
+        rate: shape.rate,
+        latency_limit: shape.latency_limit,
+        autovacuum: s.autovacuum,
+        autovacuum_naptime: s.autovacuum_naptime_s * SEC,
+        autovacuum_cost_limit,
+        autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
+        vacuum_table: None,
+        vacuum_cost_limit: s.vacuum_cost_limit,
+        vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
+        clients: shape.clients,
+        cpus,
+        threads_per_core,
+        cpu_speed: shape.cpu_speed,
+        duration,
+        transactions_per_client,
+        seed: shape.seed,
+        nbuffers,
+        wal_buffers_bytes: s.wal_buffers_effective_bytes(),
+        synchronous_commit: s.synchronous_commit,
+        replication: crate::standby::replication_config(
+            &shape.standbys,
+            s,
+            shape.seed,
+            WAL_SEGMENTS,
+        )
+        .map_err(|e| usage(format!("{e:#}")))?,
+        commit_delay: s.commit_delay_us * US,
+        commit_siblings: s.commit_siblings,
+        full_page_writes: s.full_page_writes,
+        checkpoint_timeout: s.checkpoint_timeout_s * SEC,
+        checkpoint_completion_target: s.checkpoint_completion_target,
+        checkpoint_segments: s.checkpoint_segments(),
+        bgwriter_delay: s.bgwriter_delay_ms * MS,
+        bgwriter_lru_maxpages: s.bgwriter_lru_maxpages,
+        bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
+        wal_writer_delay: s.wal_writer_delay_ms * MS,
+        os_cache_pages,
+        os_cache_after_load: shape.after_init,
+        wal_segments: WAL_SEGMENTS,
+        round_trip: workload.round_trip(),
+        read_cpu: workload.read_cpu(),
+        write_cpu: workload.write_cpu(),
+        cpu_growth: workload.cpu_growth(),
+        client_threads,
+        client_cpu: workload.client_cpu(),
+        wal_flush_cpu: WAL_FLUSH_CPU,
+        backend_flush_after: s.backend_flush_after_bytes,
+        bgwriter_flush_after: s.bgwriter_flush_after_bytes,
+        checkpoint_flush_after: s.checkpoint_flush_after_bytes,
+    })
+}
+
+/// The preset `--instance NAME` names.
+pub fn instance_preset(name: Option<&str>) -> Result<Option<&'static Instance>> {
+    match name {
+        None => Ok(None),
+        Some(name) => Ok(Some(crate::instance::lookup(name).ok_or_else(|| {
+            usage(format!(
+                "--instance {name}: not a preset; see `pgiosim instances` (e.g. m6id.4xlarge, \
+                 r6i.2xlarge, Standard_D16s_v5, n2-standard-16)"
+            ))
+        })?)),
+    }
+}
+
+/// The device `model` runs on: --device, resolved against --instance.
+pub fn model_device(
+    device: Option<&str>,
+    inst: Option<&'static Instance>,
+    quiet: bool,
+) -> Result<Profile> {
+    use crate::device::profile::INSTANCE_STORE;
+    let Some(i) = inst else {
+        return load_profile(device.unwrap_or("nvme"));
+    };
+    let store = || {
+        let base = Profile::shipped("nvme").expect("nvme is shipped");
+        i.store_profile(&base).ok_or_else(|| {
+            usage(format!(
+                "--instance {}: has no instance store; give --device, e.g. gp3 or \
+                 gp3:iops=6000,mibps=250 for an EBS volume",
+                i.name
+            ))
+        })
+    };
+    match device {
+        None | Some(INSTANCE_STORE) => store(),
+        // Another size's store, or the store named by its size: no volume
+        // limits apply to a local disk.
+        Some(d) if d.starts_with("instance-store:") || crate::instance::lookup(d).is_some() => {
+            load_profile(d)
+        }
+        Some(d) => {
+            let p = load_profile(d)?;
+            match crate::device::provisioned::provider_of(d) {
+                Some(prov) if prov == i.provider.name() => Ok(i.limit_volume(&p)),
+                Some(prov) => Err(usage(format!(
+                    "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
+                     volume of the same provider",
+                    i.name,
+                    i.provider.name()
+                ))),
+                None => {
+                    if !quiet {
+                        eprintln!(
+                            "notice: --device {d} is not one of {}'s volume types: the \
+                             instance's volume limits are not applied to it",
+                            i.provider.name()
+                        );
+                    }
+                    Ok(p)
+                }
+            }
+        }
+    }
+}
+
+/// A shipped profile by name, or a profile JSON by path.
+pub fn load_profile(name_or_path: &str) -> Result<Profile> {
+    if let Some(p) = Profile::lookup(name_or_path) {
+        return p.map_err(|e| usage(format!("--device {name_or_path}: {e}")));
+    }
+    let path = Path::new(name_or_path);
+    if path.exists() {
+        return Profile::load(path);
+    }
+    let names: Vec<String> = crate::device::profile::shipped()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    Err(usage(format!(
+        "--device {name_or_path}: no such shipped profile or file; shipped: {}{}",
+        names.join(", "),
+        crate::device::profile::did_you_mean(name_or_path)
+    )))
+}
