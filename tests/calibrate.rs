@@ -306,7 +306,7 @@ fn from_fio_refuses_what_is_not_fio_output() {
 
 fn bad_profile(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf {
     let mut v: Value =
-        serde_json::from_str(include_str!("../src/device/profiles/this-vm.json")).unwrap();
+        serde_json::from_str(include_str!("../examples/devices/this-vm.json")).unwrap();
     edit(&mut v);
     let p = dir.join(name);
     std::fs::write(&p, v.to_string()).unwrap();

@@ -28,13 +28,28 @@ use std::collections::BinaryHeap;
 
 use super::time::{Nanos, US};
 
-/// EEVDF's base slice: 0.7 ms scaled by 1 + log2 of the core count (two
-/// here), Linux's default (`sysctl_sched_base_slice`, SCHED_TUNABLESCALING_LOG).
-pub const SLICE: Nanos = 1_400 * US;
+/// EEVDF's base slice before it is scaled to the CPU count: Linux's
+/// `normalized_sysctl_sched_base_slice` (kernel/sched/fair.c), 0.70 ms
+/// since commit 2ae891b826958 (6.15, and the 6.6 and 6.12 stable series;
+/// 0.75 ms before), which this machine's 6.18 runs.
+pub const BASE_SLICE: Nanos = 700 * US;
+
+/// The slice Linux gives a task on `cpus` logical CPUs:
+/// `sysctl_sched_base_slice` = [`BASE_SLICE`] × (1 + ilog2(min(cpus, 8))),
+/// the SCHED_TUNABLESCALING_LOG default of fair.c's
+/// `get_update_sysctl_factor` (`num_online_cpus()`, so vCPUs, not
+/// physical cores). 0.7 ms on 1 CPU, 1.4 ms on 2-3, 2.1 ms on 4-7, 2.8 ms
+/// from 8 up.
+pub fn base_slice(cpus: u32) -> Nanos {
+    let factor = 1 + cpus.clamp(1, 8).ilog2();
+    BASE_SLICE * Nanos::from(factor)
+}
 
 /// The most CPU a sleeper may be owed when it wakes: twice its slice
 /// (`update_entity_lag`).
-pub const LAG_LIMIT: Nanos = 2 * SLICE;
+pub fn lag_limit(slice: Nanos) -> Nanos {
+    2 * slice
+}
 
 /// How a burst's CPU grows with the backends sharing the cores.
 ///
@@ -213,6 +228,10 @@ impl CpuShape {
 #[derive(Debug)]
 pub struct Cpu {
     cores: u32,
+    /// Every task's slice ([`base_slice`] of the vCPUs) and the lag a
+    /// sleeper keeps ([`lag_limit`] of it).
+    slice: Nanos,
+    lag_limit: Nanos,
     /// Bursts beyond this many on the cores share a physical core with
     /// another (Linux places a waking task on an idle core before an idle
     /// sibling thread: select_idle_core before select_idle_cpu).
@@ -257,8 +276,11 @@ impl Cpu {
     pub fn with_shape(shape: CpuShape) -> Self {
         assert!(shape.vcpus > 0 && shape.speed > 0.0 && shape.threads_per_core > 0);
         let smt = shape.threads_per_core > 1;
+        let slice = base_slice(shape.vcpus);
         Cpu {
             cores: shape.vcpus,
+            slice,
+            lag_limit: lag_limit(slice),
             physical: if smt {
                 shape.physical_cores()
             } else {
@@ -278,7 +300,7 @@ impl Cpu {
             sum_starts: 0,
             sum_vruntime: 0,
             runnable: 0,
-            idle_average: LAG_LIMIT,
+            idle_average: lag_limit(slice),
             busy_ns: 0,
         }
     }
@@ -323,13 +345,14 @@ impl Cpu {
     }
 
     /// `id` wakes. Owed CPU when it slept, it joins the runnable at the
-    /// average less what it was owed (up to `LAG_LIMIT`), with a fresh
+    /// average less what it was owed (up to its lag limit), with a fresh
     /// slice. Having had more than its share, it never really left
     /// (DELAY_DEQUEUE keeps it queued until it is eligible): it comes back
     /// with its virtual runtime and deadline if the average has not caught
     /// up with it yet, or at the average with a fresh slice if it has.
     fn wake(&mut self, now: Nanos, id: u32) {
         let avg = self.average(now);
+        let slice = self.slice;
         let t = self.task(id);
         let v = if t.lag >= 0 {
             Some(avg.saturating_sub(t.lag as Nanos))
@@ -340,7 +363,7 @@ impl Cpu {
         };
         if let Some(v) = v {
             t.vruntime = v;
-            t.deadline = v + SLICE;
+            t.deadline = v + slice;
             t.slice_used = false;
         }
         let v = t.vruntime;
@@ -371,11 +394,12 @@ impl Cpu {
     /// renewed.
     fn start(&mut self, now: Nanos, id: u32, demand: Nanos) -> Nanos {
         let demand = self.wall(demand);
+        let slice = self.slice;
         let t = self.task(id);
         t.vruntime += demand;
         t.slice_used = t.vruntime >= t.deadline;
         if t.slice_used {
-            t.deadline = t.vruntime + SLICE;
+            t.deadline = t.vruntime + slice;
         }
         t.burst = (now, demand);
         self.bursts += 1;
@@ -436,9 +460,10 @@ impl Cpu {
         assert!(self.busy > 0, "release of an idle core");
         self.stop(id);
         let avg = self.average(now);
+        let limit = self.lag_limit as i64;
         let t = self.task(id);
         let v = t.vruntime;
-        t.lag = (avg as i64 - v as i64).clamp(-(LAG_LIMIT as i64), LAG_LIMIT as i64);
+        t.lag = (avg as i64 - v as i64).clamp(-limit, limit);
         self.sum_vruntime -= v;
         self.runnable -= 1;
         if self.runnable == 0 {
@@ -640,8 +665,8 @@ mod tests {
     #[test]
     fn a_sleeper_that_had_more_comes_back_behind_by_no_more_than_the_lag_limit() {
         let mut c = one_ran_ahead();
-        // What 1 had beyond the others is kept only up to LAG_LIMIT.
-        assert_eq!(c.task(1).lag, -(LAG_LIMIT as i64));
+        // What 1 had beyond the others is kept only up to the lag limit.
+        assert_eq!(c.task(1).lag, -(lag_limit(base_slice(1)) as i64));
         assert_eq!(c.task(0).lag, 0);
         // 2 (new) runs a long time; 1 and 0 wake meanwhile, 1 first: 0 runs
         // before 1, which had had more.
@@ -650,6 +675,25 @@ mod tests {
         assert_eq!(c.request(13 * MS, 0, MS), None);
         assert_eq!(c.release(61 * MS, 2), Some((0, 62 * MS)));
         assert_eq!(c.release(62 * MS, 0), Some((1, 63 * MS)));
+    }
+
+    #[test]
+    fn the_slice_grows_with_the_log_of_the_cpus_up_to_eight_as_linux_s() {
+        // 2ae891b826958's table: 0.70 ms for 1 CPU, 1.40 up to 3, 2.10 up
+        // to 7, 2.8 for 8 and above.
+        for (cpus, us) in [(1, 700), (2, 1_400), (3, 1_400), (4, 2_100), (7, 2_100)] {
+            assert_eq!(base_slice(cpus), us * US, "{cpus} CPUs");
+        }
+        for cpus in [8, 16, 64, 192] {
+            assert_eq!(base_slice(cpus), 2_800 * US, "{cpus} CPUs");
+        }
+        // A scheduler takes its slice from its vCPUs, hyperthreads counted.
+        let c = Cpu::with_shape(CpuShape {
+            vcpus: 4,
+            threads_per_core: 2,
+            speed: 1.0,
+        });
+        assert_eq!((c.slice, c.lag_limit), (2_100 * US, 4_200 * US));
     }
 
     #[test]
@@ -664,9 +708,9 @@ mod tests {
             now = f;
             bursts += 1;
         }
-        // It used up its 1.4 ms slice (14 bursts of 100 us, the first
-        // included), then 1 is due first.
-        assert_eq!(bursts, 13);
+        // It used up its slice, 0.7 ms on one CPU (7 bursts of 100 us, the
+        // first included), then 1 is due first.
+        assert_eq!(bursts, 6);
         assert_eq!(c.preempt(now, 0, 100 * US), Some((1, now + 10 * US)));
         assert_eq!(c.release(now + 10 * US, 1), Some((0, now + 110 * US)));
     }

@@ -423,7 +423,11 @@ mod tests {
         // design.md: 80-95k IOPS with two fio jobs at QD32; one submitter
         // (calibrate's io_uring, fio libaio) saw 68-71k at QD64 here, and
         // 48-55k at QD8.
-        let vm = Profile::shipped("this-vm").unwrap();
+        let vm = Profile::from_json(
+            include_str!("../../examples/devices/this-vm.json"),
+            "this-vm.json",
+        )
+        .unwrap();
         let iops = read_iops(&vm, 64, SEED);
         assert!(
             (68_000.0..=95_000.0).contains(&iops),
@@ -440,7 +444,11 @@ mod tests {
             1e6 / 142.0,
             0.05,
         );
-        let capped = Profile::shipped("this-vm-gp3cap").unwrap();
+        let capped = Profile::from_json(
+            include_str!("../../examples/devices/this-vm-gp3cap.json"),
+            "this-vm-gp3cap.json",
+        )
+        .unwrap();
         within(
             "this-vm-gp3cap QD1 fsync'd writes/s",
             qd1_flush_rate(&capped, SEED),

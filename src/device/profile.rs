@@ -291,11 +291,6 @@ const SHIPPED: &[(&str, &str)] = &[
         include_str!("profiles/network-plp-budget.json"),
     ),
     ("budget-ssd", include_str!("profiles/budget-ssd.json")),
-    ("this-vm", include_str!("profiles/this-vm.json")),
-    (
-        "this-vm-gp3cap",
-        include_str!("profiles/this-vm-gp3cap.json"),
-    ),
 ];
 
 /// Every shipped profile, in a fixed order (fastest local disk first).

@@ -721,7 +721,11 @@ mod tests {
     fn a_profile_like_the_local_disk_is_delivered_like_it() {
         // The "local disk" is the model of a profile; emulate that same
         // profile: matched draws neither slow it down nor count it late.
-        let p = Profile::shipped("this-vm").unwrap();
+        let p = Profile::from_json(
+            include_str!("../../examples/devices/this-vm.json"),
+            "this-vm.json",
+        )
+        .unwrap();
         let inner = SimDevice::new(DeviceModel::new(&p, 1));
         let mut dev = EmulatedDevice::new(Box::new(inner), &p, 2);
         let n = 20_000;

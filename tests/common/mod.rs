@@ -44,3 +44,13 @@ pub fn skip(reason: &str) {
     );
     eprintln!("SKIP: {reason}");
 }
+
+/// Path of an example device profile under `examples/devices/` (a disk
+/// measured on one machine, not shipped), for `--device FILE`.
+#[allow(dead_code)]
+pub fn example_device(name: &str) -> String {
+    format!(
+        "{}/examples/devices/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}

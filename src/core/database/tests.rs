@@ -21,6 +21,8 @@ use crate::engine::driver::drive_observed;
 use crate::engine::sim::SimDevice;
 use crate::workload::{Script, builtin};
 
+mod invariants;
+
 /// Device latencies for the fake disk.
 #[derive(Clone, Copy)]
 struct Lat {
