@@ -801,6 +801,7 @@ fn core_config(
             WAL_SEGMENTS,
         )
         .map_err(|e| usage(format!("{e:#}")))?,
+        archive: None,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,
         full_page_writes: s.full_page_writes,
