@@ -19,6 +19,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
+use crate::core::archive::ArchiveMode;
 use crate::core::replication::{StandbyNames, SynchronousCommit};
 
 /// PostgreSQL's data page size (`BLCKSZ`).
@@ -116,6 +117,12 @@ pub struct Settings {
     pub autovacuum_vacuum_cost_limit: i64,
     /// 1s..2147483s, default 1min: how often autovacuum looks for work.
     pub autovacuum_naptime_s: u64,
+    /// off | on | always (also booleans), default off: WAL archiving with
+    /// the target of --archive.
+    pub archive_mode: ArchiveMode,
+    /// 0..1073741823 s, default 0 (never): force a segment switch after
+    /// this long, if WAL was written.
+    pub archive_timeout_s: u64,
 }
 
 impl Default for Settings {
@@ -147,6 +154,8 @@ impl Default for Settings {
             autovacuum_vacuum_cost_delay_ms: 2,
             autovacuum_vacuum_cost_limit: -1,
             autovacuum_naptime_s: 60,
+            archive_mode: ArchiveMode::Off,
+            archive_timeout_s: 0,
         }
     }
 }
@@ -263,6 +272,8 @@ impl Settings {
         "autovacuum_vacuum_cost_limit",
         "autovacuum_naptime",
         "synchronous_standby_names",
+        "archive_mode",
+        "archive_timeout",
     ];
 
     /// Set one setting from its postgresql.conf text, e.g.
@@ -410,6 +421,12 @@ impl Settings {
     pub fn to_display(&self) -> Vec<(&'static str, String)> {
         SPECS
             .iter()
+            // Archiving's settings show only when it is on, so results of
+            // runs without it read as before.
+            .filter(|spec| {
+                self.archive_mode != ArchiveMode::Off
+                    || !matches!(spec.id, Id::ArchiveMode | Id::ArchiveTimeout)
+            })
             .map(|spec| {
                 let shown = match spec.id {
                     Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
@@ -448,6 +465,10 @@ impl Settings {
                     Id::AutovacuumVacuumCostLimit => self.autovacuum_vacuum_cost_limit.to_string(),
                     Id::AutovacuumNaptime => {
                         format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
+                    }
+                    Id::ArchiveMode => self.archive_mode.name().to_string(),
+                    Id::ArchiveTimeout => {
+                        format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
                     }
                 };
                 (spec.name, shown)
@@ -525,6 +546,8 @@ impl Settings {
                 self.autovacuum_vacuum_cost_limit = v;
             }
             (Id::AutovacuumNaptime, Parsed::Int(v)) => self.autovacuum_naptime_s = unsigned(v),
+            (Id::ArchiveMode, Parsed::ArchiveMode(m)) => self.archive_mode = m,
+            (Id::ArchiveTimeout, Parsed::Int(v)) => self.archive_timeout_s = unsigned(v),
             (id, value) => unreachable!("{id:?} cannot hold {value:?}"),
         }
     }
@@ -560,6 +583,8 @@ enum Id {
     AutovacuumVacuumCostLimit,
     AutovacuumNaptime,
     SynchronousStandbyNames,
+    ArchiveMode,
+    ArchiveTimeout,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -589,6 +614,8 @@ enum Kind {
     SynchronousCommit,
     /// synchronous_standby_names: syncrep_gram.y's grammar.
     StandbyNames,
+    /// archive_mode: off, on, always.
+    ArchiveMode,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -605,6 +632,7 @@ enum Parsed {
     Real(f64),
     Bool(bool),
     SyncCommit(SynchronousCommit),
+    ArchiveMode(ArchiveMode),
     /// A string setting, as written (already checked).
     Text(String),
 }
@@ -626,7 +654,7 @@ const MICROSECONDS: Unit = Unit::Micros(1);
 const MIN_WAL_SIZE_MB: i64 = (2 * WAL_SEGMENT_BYTES / MB) as i64;
 
 /// PostgreSQL 15's definitions (guc.c `ConfigureNames*`), in [`Settings::NAMES`] order.
-const SPECS: [Spec; 25] = [
+const SPECS: [Spec; 27] = [
     Spec {
         id: Id::SharedBuffers,
         name: "shared_buffers",
@@ -832,6 +860,20 @@ const SPECS: [Spec; 25] = [
         name: "synchronous_standby_names",
         kind: Kind::StandbyNames,
     },
+    Spec {
+        id: Id::ArchiveMode,
+        name: "archive_mode",
+        kind: Kind::ArchiveMode,
+    },
+    Spec {
+        id: Id::ArchiveTimeout,
+        name: "archive_timeout",
+        kind: Kind::Int {
+            unit: SECONDS,
+            min: 0,
+            max: INT_MAX / 2,
+        },
+    },
 ];
 
 /// A millisecond setting that may be -1, as SHOW prints it ("2ms", "-1", "0").
@@ -860,6 +902,9 @@ impl Spec {
             Kind::Bool => parse_bool(text).map(Parsed::Bool).ok_or_else(bad),
             Kind::SynchronousCommit => parse_synchronous_commit(text)
                 .map(Parsed::SyncCommit)
+                .ok_or_else(bad),
+            Kind::ArchiveMode => parse_archive_mode(text)
+                .map(Parsed::ArchiveMode)
                 .ok_or_else(bad),
             Kind::StandbyNames => match StandbyNames::parse(text) {
                 Ok(_) => Ok(Parsed::Text(text.to_string())),
@@ -913,7 +958,7 @@ impl Spec {
                 };
                 (min_text, with_approximation(unit, max))
             }
-            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames => {
+            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames | Kind::ArchiveMode => {
                 (String::new(), String::new())
             }
         }
@@ -925,6 +970,9 @@ impl Spec {
             Kind::SynchronousCommit => {
                 "one of on, off, local, remote_write, remote_apply (or a boolean: true, false, yes, no, 1, 0)"
                     .to_string()
+            }
+            Kind::ArchiveMode => {
+                "one of off, on, always (or a boolean: true, false, yes, no, 1, 0)".to_string()
             }
             Kind::StandbyNames => "a list of standby names as PostgreSQL takes it: \
                  'ANY 1 (s1, s2)', 'FIRST 2 (s1, s2, s3)', '2 (s1, s2)', 's1, s2' or '*'"
@@ -1221,6 +1269,26 @@ fn parse_synchronous_commit(text: &str) -> Option<SynchronousCommit> {
         .iter()
         .find(|(name, _)| name.eq_ignore_ascii_case(text))
         .map(|(_, waits)| *waits)
+}
+
+/// `archive_mode_options` (xlog.c): exact names, case-insensitive; the
+/// booleans mean on and off.
+fn parse_archive_mode(text: &str) -> Option<ArchiveMode> {
+    const OPTIONS: [(&str, ArchiveMode); 9] = [
+        ("always", ArchiveMode::Always),
+        ("on", ArchiveMode::On),
+        ("off", ArchiveMode::Off),
+        ("true", ArchiveMode::On),
+        ("false", ArchiveMode::Off),
+        ("yes", ArchiveMode::On),
+        ("no", ArchiveMode::Off),
+        ("1", ArchiveMode::On),
+        ("0", ArchiveMode::Off),
+    ];
+    OPTIONS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, mode)| *mode)
 }
 
 /// C's `isspace` in the "C" locale.
@@ -2849,6 +2917,34 @@ mod tests {
     }
 
     #[test]
+    fn archive_mode_and_timeout_take_postgresqls_values_and_show_only_when_on() {
+        assert_eq!(
+            with("archive_mode", "always").archive_mode,
+            ArchiveMode::Always
+        );
+        assert_eq!(with("archive_mode", "ON").archive_mode, ArchiveMode::On);
+        assert_eq!(with("archive_mode", "yes").archive_mode, ArchiveMode::On);
+        assert_eq!(with("archive_mode", "0").archive_mode, ArchiveMode::Off);
+        assert!(
+            err("archive_mode", "sometimes")
+                .to_string()
+                .contains("always")
+        );
+        assert_eq!(with("archive_timeout", "60").archive_timeout_s, 60);
+        assert_eq!(with("archive_timeout", "5min").archive_timeout_s, 300);
+        assert!(matches!(
+            err("archive_timeout", "-1"),
+            SettingError::OutOfRange { .. }
+        ));
+        let off = Settings::default().to_display();
+        assert!(!off.iter().any(|(n, _)| n.starts_with("archive_")));
+        let mut on = with("archive_mode", "on");
+        on.set("archive_timeout", "1min").unwrap();
+        assert_eq!(shown(&on, "archive_mode"), "on");
+        assert_eq!(shown(&on, "archive_timeout"), "1min");
+    }
+
+    #[test]
     fn synchronous_standby_names_takes_postgresqls_grammar() {
         let s = with("synchronous_standby_names", "'ANY 1 (s1, s2)'");
         assert_eq!(s.synchronous_standby_names, "ANY 1 (s1, s2)");
@@ -2982,7 +3078,8 @@ mod tests {
     fn json_is_an_object_of_display_strings() {
         let json = with("shared_buffers", "16GB").to_json();
         let object = json.as_object().expect("an object");
-        assert_eq!(object.len(), Settings::NAMES.len());
+        // archive_mode and archive_timeout show only with archiving on.
+        assert_eq!(object.len(), Settings::NAMES.len() - 2);
         assert_eq!(object["shared_buffers"], "16GB");
         assert_eq!(object["wal_buffers"], "16MB");
         assert_eq!(object["checkpoint_timeout"], "5min");
@@ -3497,14 +3594,16 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..15, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..16, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 15);
+            prop_assert_eq!(settings_with_units.len(), 16);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
-            let set = with(name, &base.to_string());
+            // archive_mode on, so that archive_timeout shows.
+            let mut set = with("archive_mode", "on");
+            set.set(name, &base.to_string()).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let display = shown(&set, name);
-            let mut again = Settings::default();
+            let mut again = with("archive_mode", "on");
             again.set(name, &display).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(&again, &set, "{} = {} shown as {}", name, base, display);
             prop_assert_eq!(shown(&again, name), display);
