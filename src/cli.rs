@@ -329,7 +329,8 @@ pub struct WorkloadArgs {
     /// max_wal_size, min_wal_size, checkpoint_completion_target,
     /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
     /// wal_writer_delay, wal_writer_flush_after, autovacuum,
-    /// synchronous_standby_names (with --standby).
+    /// synchronous_standby_names (with --standby), archive_mode and
+    /// archive_timeout (with --archive).
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
     /// Read settings from a postgresql.conf, following its include,
@@ -416,6 +417,20 @@ pub struct WorkloadArgs {
     /// Read standbys from FILE: one --standby SPEC per line, # comments.
     #[arg(long, value_name = "FILE")]
     pub standby_file: Option<PathBuf>,
+    /// The WAL archive, with --set archive_mode=on: a named target (s3:
+    /// 150 ms and 50 MB/s per segment push, one at a time as
+    /// archive_command does; local: a second local disk, a guess), the
+    /// same with overrides (s3,parallel=8, as pgBackRest's async push or
+    /// WAL-G do), or latency=DURATION,throughput=RATE[,parallel=N]. Each
+    /// completed 16 MiB segment is pushed in order, taking latency plus its
+    /// size at throughput; the report says whether archiving keeps up with
+    /// the WAL, the backlog over the run (pg_wal grows by it) and the RPO
+    /// it implies, and warns when the backlog grows. archive_timeout
+    /// (--set archive_timeout=60) forces a switch to a new segment. The
+    /// upload is modelled time in `run` too; its read of pg_wal is not
+    /// modelled.
+    #[arg(long, value_name = "TARGET")]
+    pub archive: Option<String>,
 }
 
 /// Flags of `run`.
@@ -710,6 +725,7 @@ impl WorkloadArgs {
             progress,
             seed: self.seed.unwrap_or_else(rand::random),
             standbys,
+            archive: self.archive.clone(),
             quiet: self.quiet,
         })
     }

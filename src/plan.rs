@@ -93,6 +93,9 @@ pub struct Shape {
     pub seed: u64,
     /// Streaming-replication standbys.
     pub standbys: Vec<StandbyDecl>,
+    /// The WAL archive's target as given to --archive (read with the
+    /// settings: archive_mode must agree).
+    pub archive: Option<String>,
     /// Print nothing but the report.
     pub quiet: bool,
 }
@@ -119,6 +122,7 @@ impl Shape {
             progress: None,
             seed,
             standbys: Vec::new(),
+            archive: None,
             quiet: false,
         }
     }
@@ -343,6 +347,8 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             WAL_SEGMENTS,
         )
         .map_err(|e| usage(format!("{e:#}")))?,
+        archive: crate::archive::archive_config(shape.archive.as_deref(), s)
+            .map_err(|e| usage(format!("{e:#}")))?,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,
         full_page_writes: s.full_page_writes,

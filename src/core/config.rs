@@ -1,5 +1,6 @@
 //! What the core needs to know about a run, in its own units.
 
+use super::archive::ArchiveConfig;
 use super::cpu::CpuGrowth;
 use super::replication::{ReplicationConfig, SynchronousCommit};
 use super::time::{Nanos, US};
@@ -43,6 +44,8 @@ pub struct CoreConfig {
     pub synchronous_commit: SynchronousCommit,
     /// Streaming replication to standbys, if any.
     pub replication: Option<ReplicationConfig>,
+    /// WAL archiving (archive_mode on or always), if any.
+    pub archive: Option<ArchiveConfig>,
     /// commit_delay.
     pub commit_delay: Nanos,
     /// commit_siblings.

@@ -14,6 +14,7 @@ use rustc_hash::FxHashMap as HashMap;
 use rand::SeedableRng;
 
 use super::SimRng;
+use super::archive::{ArchiveAction, ArchiveTimer, Archiver};
 use super::bgwriter::BgWriter;
 use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
@@ -222,6 +223,8 @@ enum Timer {
     VacuumWake,
     /// Streaming replication's network, walreceivers and replay.
     Repl(ReplTimer),
+    /// The archiver's pushes and the archive_timeout check.
+    Archive(ArchiveTimer),
     End,
 }
 
@@ -284,6 +287,8 @@ pub struct Database {
     repl: Option<Replication>,
     /// Backends the standbys just released (reused buffer).
     released: Vec<u32>,
+    /// The WAL archiver, with archive_mode on.
+    archiver: Option<Archiver>,
     locks: RowLocks,
     cpu: Cpu,
     os_cache: OsCache,
@@ -386,6 +391,7 @@ impl Database {
             ),
             repl: cfg.replication.as_ref().map(Replication::new),
             released: Vec::new(),
+            archiver: cfg.archive.clone().map(Archiver::new),
             locks: RowLocks::new(),
             cpu: Cpu::with_shape(CpuShape {
                 vcpus: cfg.cpus,
@@ -806,6 +812,9 @@ impl Database {
             // XLogFlush wakes the walsenders (WalSndWakeupProcessRequests).
             r.handle_local_flush(now, self.wal.flushed_lsn());
         }
+        if flush_ended && let Some(a) = &mut self.archiver {
+            a.handle_flushed(now, self.wal.flushed_lsn());
+        }
         for w in woken.drain(..) {
             self.wal_flushed_for(now, w);
         }
@@ -899,6 +908,9 @@ impl Database {
         }
         self.finished = true;
         self.end = Some(now);
+        if let Some(a) = &mut self.archiver {
+            a.finish(now);
+        }
         // Requests never handed out will never complete: forget them.
         while let Some(r) = self.requests.pop_front() {
             self.io[r.token as usize] = None;
@@ -1051,6 +1063,11 @@ impl Database {
                     r.handle_timer(now, t);
                 }
             }
+            Timer::Archive(t) => {
+                if let Some(a) = &mut self.archiver {
+                    a.handle_timer(now, t, self.wal.insert_lsn());
+                }
+            }
             Timer::End => self.finish(now),
         }
     }
@@ -1074,6 +1091,7 @@ impl Database {
             {
                 self.checkpointer_step(now);
             }
+            self.pump_archive();
             self.pump_wal(now);
             self.pump_replication(now);
             if self.ready.is_empty() {
@@ -1133,6 +1151,35 @@ impl Database {
                 WalAction::DelayUntil(t) => self.set_timer(t, Timer::CommitDelay),
             }
         }
+    }
+
+    /// Hand the archiver's timers to the queue; a segment switch for
+    /// archive_timeout is inserted and flushed by the checkpointer
+    /// (`RequestXLogSwitch`), here as a background flush.
+    fn pump_archive(&mut self) {
+        let Some(a) = &mut self.archiver else {
+            return;
+        };
+        let mut switch = false;
+        let mut timers = Vec::new();
+        while let Some(act) = a.poll_action() {
+            match act {
+                ArchiveAction::Timer { at, timer } => timers.push((at, timer)),
+                ArchiveAction::SwitchSegment => switch = true,
+            }
+        }
+        for (at, timer) in timers {
+            self.set_timer(at, Timer::Archive(timer));
+        }
+        if switch {
+            self.wal.switch_segment();
+            self.wal.request_background_flush();
+        }
+    }
+
+    /// The WAL archiver, with archive_mode on.
+    pub fn archiver(&self) -> Option<&Archiver> {
+        self.archiver.as_ref()
     }
 
     /// Hand the replication's I/Os to the device and its timers to the

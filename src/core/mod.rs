@@ -2,6 +2,7 @@
 //! return requests. Nothing here reads a clock, sleeps or touches a file; a
 //! test (`tests/core_is_pure.rs`) keeps it that way.
 
+pub mod archive;
 pub mod bgwriter;
 pub mod block_set;
 pub mod breakdown;

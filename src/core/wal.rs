@@ -18,6 +18,8 @@ pub type Lsn = u64;
 const SHORT_PAGE_HEADER: u64 = 24;
 /// Size of the header of a segment's first page (`SizeOfXLogLongPHD`).
 const LONG_PAGE_HEADER: u64 = 40;
+/// An XLOG_SWITCH record: a bare record header (`SizeOfXLogRecord`).
+const SWITCH_RECORD_BYTES: u64 = 24;
 
 /// Who waits for a WAL flush. The core maps these back to its processes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -163,6 +165,21 @@ impl Wal {
             self.insert += take;
             remaining -= take;
         }
+        self.insert
+    }
+
+    /// Close the current segment early (`RequestXLogSwitch`, for
+    /// archive_timeout): an XLOG_SWITCH record, then the insert position
+    /// jumps to the next segment's start, so the next flush writes the rest
+    /// of the segment as padding pages (`XLogInsertRecord`'s switch
+    /// handling). Nothing when the insert position is already at a segment
+    /// start. Returns the new insert position.
+    pub fn switch_segment(&mut self) -> Lsn {
+        if self.insert.is_multiple_of(WAL_SEGMENT_BYTES) {
+            return self.insert;
+        }
+        self.insert(SWITCH_RECORD_BYTES);
+        self.insert = self.insert.next_multiple_of(WAL_SEGMENT_BYTES);
         self.insert
     }
 
@@ -535,5 +552,29 @@ mod tests {
         w.wait_for_flush(l, Waiter::Client(3));
         let (ios, _) = drain(&mut w, 0, 0);
         assert_eq!(*ios.last().unwrap(), WalIo::Sync { segment: 0 });
+    }
+
+    #[test]
+    fn a_segment_switch_pads_the_segment_and_syncs_it() {
+        let mut w = Wal::new(4, 1 << 20, 0, 5);
+        w.insert(100);
+        let end = w.switch_segment();
+        assert_eq!(end, WAL_SEGMENT_BYTES);
+        assert_eq!(w.switch_segment(), end, "nothing at a segment start");
+        w.request_background_flush();
+        let mut written = 0;
+        let mut woken = Vec::new();
+        while let Some(WalAction::Io(io)) = w.poll_action(0, 0) {
+            if let WalIo::Write { len, .. } = io {
+                written += len;
+            }
+            w.handle_io_done(&mut woken);
+        }
+        assert_eq!(
+            written, WAL_SEGMENT_BYTES,
+            "the whole segment, padding included"
+        );
+        assert_eq!(w.flushed_lsn(), WAL_SEGMENT_BYTES);
+        assert_eq!(w.insert(8), WAL_SEGMENT_BYTES + 40 + 8);
     }
 }

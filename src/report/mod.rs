@@ -4,6 +4,7 @@
 //! JSON schema: `schema` is "pgiosim.result" and `schema_version` counts
 //! incompatible changes; the README documents every field.
 
+pub mod archive;
 pub mod charts;
 pub mod html;
 pub mod load;
@@ -271,6 +272,9 @@ pub struct RunResult {
     /// One entry per standby (none without `--standby`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub replication: Vec<StandbyFigures>,
+    /// WAL archiving (only with archive_mode on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archive: Option<archive::ArchiveFigures>,
 }
 
 /// One standby's figures, in pg_stat_replication's terms where it has them.
@@ -450,6 +454,9 @@ impl RunResult {
             checkpoints,
             timeseries,
             latency_cdf,
+            archive: db
+                .archiver()
+                .map(|a| archive::ArchiveFigures::new(a, elapsed_ns)),
             replication: db.replication().map_or_else(Vec::new, |r| {
                 r.standby_names()
                     .enumerate()

@@ -169,6 +169,16 @@ pub fn render(r: &RunResult) -> String {
             ),
         );
     }
+    let archive_warnings = match &r.archive {
+        Some(a) => {
+            let (rows, warnings) = a.text();
+            for (label, value) in rows {
+                row(&mut o, &label, value);
+            }
+            warnings
+        }
+        None => Vec::new(),
+    };
     row(
         &mut o,
         "buffer hit ratio",
@@ -220,6 +230,9 @@ pub fn render(r: &RunResult) -> String {
                 io.client_thread_us_per_tx
             ),
         );
+    }
+    for w in archive_warnings {
+        let _ = writeln!(o, "\n{w}");
     }
     if let Some(lag) = &r.run.timer_lag {
         row(

@@ -22,6 +22,7 @@
 //! them), `error` ([`SettingError`]). [`Settings`] itself, setting one value
 //! and the values derived from several, are here.
 
+use crate::core::archive::ArchiveMode;
 use crate::core::replication::SynchronousCommit;
 
 use names::suggest;
@@ -108,6 +109,12 @@ pub struct Settings {
     pub autovacuum_vacuum_cost_limit: i64,
     /// 1s..2147483s, default 1min: how often autovacuum looks for work.
     pub autovacuum_naptime_s: u64,
+    /// off | on | always (also booleans), default off: WAL archiving with
+    /// the target of --archive.
+    pub archive_mode: ArchiveMode,
+    /// 0..1073741823 s, default 0 (never): force a segment switch after
+    /// this long, if WAL was written.
+    pub archive_timeout_s: u64,
 }
 
 impl Settings {
@@ -243,6 +250,8 @@ impl Settings {
                 self.autovacuum_vacuum_cost_limit = v;
             }
             (Id::AutovacuumNaptime, Parsed::Int(v)) => self.autovacuum_naptime_s = unsigned(v),
+            (Id::ArchiveMode, Parsed::ArchiveMode(m)) => self.archive_mode = m,
+            (Id::ArchiveTimeout, Parsed::Int(v)) => self.archive_timeout_s = unsigned(v),
             (id, value) => unreachable!("{id:?} cannot hold {value:?}"),
         }
     }

@@ -6,6 +6,7 @@ use std::fmt;
 
 use super::SettingError;
 use super::spec::{INT_MAX, INT_MIN, Kind, MEMORY_UNITS, Parsed, Spec, TIME_UNITS, US_PER_S, Unit};
+use crate::core::archive::ArchiveMode;
 use crate::core::replication::{StandbyNames, SynchronousCommit};
 
 impl Spec {
@@ -19,6 +20,9 @@ impl Spec {
             Kind::Bool => parse_bool(text).map(Parsed::Bool).ok_or_else(bad),
             Kind::SynchronousCommit => parse_synchronous_commit(text)
                 .map(Parsed::SyncCommit)
+                .ok_or_else(bad),
+            Kind::ArchiveMode => parse_archive_mode(text)
+                .map(Parsed::ArchiveMode)
                 .ok_or_else(bad),
             Kind::StandbyNames => match StandbyNames::parse(text) {
                 Ok(_) => Ok(Parsed::Text(text.to_string())),
@@ -225,6 +229,26 @@ pub(super) fn parse_bool(text: &str) -> Option<bool> {
         b'0' if lower.len() == 1 => Some(false),
         _ => None,
     }
+}
+
+/// `archive_mode_options` (xlog.c): exact names, case-insensitive; the
+/// booleans mean on and off.
+pub(super) fn parse_archive_mode(text: &str) -> Option<ArchiveMode> {
+    const OPTIONS: [(&str, ArchiveMode); 9] = [
+        ("always", ArchiveMode::Always),
+        ("on", ArchiveMode::On),
+        ("off", ArchiveMode::Off),
+        ("true", ArchiveMode::On),
+        ("false", ArchiveMode::Off),
+        ("yes", ArchiveMode::On),
+        ("no", ArchiveMode::Off),
+        ("1", ArchiveMode::On),
+        ("0", ArchiveMode::Off),
+    ];
+    OPTIONS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, mode)| *mode)
 }
 
 /// `synchronous_commit_options`: exact names, case-insensitive (enums take no

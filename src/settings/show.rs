@@ -3,6 +3,7 @@
 
 use super::Settings;
 use super::spec::{Id, MEMORY_UNITS, SPECS, TIME_UNITS, US_PER_MS, US_PER_S, Unit};
+use crate::core::archive::ArchiveMode;
 
 impl Settings {
     /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
@@ -12,6 +13,12 @@ impl Settings {
     pub fn to_display(&self) -> Vec<(&'static str, String)> {
         SPECS
             .iter()
+            // Archiving's settings show only when it is on, so results of
+            // runs without it read as before.
+            .filter(|spec| {
+                self.archive_mode != ArchiveMode::Off
+                    || !matches!(spec.id, Id::ArchiveMode | Id::ArchiveTimeout)
+            })
             .map(|spec| {
                 let shown = match spec.id {
                     Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
@@ -50,6 +57,10 @@ impl Settings {
                     Id::AutovacuumVacuumCostLimit => self.autovacuum_vacuum_cost_limit.to_string(),
                     Id::AutovacuumNaptime => {
                         format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
+                    }
+                    Id::ArchiveMode => self.archive_mode.name().to_string(),
+                    Id::ArchiveTimeout => {
+                        format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
                     }
                 };
                 (spec.name, shown)
@@ -183,6 +194,36 @@ mod tests {
     use crate::settings::spec::*;
     use crate::settings::test_support::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn archive_mode_and_timeout_take_postgresqls_values_and_show_only_when_on() {
+        use crate::core::archive::ArchiveMode;
+        use crate::settings::SettingError;
+        assert_eq!(
+            with("archive_mode", "always").archive_mode,
+            ArchiveMode::Always
+        );
+        assert_eq!(with("archive_mode", "ON").archive_mode, ArchiveMode::On);
+        assert_eq!(with("archive_mode", "yes").archive_mode, ArchiveMode::On);
+        assert_eq!(with("archive_mode", "0").archive_mode, ArchiveMode::Off);
+        assert!(
+            err("archive_mode", "sometimes")
+                .to_string()
+                .contains("always")
+        );
+        assert_eq!(with("archive_timeout", "60").archive_timeout_s, 60);
+        assert_eq!(with("archive_timeout", "5min").archive_timeout_s, 300);
+        assert!(matches!(
+            err("archive_timeout", "-1"),
+            SettingError::OutOfRange { .. }
+        ));
+        let off = Settings::default().to_display();
+        assert!(!off.iter().any(|(n, _)| n.starts_with("archive_")));
+        let mut on = with("archive_mode", "on");
+        on.set("archive_timeout", "1min").unwrap();
+        assert_eq!(shown(&on, "archive_mode"), "on");
+        assert_eq!(shown(&on, "archive_timeout"), "1min");
+    }
 
     #[test]
     fn defaults_display_as_postgresql_15_shows_them() {
@@ -350,7 +391,8 @@ mod tests {
     fn json_is_an_object_of_display_strings() {
         let json = with("shared_buffers", "16GB").to_json();
         let object = json.as_object().expect("an object");
-        assert_eq!(object.len(), Settings::NAMES.len());
+        // archive_mode and archive_timeout show only with archiving on.
+        assert_eq!(object.len(), Settings::NAMES.len() - 2);
         assert_eq!(object["shared_buffers"], "16GB");
         assert_eq!(object["wal_buffers"], "16MB");
         assert_eq!(object["checkpoint_timeout"], "5min");
@@ -375,14 +417,16 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..15, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..16, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 15);
+            prop_assert_eq!(settings_with_units.len(), 16);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
-            let set = with(name, &base.to_string());
+            // archive_mode on, so that archive_timeout shows.
+            let mut set = with("archive_mode", "on");
+            set.set(name, &base.to_string()).map_err(|e| TestCaseError::fail(e.to_string()))?;
             let display = shown(&set, name);
-            let mut again = Settings::default();
+            let mut again = with("archive_mode", "on");
             again.set(name, &display).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(&again, &set, "{} = {} shown as {}", name, base, display);
             prop_assert_eq!(shown(&again, name), display);

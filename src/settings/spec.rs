@@ -12,6 +12,7 @@
 use super::parse::{parse_int, split_number_and_unit};
 use super::show::{format_base, format_real, with_approximation};
 use super::{SettingError, Settings};
+use crate::core::archive::ArchiveMode;
 use crate::core::replication::SynchronousCommit;
 
 /// PostgreSQL's data page size (`BLCKSZ`).
@@ -75,6 +76,8 @@ impl Default for Settings {
             autovacuum_vacuum_cost_delay_ms: 2,
             autovacuum_vacuum_cost_limit: -1,
             autovacuum_naptime_s: 60,
+            archive_mode: ArchiveMode::Off,
+            archive_timeout_s: 0,
         }
     }
 }
@@ -106,6 +109,8 @@ pub(super) enum Id {
     AutovacuumVacuumCostLimit,
     AutovacuumNaptime,
     SynchronousStandbyNames,
+    ArchiveMode,
+    ArchiveTimeout,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -135,6 +140,8 @@ pub(super) enum Kind {
     SynchronousCommit,
     /// synchronous_standby_names: syncrep_gram.y's grammar.
     StandbyNames,
+    /// archive_mode: off, on, always.
+    ArchiveMode,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -151,6 +158,7 @@ pub(super) enum Parsed {
     Real(f64),
     Bool(bool),
     SyncCommit(SynchronousCommit),
+    ArchiveMode(ArchiveMode),
     /// A string setting, as written (already checked).
     Text(String),
 }
@@ -378,6 +386,20 @@ pub(super) const SPECS: &[Spec] = &[
         name: "synchronous_standby_names",
         kind: Kind::StandbyNames,
     },
+    Spec {
+        id: Id::ArchiveMode,
+        name: "archive_mode",
+        kind: Kind::ArchiveMode,
+    },
+    Spec {
+        id: Id::ArchiveTimeout,
+        name: "archive_timeout",
+        kind: Kind::Int {
+            unit: SECONDS,
+            min: 0,
+            max: INT_MAX / 2,
+        },
+    },
 ];
 
 /// The names in the table's order: [`Settings::NAMES`].
@@ -421,7 +443,7 @@ impl Spec {
                 };
                 (min_text, with_approximation(unit, max))
             }
-            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames => {
+            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames | Kind::ArchiveMode => {
                 (String::new(), String::new())
             }
         }
@@ -433,6 +455,9 @@ impl Spec {
             Kind::SynchronousCommit => {
                 "one of on, off, local, remote_write, remote_apply (or a boolean: true, false, yes, no, 1, 0)"
                     .to_string()
+            }
+            Kind::ArchiveMode => {
+                "one of off, on, always (or a boolean: true, false, yes, no, 1, 0)".to_string()
             }
             Kind::StandbyNames => "a list of standby names as PostgreSQL takes it: \
                  'ANY 1 (s1, s2)', 'FIRST 2 (s1, s2, s3)', '2 (s1, s2)', 's1, s2' or '*'"

@@ -61,6 +61,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         wal_buffers_bytes: 512 * PAGE_BYTES,
         synchronous_commit: crate::core::replication::SynchronousCommit::On,
         replication: None,
+        archive: None,
         commit_delay: 0,
         commit_siblings: 5,
         full_page_writes: true,
