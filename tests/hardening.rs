@@ -489,6 +489,9 @@ fn no_test_or_script_it_runs_installs_packages() {
     // PGIOSIM_NO_INSTALL (the tests set it); only .ci/run's installer is exempt.
     for entry in std::fs::read_dir(root.join("scripts")).unwrap() {
         let path = entry.unwrap().path();
+        if path.is_dir() {
+            continue; // __pycache__ after a script ran
+        }
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(&path).unwrap();
         let installs = ["\"apt-get\", \"install\"", "apt-get install", "pip install"]
