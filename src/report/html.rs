@@ -17,7 +17,7 @@ use clap::Args;
 
 use super::charts::{self, CheckpointSpan, ClientSeries, StackedBar};
 use super::load::{self, Document, LoadedResult};
-use crate::sweep::SweepDoc;
+use super::sweep::SweepDoc;
 
 /// Flags of `report`.
 #[derive(Debug, Clone, Args)]
@@ -341,8 +341,8 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc<LoadedResu
         esc(&path.display().to_string()),
         s.table.len(),
         match s.mode {
-            crate::sweep::SweepMode::Model => "model",
-            crate::sweep::SweepMode::Run => "run",
+            super::sweep::SweepMode::Model => "model",
+            super::sweep::SweepMode::Run => "run",
         },
         s.seed,
         if s.grid.fixed_settings.is_empty() {
@@ -369,7 +369,7 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc<LoadedResu
             .find(|k| k.series == name)
             .and_then(|k| k.knee.as_ref().map(|k| k.clients))
     };
-    let series = |f: fn(&crate::sweep::SweepRow) -> f64| -> Vec<ClientSeries> {
+    let series = |f: fn(&super::sweep::SweepRow) -> f64| -> Vec<ClientSeries> {
         names
             .iter()
             .map(|name| ClientSeries {

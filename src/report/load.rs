@@ -13,9 +13,9 @@ use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use super::sweep::{SWEEP_SCHEMA, SweepDoc};
 use super::{SCHEMA, SCHEMA_VERSION};
 use crate::error::UsageError;
-use crate::sweep::{SWEEP_SCHEMA, SweepDoc};
 
 /// What a pgiosim JSON file holds.
 #[derive(Debug)]

@@ -5,8 +5,10 @@
 //! incompatible changes; the README documents every field.
 
 pub mod charts;
+pub mod compare;
 pub mod html;
 pub mod load;
+pub mod sweep;
 pub mod text;
 
 use serde::Serialize;
