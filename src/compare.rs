@@ -66,7 +66,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
             )));
         }
         if let Some(first) = out.first()
-            && first.schema_version != h.schema_version
+            && u64::from(first.schema_version) != h.schema_version
         {
             return Err(refuse(format!(
                 "{} has schema_version {} but {} has {}: fields may mean different things in different versions, so they are not compared; rerun both with one pgiosim",
@@ -144,30 +144,32 @@ const LATENCY: &[Metric] = &[
 ];
 
 const IO: &[Metric] = &[
-    ("data reads/s", "1/s", |r| r.io("data_reads_per_s")),
+    ("data reads/s", "1/s", |r| Some(r.io.data_reads_per_s)),
     ("data reads per transaction", "count", |r| {
-        r.io("data_reads_per_tx")
+        Some(r.io.data_reads_per_tx)
     }),
-    ("data writes/s", "1/s", |r| r.io("data_writes_per_s")),
-    ("WAL MB/s", "MB/s", |r| r.io("wal_mb_per_s")),
+    ("data writes/s", "1/s", |r| Some(r.io.data_writes_per_s)),
+    ("WAL MB/s", "MB/s", |r| Some(r.io.wal_mb_per_s)),
     ("WAL bytes per transaction", "bytes", |r| {
-        r.io("wal_bytes_per_tx")
+        Some(r.io.wal_bytes_per_tx)
     }),
-    ("WAL fdatasyncs/s", "1/s", |r| r.io("wal_fdatasyncs_per_s")),
+    ("WAL fdatasyncs/s", "1/s", |r| {
+        Some(r.io.wal_fdatasyncs_per_s)
+    }),
     ("commits per WAL flush", "count", |r| {
-        r.io("commits_per_flush")
+        Some(r.io.commits_per_flush)
     }),
     ("buffer hit ratio", "%", |r| {
-        r.io("buffer_hit_ratio").map(|x| x * 100.0)
+        Some(r.io.buffer_hit_ratio * 100.0)
     }),
     ("full-page images per transaction", "count", |r| {
-        r.io("full_page_images_per_tx")
+        Some(r.io.full_page_images_per_tx)
     }),
     ("checkpoints started", "count", |r| {
-        r.io("checkpoints_started")
+        Some(r.io.checkpoints_started as f64)
     }),
     ("modelled CPU utilisation", "%", |r| {
-        r.io("cpu_utilisation").map(|x| x * 100.0)
+        Some(r.io.cpu_utilisation * 100.0)
     }),
 ];
 
@@ -293,8 +295,8 @@ fn differences(results: &[LoadedResult]) -> Vec<Difference> {
                     r.summary
                         .rate_limit
                         .as_ref()
-                        .and_then(|x| x.get("requested_tps"))
-                        .map(|x| x.to_string())
+                        // As the file writes it (100.0, not 100).
+                        .map(|x| serde_json::Value::from(x.requested_tps).to_string())
                 })
                 .collect(),
         ),
@@ -306,7 +308,11 @@ fn differences(results: &[LoadedResult]) -> Vec<Difference> {
                 .collect(),
         ),
     ];
-    let names: BTreeSet<&String> = results.iter().flat_map(|r| r.settings.keys()).collect();
+    let names: BTreeSet<&String> = results
+        .iter()
+        .filter_map(|r| r.settings.as_object())
+        .flat_map(|m| m.keys())
+        .collect();
     for n in names {
         items.push((
             format!("setting {n}"),

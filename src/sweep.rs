@@ -735,7 +735,7 @@ fn point_label(p: &Point, grid: &Grid) -> String {
 /// Render the sweep's table and knees as text.
 /// The sweep's table for export: a row a point, the swept settings and
 /// the breakdown's buckets as columns of their own.
-pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
+pub fn table_of(doc: &SweepDoc) -> output::Table {
     let settings: Vec<String> = doc
         .table
         .iter()
@@ -796,7 +796,7 @@ pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
     output::Table { headers, rows }
 }
 
-pub fn render<R>(doc: &SweepDoc<R>) -> String {
+pub fn render(doc: &SweepDoc) -> String {
     let mut o = String::new();
     if doc.partial {
         let _ = writeln!(

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
+use super::RunResult;
+
 /// Name of the sweep schema (`schema_version` is the result's).
 pub const SWEEP_SCHEMA: &str = "pgiosim.sweep";
 
@@ -89,7 +91,7 @@ pub struct Knee {
 /// A sweep's JSON: the grid, the table, the knees, and every point's full
 /// result (`results[i]` is the point of `table[i]`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepDoc<R> {
+pub struct SweepDoc {
     pub schema: String,
     pub schema_version: u64,
     pub pgiosim_version: String,
@@ -101,5 +103,5 @@ pub struct SweepDoc<R> {
     pub knee_rule: String,
     pub table: Vec<SweepRow>,
     pub knees: Vec<SeriesKnee>,
-    pub results: Vec<R>,
+    pub results: Vec<RunResult>,
 }
