@@ -27,6 +27,11 @@ use serde::Serialize;
 
 use super::sample::Delta;
 use crate::settings::Settings;
+use crate::workload::distribution::Distribution;
+use crate::workload::spec::{
+    ChangeSpec, IndexSpec, InsertSpec, KeySpec, RangeSpec, ReadSpec, StatementSpec, TableSpec,
+    TransactionSpec, extended_cpu_default, prepared_cpu_default,
+};
 use crate::workload::{Script, WorkloadSpec};
 
 /// pgiosim's data page size, and PostgreSQL's default `BLCKSZ`.
@@ -183,62 +188,6 @@ pub struct Captured {
     /// The `-s` and `-c` to replay with.
     pub scale: u64,
     pub clients: u64,
-}
-
-// The workload schema, written in the order a reader expects it (spec.rs
-// only reads it).
-#[derive(Serialize)]
-struct OutSpec {
-    name: String,
-    description: String,
-    source: String,
-    tables: BTreeMap<String, OutTable>,
-    transactions: Vec<OutTx>,
-    cpu_us_per_statement: f64,
-    round_trip_us_per_statement: f64,
-    full_page_image_bytes: u32,
-    index_insert_wal_bytes: u32,
-    checkpoint_record_bytes: u32,
-    sources: BTreeMap<String, String>,
-}
-
-#[derive(Serialize)]
-struct OutTable {
-    #[serde(skip_serializing_if = "is_zero")]
-    rows_per_scale: u64,
-    rows_per_page: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    append_pages: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    index: Option<OutIndex>,
-    source: String,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-#[derive(Serialize)]
-struct OutIndex {
-    items_per_leaf: u64,
-    fanout: u64,
-    source: String,
-}
-
-#[derive(Serialize)]
-struct OutKey {
-    table: String,
-    distribution: serde_json::Value,
-}
-
-#[derive(Serialize)]
-struct OutTx {
-    name: String,
-    weight: f64,
-    keys: BTreeMap<String, OutKey>,
-    statements: Vec<serde_json::Value>,
-    commit_wal_bytes: u32,
-    source: String,
 }
 
 /// Per-transaction averages of the statement kinds.
@@ -678,7 +627,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             let h_leaf = ((h * model_accesses - inner) / (model_accesses - inner)).clamp(0.0, 1.0);
             match skew_for(cached, h_leaf) {
                 Some(a) => (
-                    serde_json::json!({"type": "exponential", "parameter": a}),
+                    Distribution::Exponential { parameter: a },
                     format!(
                         "observed hit ratio {:.2}% (pg_stat_database blks_hit / (blks_hit + blks_read)); with {levels}-level index paths whose upper pages always hit, {:.1}% of leaf and heap accesses must hit, but shared_buffers ({}) holds only {:.1}% of the database: keys are skewed, exponential with parameter {a}, so that the first {:.1}% of keys draw {:.1}% of accesses",
                         h * 100.0,
@@ -690,7 +639,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
                     ),
                 ),
                 None => (
-                    serde_json::json!({"type": "uniform"}),
+                    Distribution::Uniform,
                     format!(
                         "observed hit ratio {:.2}%: uniform keys give it, shared_buffers ({}) holding {:.1}% of the database",
                         h * 100.0,
@@ -701,7 +650,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             }
         }
         _ => (
-            serde_json::json!({"type": "uniform"}),
+            Distribution::Uniform,
             "no block accesses observed: uniform keys".to_string(),
         ),
     };
@@ -711,75 +660,108 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     for t in &types {
         let mut keys = BTreeMap::new();
         let mut statements = Vec::new();
-        let key = |keys: &mut BTreeMap<String, OutKey>| {
+        let key = |keys: &mut BTreeMap<String, KeySpec>| {
             let k = format!("k{}", keys.len() + 1);
             keys.insert(
                 k.clone(),
-                OutKey {
+                KeySpec {
                     table: "data".into(),
-                    distribution: distribution.clone(),
+                    distribution,
                 },
             );
             k
         };
         for _ in 0..t.updates {
             let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("UPDATE data SET ... WHERE key = :{k}"),
-                "update": {"table": "data", "key": k, "wal_bytes": wal_of(UPDATE_WAL),
-                           "non_hot_fraction": (non_hot * 1000.0).round() / 1000.0},
-            }));
+            statements.push(StatementSpec {
+                sql: Some(format!("UPDATE data SET ... WHERE key = :{k}")),
+                update: Some(ChangeSpec {
+                    key: k,
+                    non_hot_fraction: Some((non_hot * 1000.0).round() / 1000.0),
+                    table: "data".into(),
+                    wal_bytes: wal_of(UPDATE_WAL),
+                }),
+                ..StatementSpec::default()
+            });
         }
         for _ in 0..t.reads {
             let k = key(&mut keys);
             statements.push(match read_range_rows {
-                None => serde_json::json!({
-                    "sql": format!("SELECT ... FROM data WHERE key = :{k}"),
-                    "read": {"table": "data", "key": k},
-                }),
-                Some(rows) => serde_json::json!({
-                    "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
-                    "range": {"table": "data", "key": k, "rows": rows.min(data_rows)},
-                }),
+                None => StatementSpec {
+                    sql: Some(format!("SELECT ... FROM data WHERE key = :{k}")),
+                    read: Some(ReadSpec {
+                        key: k,
+                        table: "data".into(),
+                    }),
+                    ..StatementSpec::default()
+                },
+                Some(rows) => StatementSpec {
+                    sql: Some(format!(
+                        "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+                    )),
+                    range: Some(RangeSpec {
+                        key: k,
+                        rows: rows.min(data_rows),
+                        table: "data".into(),
+                    }),
+                    ..StatementSpec::default()
+                },
             });
         }
         for _ in 0..t.deletes {
             let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("DELETE FROM data WHERE key = :{k}"),
-                "delete": {"table": "data", "key": k, "wal_bytes": wal_of(DELETE_WAL)},
-            }));
+            statements.push(StatementSpec {
+                sql: Some(format!("DELETE FROM data WHERE key = :{k}")),
+                delete: Some(ChangeSpec {
+                    key: k,
+                    non_hot_fraction: None,
+                    table: "data".into(),
+                    wal_bytes: wal_of(DELETE_WAL),
+                }),
+                ..StatementSpec::default()
+            });
         }
         for _ in 0..t.inserts {
-            statements.push(serde_json::json!({
-                "sql": "INSERT INTO inserted VALUES (...)",
-                "insert": {"table": "inserted", "wal_bytes": wal_of(INSERT_WAL)},
-            }));
+            statements.push(StatementSpec {
+                sql: Some("INSERT INTO inserted VALUES (...)".into()),
+                insert: Some(InsertSpec {
+                    table: "inserted".into(),
+                    wal_bytes: wal_of(INSERT_WAL),
+                }),
+                ..StatementSpec::default()
+            });
         }
         if let Some(rows) = range_rows {
             let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
-                "range": {"table": "data", "key": k, "rows": rows},
-                "source": format!(
+            statements.push(StatementSpec {
+                sql: Some(format!(
+                    "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+                )),
+                range: Some(RangeSpec {
+                    key: k,
+                    rows,
+                    table: "data".into(),
+                }),
+                source: Some(format!(
                     "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
                     num(observed_accesses, 1),
                     num(observed_accesses - point_accesses, 1)
-                ),
-            }));
+                )),
+                ..StatementSpec::default()
+            });
         }
         if statements.len() > 1 {
-            statements.insert(0, serde_json::json!({"sql": "BEGIN"}));
-            statements.push(serde_json::json!({"sql": "END"}));
+            statements.insert(0, sql_only("BEGIN"));
+            statements.push(sql_only("END"));
         } else if statements.is_empty() {
-            statements.push(serde_json::json!({"sql": "SELECT (no row access observed)"}));
+            statements.push(sql_only("SELECT (no row access observed)"));
         }
         let commit = if t.writes() {
             (commit_wal.round() as u32).max(1)
         } else {
             0
         };
-        transactions.push(OutTx {
+        transactions.push(TransactionSpec {
             name: if types.len() == 1 {
                 "captured".into()
             } else {
@@ -789,7 +771,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             keys,
             statements,
             commit_wal_bytes: commit,
-            source: if types.len() == 1 {
+            source: Some(if types.len() == 1 {
                 format!("{}: the observed mix per transaction", t.name())
             } else {
                 format!(
@@ -798,7 +780,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
                     t.weight * 100.0,
                     types.len()
                 )
-            },
+            }),
         });
     }
     // Drop types too rare to matter (weights below 0.01%), keeping one.
@@ -807,31 +789,33 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     let mut tables = BTreeMap::new();
     tables.insert(
         "data".to_string(),
-        OutTable {
+        TableSpec {
             rows_per_scale: data_rows,
             rows_per_page,
             append_pages: 0,
-            index: Some(OutIndex {
+            full_at_load: false,
+            index: Some(IndexSpec {
                 items_per_leaf: ITEMS_PER_LEAF,
                 fanout: FANOUT,
-                source: "a btree on the key, as pgbench's accounts_pkey (367 int keys per leaf, 282 children per internal page)".into(),
+                source: Some("a btree on the key, as pgbench's accounts_pkey (367 int keys per leaf, 282 children per internal page)".into()),
             }),
-            source: format!(
+            source: Some(format!(
                 "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
                 crate::units::pretty_bytes(obs.db_size_bytes.max(0) as u64),
                 num(data_rows as f64, 0)
-            ),
+            )),
         },
     );
     if any_inserts {
         tables.insert(
             "inserted".to_string(),
-            OutTable {
+            TableSpec {
                 rows_per_scale: 0,
                 rows_per_page,
                 append_pages: APPEND_PAGES,
+                full_at_load: false,
                 index: None,
-                source: "inserted rows are appended here (a new page every rows_per_page inserts); 16 MiB reserved, pgiosim wraps around".into(),
+                source: Some("inserted rows are appended here (a new page every rows_per_page inserts); 16 MiB reserved, pgiosim wraps around".into()),
             },
         );
     }
@@ -1056,7 +1040,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         );
     }
 
-    let out = OutSpec {
+    let out = WorkloadSpec {
         name: name.to_string(),
         description: format!(
             "<captured: database {:?}, PostgreSQL {}, {} tps, {} clients; replay with -s 1 -c {clients}>",
@@ -1065,7 +1049,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             num(tps, 0),
             obs.clients
         ),
-        source: format!(
+        source: Some(format!(
             "pgiosim capture of database {:?} on PostgreSQL {} ({}), {:.1} s from {}: {} tps, {} B WAL/tx, {} blocks read and {} hit per transaction. Replay: {replay} (add -R {:.0} for the observed rate); sources says where each figure comes from",
             obs.database,
             obs.version,
@@ -1077,11 +1061,20 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             num(figures.blks_read_per_tx, 2),
             num(figures.blks_hit_per_tx, 2),
             tps
-        ),
+        )),
         tables,
         transactions,
         cpu_us_per_statement: CPU_US_PER_STATEMENT,
         round_trip_us_per_statement: ROUND_TRIP_US_PER_STATEMENT,
+        // Not visible in statistics views: the defaults.
+        cpu_us_per_read: 0.0,
+        cpu_us_per_write: 0.0,
+        client_cpu_us_per_statement: 0.0,
+        cpu_growth_per_backend: 0.0,
+        io_cpu_growth_per_backend: 0.0,
+        cpu_growth_above_backends: 0,
+        prepared_cpu_factor: prepared_cpu_default(),
+        extended_cpu_factor: extended_cpu_default(),
         full_page_image_bytes: FPI_BYTES,
         index_insert_wal_bytes: INDEX_INSERT_WAL as u32,
         checkpoint_record_bytes: 114,
@@ -1099,6 +1092,14 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         scale: 1,
         clients,
     })
+}
+
+/// A statement with no page access (BEGIN, END).
+fn sql_only(sql: &str) -> StatementSpec {
+    StatementSpec {
+        sql: Some(sql.into()),
+        ..StatementSpec::default()
+    }
 }
 
 /// Levels of the data table's btree for `rows` keys (as script.rs builds it).
