@@ -15,15 +15,12 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use serde::Serialize;
 
 use crate::error::{self, UsageError};
 use crate::output;
+use crate::report::compare::{COMPARE_SCHEMA, CompareDoc, CompareInput, CompareRow, Difference};
 use crate::report::load::{self, LoadedResult};
 use crate::report::{SCHEMA, SCHEMA_VERSION};
-
-/// Name of the comparison schema (`schema_version` is the result's).
-pub const COMPARE_SCHEMA: &str = "pgiosim.compare";
 
 /// Flags of `compare`.
 #[derive(Debug, Clone, Args)]
@@ -50,62 +47,6 @@ pub struct CompareArgs {
     pub markdown: Option<PathBuf>,
 }
 
-/// The comparison, as `--json` writes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareDoc {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    pub pgiosim_version: &'static str,
-    /// True when --force let different workloads or scales through.
-    pub forced: bool,
-    /// What the reader should know: partial runs, forced comparisons.
-    pub warnings: Vec<String>,
-    pub inputs: Vec<CompareInput>,
-    /// Setup that differs between the inputs: one value per input.
-    pub differences: Vec<Difference>,
-    /// The figures, one value per input, and each one's ratio to the first.
-    pub rows: Vec<CompareRow>,
-}
-
-/// One input file.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareInput {
-    /// A, B, C...: the column it is in.
-    pub label: String,
-    pub file: String,
-    /// One line: mode, device, workload, scale, clients, cpus, length, seed.
-    pub description: String,
-    pub mode: String,
-    /// The device model's name, or "disk (engine)" for `run`.
-    pub target: String,
-    pub workload: String,
-    pub scale: u64,
-    pub clients: u32,
-    pub partial: bool,
-}
-
-/// A setup item that differs between inputs.
-#[derive(Debug, Clone, Serialize)]
-pub struct Difference {
-    /// "device", "clients", "setting shared_buffers", ...
-    pub what: String,
-    /// Its value in each input (null where absent).
-    pub values: Vec<Option<String>>,
-}
-
-/// One compared figure.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareRow {
-    /// "summary", "latency", "breakdown" or "io".
-    pub section: String,
-    pub metric: String,
-    pub unit: String,
-    /// The figure in each input (null where the file lacks it).
-    pub values: Vec<Option<f64>>,
-    /// values[i] / values[0] (null where undefined); ratios[0] is 1.
-    pub ratios: Vec<Option<f64>>,
-}
-
 fn refuse(msg: String) -> anyhow::Error {
     UsageError(msg).into()
 }
@@ -124,7 +65,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
             )));
         }
         if let Some(first) = out.first()
-            && first.schema_version != h.schema_version
+            && u64::from(first.schema_version) != h.schema_version
         {
             return Err(refuse(format!(
                 "{} has schema_version {} but {} has {}: fields may mean different things in different versions, so they are not compared; rerun both with one pgiosim",
@@ -202,30 +143,32 @@ const LATENCY: &[Metric] = &[
 ];
 
 const IO: &[Metric] = &[
-    ("data reads/s", "1/s", |r| r.io("data_reads_per_s")),
+    ("data reads/s", "1/s", |r| Some(r.io.data_reads_per_s)),
     ("data reads per transaction", "count", |r| {
-        r.io("data_reads_per_tx")
+        Some(r.io.data_reads_per_tx)
     }),
-    ("data writes/s", "1/s", |r| r.io("data_writes_per_s")),
-    ("WAL MB/s", "MB/s", |r| r.io("wal_mb_per_s")),
+    ("data writes/s", "1/s", |r| Some(r.io.data_writes_per_s)),
+    ("WAL MB/s", "MB/s", |r| Some(r.io.wal_mb_per_s)),
     ("WAL bytes per transaction", "bytes", |r| {
-        r.io("wal_bytes_per_tx")
+        Some(r.io.wal_bytes_per_tx)
     }),
-    ("WAL fdatasyncs/s", "1/s", |r| r.io("wal_fdatasyncs_per_s")),
+    ("WAL fdatasyncs/s", "1/s", |r| {
+        Some(r.io.wal_fdatasyncs_per_s)
+    }),
     ("commits per WAL flush", "count", |r| {
-        r.io("commits_per_flush")
+        Some(r.io.commits_per_flush)
     }),
     ("buffer hit ratio", "%", |r| {
-        r.io("buffer_hit_ratio").map(|x| x * 100.0)
+        Some(r.io.buffer_hit_ratio * 100.0)
     }),
     ("full-page images per transaction", "count", |r| {
-        r.io("full_page_images_per_tx")
+        Some(r.io.full_page_images_per_tx)
     }),
     ("checkpoints started", "count", |r| {
-        r.io("checkpoints_started")
+        Some(r.io.checkpoints_started as f64)
     }),
     ("modelled CPU utilisation", "%", |r| {
-        r.io("cpu_utilisation").map(|x| x * 100.0)
+        Some(r.io.cpu_utilisation * 100.0)
     }),
 ];
 
@@ -351,8 +294,8 @@ fn differences(results: &[LoadedResult]) -> Vec<Difference> {
                     r.summary
                         .rate_limit
                         .as_ref()
-                        .and_then(|x| x.get("requested_tps"))
-                        .map(|x| x.to_string())
+                        // As the file writes it (100.0, not 100).
+                        .map(|x| serde_json::Value::from(x.requested_tps).to_string())
                 })
                 .collect(),
         ),
@@ -364,7 +307,11 @@ fn differences(results: &[LoadedResult]) -> Vec<Difference> {
                 .collect(),
         ),
     ];
-    let names: BTreeSet<&String> = results.iter().flat_map(|r| r.settings.keys()).collect();
+    let names: BTreeSet<&String> = results
+        .iter()
+        .filter_map(|r| r.settings.as_object())
+        .flat_map(|m| m.keys())
+        .collect();
     for n in names {
         items.push((
             format!("setting {n}"),

@@ -16,10 +16,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
-use serde::{Deserialize, Serialize};
 
 use crate::cli::{DirArgs, WorkloadArgs};
 use crate::device::profile::Profile;
@@ -30,27 +29,17 @@ use crate::output::{self, progress_bar_wanted, write_json};
 use crate::plan::{
     Disk, EngineChoice, RunPlan, Shape, Target, instance_preset, model_device, resolve_settings,
 };
+use crate::report::sweep::{
+    Grid, GridSetting, Knee, SWEEP_SCHEMA, SeriesKnee, SweepDoc, SweepMode, SweepRow,
+};
 use crate::report::{RunResult, SCHEMA_VERSION};
 use crate::settings::Settings;
-
-/// Name of the sweep schema (`schema_version` is the result's).
-pub const SWEEP_SCHEMA: &str = "pgiosim.sweep";
 
 /// Growth of tps per doubling of clients below which the knee is passed.
 pub const KNEE_GROWTH: f64 = 0.10;
 
 /// Client counts swept when neither --clients nor -c is given.
 pub const DEFAULT_CLIENTS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
-
-/// `run` or `model` underneath the sweep.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum SweepMode {
-    /// The device model in virtual time (`pgiosim model`): seconds per run.
-    Model,
-    /// Real files on this disk (`pgiosim run`): each run lasts -T.
-    Run,
-}
 
 /// Flags of `sweep`.
 #[derive(Debug, Clone, Args)]
@@ -230,27 +219,6 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<SetDim>> {
         .collect()
 }
 
-/// The settings a sweep varies (--set with more than one value) and the ones
-/// it only passes through.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Grid {
-    /// Client counts, ascending.
-    pub clients: Vec<u32>,
-    /// Device profiles (model mode); empty for `run`.
-    pub devices: Vec<String>,
-    /// Settings swept, each with its values in the order given.
-    pub settings: Vec<GridSetting>,
-    /// `--set` assignments with one value, the same for every point.
-    pub fixed_settings: Vec<String>,
-}
-
-/// One swept setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct GridSetting {
-    pub name: String,
-    pub values: Vec<String>,
-}
-
 /// One point of the grid: device (model mode), swept settings' values, clients.
 #[derive(Debug, Clone, PartialEq)]
 struct Point {
@@ -312,70 +280,6 @@ fn series_name(device: Option<&str>, settings: &BTreeMap<String, String>) -> Str
     let mut parts = vec![device.unwrap_or("disk").to_string()];
     parts.extend(settings.iter().map(|(k, v)| format!("{k}={v}")));
     parts.join(", ")
-}
-
-/// One row of the sweep's table: a point's headline figures.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepRow {
-    /// Device and swept settings: the rows of one series differ only in clients.
-    pub series: String,
-    /// Device profile (model mode).
-    pub device: Option<String>,
-    /// The swept settings' values at this point.
-    pub settings: BTreeMap<String, String>,
-    pub clients: u32,
-    pub tps: f64,
-    /// tps growth per doubling of clients since the series' previous row
-    /// (0.1 = +10%); null on a series' first row.
-    pub tps_growth_per_doubling: Option<f64>,
-    pub latency_avg_ms: f64,
-    pub latency_p50_ms: f64,
-    pub latency_p99_ms: f64,
-    pub commits_per_flush: f64,
-    /// Mean ms per transaction in each breakdown bucket.
-    pub breakdown_ms: BTreeMap<String, f64>,
-    pub cpu_utilisation: f64,
-    /// The point's run was interrupted.
-    pub partial: bool,
-}
-
-/// The knee of one series.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SeriesKnee {
-    pub series: String,
-    pub device: Option<String>,
-    pub settings: BTreeMap<String, String>,
-    /// Null when the series has none in the clients swept.
-    pub knee: Option<Knee>,
-    /// One sentence: where the knee is and why, or why there is none.
-    pub note: String,
-}
-
-/// The point after which more clients stop buying throughput.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Knee {
-    pub clients: u32,
-    pub tps: f64,
-    pub latency_p99_ms: f64,
-    pub commits_per_flush: f64,
-}
-
-/// A sweep's JSON: the grid, the table, the knees, and every point's full
-/// result (`results[i]` is the point of `table[i]`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SweepDoc<R> {
-    pub schema: String,
-    pub schema_version: u64,
-    pub pgiosim_version: String,
-    /// True if the sweep was interrupted: the table holds the points that ran.
-    pub partial: bool,
-    pub mode: SweepMode,
-    pub seed: u64,
-    pub grid: Grid,
-    pub knee_rule: String,
-    pub table: Vec<SweepRow>,
-    pub knees: Vec<SeriesKnee>,
-    pub results: Vec<R>,
 }
 
 /// Growth of tps per doubling of clients from (c0, t0) to (c1, t1).
@@ -853,7 +757,7 @@ fn point_label(p: &Point, grid: &Grid) -> String {
 /// Render the sweep's table and knees as text.
 /// The sweep's table for export: a row a point, the swept settings and
 /// the breakdown's buckets as columns of their own.
-pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
+pub fn table_of(doc: &SweepDoc) -> output::Table {
     let settings: Vec<String> = doc
         .table
         .iter()
@@ -914,7 +818,7 @@ pub fn table_of<R>(doc: &SweepDoc<R>) -> output::Table {
     output::Table { headers, rows }
 }
 
-pub fn render<R>(doc: &SweepDoc<R>) -> String {
+pub fn render(doc: &SweepDoc) -> String {
     let mut o = String::new();
     if doc.partial {
         let _ = writeln!(

@@ -197,8 +197,16 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
 pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
     let base = profile_arg("--base", &a.base)?;
-    let paths: Vec<&Path> = a.files.iter().map(PathBuf::as_path).collect();
-    let files = crate::device::fio::load(&paths)?;
+    let files = a
+        .files
+        .iter()
+        .map(|p| {
+            let text =
+                crate::input::read_text(p, "fio result", crate::input::LARGE_FILE_MAX_BYTES)?;
+            crate::device::fio::FioFile::parse(&text, &p.display().to_string())
+                .map_err(crate::error::bad_input)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::error::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;

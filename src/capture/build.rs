@@ -27,6 +27,11 @@ use serde::Serialize;
 
 use super::sample::Delta;
 use crate::settings::Settings;
+use crate::workload::distribution::Distribution;
+use crate::workload::spec::{
+    ChangeSpec, IndexSpec, InsertSpec, KeySpec, RangeSpec, ReadSpec, StatementSpec, TableSpec,
+    TransactionSpec, extended_cpu_default, prepared_cpu_default,
+};
 use crate::workload::{Script, WorkloadSpec};
 
 /// pgiosim's data page size, and PostgreSQL's default `BLCKSZ`.
@@ -183,62 +188,6 @@ pub struct Captured {
     /// The `-s` and `-c` to replay with.
     pub scale: u64,
     pub clients: u64,
-}
-
-// The workload schema, written in the order a reader expects it (spec.rs
-// only reads it).
-#[derive(Serialize)]
-struct OutSpec {
-    name: String,
-    description: String,
-    source: String,
-    tables: BTreeMap<String, OutTable>,
-    transactions: Vec<OutTx>,
-    cpu_us_per_statement: f64,
-    round_trip_us_per_statement: f64,
-    full_page_image_bytes: u32,
-    index_insert_wal_bytes: u32,
-    checkpoint_record_bytes: u32,
-    sources: BTreeMap<String, String>,
-}
-
-#[derive(Serialize)]
-struct OutTable {
-    #[serde(skip_serializing_if = "is_zero")]
-    rows_per_scale: u64,
-    rows_per_page: u64,
-    #[serde(skip_serializing_if = "is_zero")]
-    append_pages: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    index: Option<OutIndex>,
-    source: String,
-}
-
-fn is_zero(v: &u64) -> bool {
-    *v == 0
-}
-
-#[derive(Serialize)]
-struct OutIndex {
-    items_per_leaf: u64,
-    fanout: u64,
-    source: String,
-}
-
-#[derive(Serialize)]
-struct OutKey {
-    table: String,
-    distribution: serde_json::Value,
-}
-
-#[derive(Serialize)]
-struct OutTx {
-    name: String,
-    weight: f64,
-    keys: BTreeMap<String, OutKey>,
-    statements: Vec<serde_json::Value>,
-    commit_wal_bytes: u32,
-    source: String,
 }
 
 /// Per-transaction averages of the statement kinds.
@@ -530,31 +479,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     // user tables' index scans that were not an update's or delete's (rows
     // fetched per such scan above 1.5 make them range scans), or, without
     // per-table figures, rows fetched less rows updated and deleted.
-    let (reads, rows_per_read, reads_from) = match (d.index_read_scans, d.index_read_rows) {
-        (Some(scans), Some(rows)) => (
-            per(scans, n),
-            if scans > 0 {
-                rows as f64 / scans as f64
-            } else {
-                1.0
-            },
-            format!(
-                "{:.3} index scans per transaction that were not an update's or delete's (pg_stat_user_tables, per table: idx_scan less n_tup_upd and n_tup_del), {:.2} rows fetched each",
-                per(scans, n),
-                if scans > 0 {
-                    rows as f64 / scans as f64
-                } else {
-                    0.0
-                }
-            ),
-        ),
-        _ => (
-            (figures.tup_fetched_per_tx - figures.tup_updated_per_tx - figures.tup_deleted_per_tx)
-                .max(0.0),
-            1.0,
-            "rows fetched less rows updated and deleted (pg_stat_database)".to_string(),
-        ),
-    };
+    let (reads, rows_per_read, reads_from) = reads_per_tx(d, n, &figures);
     let read_range_rows = (rows_per_read >= 1.5).then(|| rows_per_read.round() as u64);
     let mix = Mix {
         updates: figures.tup_updated_per_tx,
@@ -575,26 +500,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         .any(|&x| x > MAX_PER_KIND as f64);
 
     // The tables.
-    let (rows_per_page, rpp_source) = match obs.sizes {
-        Some(s) if s.live_rows > 0 && s.heap_bytes as f64 >= PAGE => {
-            let pages = s.heap_bytes as f64 / PAGE;
-            let rpp = ((s.live_rows as f64 / pages).round() as u64).clamp(1, 1000);
-            (
-                rpp,
-                format!(
-                    "{} live rows in {} heap pages of the user tables (pg_stat_user_tables.n_live_tup, pg_relation_size): {rpp} rows per page",
-                    num(s.live_rows as f64, 0),
-                    num(pages, 0)
-                ),
-            )
-        }
-        _ => (
-            DEFAULT_ROWS_PER_PAGE,
-            format!(
-                "user table sizes not available: {DEFAULT_ROWS_PER_PAGE} rows per page, as pgbench_accounts"
-            ),
-        ),
-    };
+    let (rows_per_page, rpp_source) = rows_per_page(obs);
     let db_pages = (obs.db_size_bytes as f64 / PAGE).max(1.0);
     let pages_per_row = 1.0 / rows_per_page as f64 + 1.0 / ITEMS_PER_LEAF as f64;
     let data_rows = ((db_pages / pages_per_row).floor() as u64).max(1);
@@ -607,44 +513,8 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         + INSERT_WAL * made.inserts
         + DELETE_WAL * made.deletes
         + INDEX_INSERT_WAL * made.updates * non_hot;
-    let (scale_records, commit_wal, wal_note) = if p_write <= 0.0 {
-        (
-            1.0,
-            0.0,
-            format!(
-                "no rows were written, so no transaction logs a commit record; the {} B/tx of WAL observed (vacuum, hint bits, other databases) is not replayed",
-                num(wal_records_bytes, 1)
-            ),
-        )
-    } else {
-        let rest = wal_records_bytes - statement_wal - COMMIT_WAL * p_write;
-        if rest >= 0.0 {
-            let commit = COMMIT_WAL + rest / p_write;
-            (
-                1.0,
-                commit,
-                format!(
-                    "statements log standard records (update 72 B, insert 79 B, delete 54 B, 64 B index entry per non-HOT update: {} B/tx); the commit logs the 34 B commit record plus the rest of the observed {} B/tx ({} B per writing transaction, {:.0}% of transactions write)",
-                    num(statement_wal, 1),
-                    num(wal_records_bytes, 1),
-                    num(commit - COMMIT_WAL, 1),
-                    p_write * 100.0
-                ),
-            )
-        } else {
-            let s = (wal_records_bytes / (statement_wal + COMMIT_WAL * p_write)).max(0.01);
-            (
-                s,
-                COMMIT_WAL * s,
-                format!(
-                    "the observed {} B/tx is less than standard record sizes give ({} B/tx): every record is scaled by {s:.2}",
-                    num(wal_records_bytes, 1),
-                    num(statement_wal + COMMIT_WAL * p_write, 1)
-                ),
-            )
-        }
-    };
-    let wal_of = |bytes: f64| ((bytes * scale_records).round() as u32).max(1);
+    let (scale_records, commit_wal, wal_note) =
+        wal_split(p_write, statement_wal, wal_records_bytes);
 
     // Skew: the hit ratio of leaf and heap accesses that the observation
     // implies, against the share of the database shared_buffers holds.
@@ -673,168 +543,29 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
     let inner = (keyed + range_rows.map_or(0.0, |_| 1.0)) * (levels - 1) as f64;
     let sb = shared_buffers_bytes(obs);
     let cached = (sb as f64 / (db_pages * PAGE)).min(1.0);
-    let (distribution, dist_note) = match hit_ratio {
-        Some(h) if model_accesses > inner => {
-            let h_leaf = ((h * model_accesses - inner) / (model_accesses - inner)).clamp(0.0, 1.0);
-            match skew_for(cached, h_leaf) {
-                Some(a) => (
-                    serde_json::json!({"type": "exponential", "parameter": a}),
-                    format!(
-                        "observed hit ratio {:.2}% (pg_stat_database blks_hit / (blks_hit + blks_read)); with {levels}-level index paths whose upper pages always hit, {:.1}% of leaf and heap accesses must hit, but shared_buffers ({}) holds only {:.1}% of the database: keys are skewed, exponential with parameter {a}, so that the first {:.1}% of keys draw {:.1}% of accesses",
-                        h * 100.0,
-                        h_leaf * 100.0,
-                        crate::units::format_memory(sb),
-                        cached * 100.0,
-                        cached * 100.0,
-                        h_leaf * 100.0
-                    ),
-                ),
-                None => (
-                    serde_json::json!({"type": "uniform"}),
-                    format!(
-                        "observed hit ratio {:.2}%: uniform keys give it, shared_buffers ({}) holding {:.1}% of the database",
-                        h * 100.0,
-                        crate::units::format_memory(sb),
-                        cached * 100.0
-                    ),
-                ),
-            }
-        }
-        _ => (
-            serde_json::json!({"type": "uniform"}),
-            "no block accesses observed: uniform keys".to_string(),
-        ),
-    };
+    let (distribution, dist_note) =
+        key_distribution(hit_ratio, model_accesses, inner, cached, levels, sb);
 
     // The transaction types.
-    let mut transactions = Vec::new();
-    for t in &types {
-        let mut keys = BTreeMap::new();
-        let mut statements = Vec::new();
-        let key = |keys: &mut BTreeMap<String, OutKey>| {
-            let k = format!("k{}", keys.len() + 1);
-            keys.insert(
-                k.clone(),
-                OutKey {
-                    table: "data".into(),
-                    distribution: distribution.clone(),
-                },
-            );
-            k
-        };
-        for _ in 0..t.updates {
-            let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("UPDATE data SET ... WHERE key = :{k}"),
-                "update": {"table": "data", "key": k, "wal_bytes": wal_of(UPDATE_WAL),
-                           "non_hot_fraction": (non_hot * 1000.0).round() / 1000.0},
-            }));
-        }
-        for _ in 0..t.reads {
-            let k = key(&mut keys);
-            statements.push(match read_range_rows {
-                None => serde_json::json!({
-                    "sql": format!("SELECT ... FROM data WHERE key = :{k}"),
-                    "read": {"table": "data", "key": k},
-                }),
-                Some(rows) => serde_json::json!({
-                    "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
-                    "range": {"table": "data", "key": k, "rows": rows.min(data_rows)},
-                }),
-            });
-        }
-        for _ in 0..t.deletes {
-            let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("DELETE FROM data WHERE key = :{k}"),
-                "delete": {"table": "data", "key": k, "wal_bytes": wal_of(DELETE_WAL)},
-            }));
-        }
-        for _ in 0..t.inserts {
-            statements.push(serde_json::json!({
-                "sql": "INSERT INTO inserted VALUES (...)",
-                "insert": {"table": "inserted", "wal_bytes": wal_of(INSERT_WAL)},
-            }));
-        }
-        if let Some(rows) = range_rows {
-            let k = key(&mut keys);
-            statements.push(serde_json::json!({
-                "sql": format!("SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"),
-                "range": {"table": "data", "key": k, "rows": rows},
-                "source": format!(
-                    "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
-                    num(observed_accesses, 1),
-                    num(observed_accesses - point_accesses, 1)
-                ),
-            }));
-        }
-        if statements.len() > 1 {
-            statements.insert(0, serde_json::json!({"sql": "BEGIN"}));
-            statements.push(serde_json::json!({"sql": "END"}));
-        } else if statements.is_empty() {
-            statements.push(serde_json::json!({"sql": "SELECT (no row access observed)"}));
-        }
-        let commit = if t.writes() {
-            (commit_wal.round() as u32).max(1)
-        } else {
-            0
-        };
-        transactions.push(OutTx {
-            name: if types.len() == 1 {
-                "captured".into()
-            } else {
-                t.name()
-            },
-            weight: (t.weight * 10000.0).round() / 10000.0,
-            keys,
-            statements,
-            commit_wal_bytes: commit,
-            source: if types.len() == 1 {
-                format!("{}: the observed mix per transaction", t.name())
-            } else {
-                format!(
-                    "{}: {:.2}% of transactions; the weighted mix of the {} types has the observed means",
-                    t.name(),
-                    t.weight * 100.0,
-                    types.len()
-                )
-            },
-        });
-    }
+    let shape = Shape {
+        distribution,
+        non_hot,
+        scale_records,
+        commit_wal,
+        read_range_rows,
+        range_rows,
+        data_rows,
+        observed_accesses,
+        point_accesses,
+    };
+    let mut transactions: Vec<TransactionSpec> = types
+        .iter()
+        .map(|t| transaction(t, types.len(), &shape))
+        .collect();
     // Drop types too rare to matter (weights below 0.01%), keeping one.
     transactions.retain(|t| t.weight > 0.0);
 
-    let mut tables = BTreeMap::new();
-    tables.insert(
-        "data".to_string(),
-        OutTable {
-            rows_per_scale: data_rows,
-            rows_per_page,
-            append_pages: 0,
-            index: Some(OutIndex {
-                items_per_leaf: ITEMS_PER_LEAF,
-                fanout: FANOUT,
-                source: "a btree on the key, as pgbench's accounts_pkey (367 int keys per leaf, 282 children per internal page)".into(),
-            }),
-            source: format!(
-                "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
-                crate::units::pretty_bytes(obs.db_size_bytes.max(0) as u64),
-                num(data_rows as f64, 0)
-            ),
-        },
-    );
-    if any_inserts {
-        tables.insert(
-            "inserted".to_string(),
-            OutTable {
-                rows_per_scale: 0,
-                rows_per_page,
-                append_pages: APPEND_PAGES,
-                index: None,
-                source: "inserted rows are appended here (a new page every rows_per_page inserts); 16 MiB reserved, pgiosim wraps around".into(),
-            },
-        );
-    }
+    let tables = tables(obs, data_rows, rows_per_page, &rpp_source, any_inserts);
 
     let clients = obs.clients.max(1) as u64;
     let replay =
@@ -1056,7 +787,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         );
     }
 
-    let out = OutSpec {
+    let out = WorkloadSpec {
         name: name.to_string(),
         description: format!(
             "<captured: database {:?}, PostgreSQL {}, {} tps, {} clients; replay with -s 1 -c {clients}>",
@@ -1065,7 +796,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             num(tps, 0),
             obs.clients
         ),
-        source: format!(
+        source: Some(format!(
             "pgiosim capture of database {:?} on PostgreSQL {} ({}), {:.1} s from {}: {} tps, {} B WAL/tx, {} blocks read and {} hit per transaction. Replay: {replay} (add -R {:.0} for the observed rate); sources says where each figure comes from",
             obs.database,
             obs.version,
@@ -1077,11 +808,20 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
             num(figures.blks_read_per_tx, 2),
             num(figures.blks_hit_per_tx, 2),
             tps
-        ),
+        )),
         tables,
         transactions,
         cpu_us_per_statement: CPU_US_PER_STATEMENT,
         round_trip_us_per_statement: ROUND_TRIP_US_PER_STATEMENT,
+        // Not visible in statistics views: the defaults.
+        cpu_us_per_read: 0.0,
+        cpu_us_per_write: 0.0,
+        client_cpu_us_per_statement: 0.0,
+        cpu_growth_per_backend: 0.0,
+        io_cpu_growth_per_backend: 0.0,
+        cpu_growth_above_backends: 0,
+        prepared_cpu_factor: prepared_cpu_default(),
+        extended_cpu_factor: extended_cpu_default(),
         full_page_image_bytes: FPI_BYTES,
         index_insert_wal_bytes: INDEX_INSERT_WAL as u32,
         checkpoint_record_bytes: 114,
@@ -1099,6 +839,353 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         scale: 1,
         clients,
     })
+}
+
+/// Reads per transaction, rows fetched per read, and where the figure
+/// comes from.
+fn reads_per_tx(d: &Delta, n: f64, figures: &Figures) -> (f64, f64, String) {
+    match (d.index_read_scans, d.index_read_rows) {
+        (Some(scans), Some(rows)) => (
+            per(scans, n),
+            if scans > 0 {
+                rows as f64 / scans as f64
+            } else {
+                1.0
+            },
+            format!(
+                "{:.3} index scans per transaction that were not an update's or delete's (pg_stat_user_tables, per table: idx_scan less n_tup_upd and n_tup_del), {:.2} rows fetched each",
+                per(scans, n),
+                if scans > 0 {
+                    rows as f64 / scans as f64
+                } else {
+                    0.0
+                }
+            ),
+        ),
+        _ => (
+            (figures.tup_fetched_per_tx - figures.tup_updated_per_tx - figures.tup_deleted_per_tx)
+                .max(0.0),
+            1.0,
+            "rows fetched less rows updated and deleted (pg_stat_database)".to_string(),
+        ),
+    }
+}
+
+/// Rows per heap page of the data table, and where the figure comes from.
+fn rows_per_page(obs: &Observation) -> (u64, String) {
+    match obs.sizes {
+        Some(s) if s.live_rows > 0 && s.heap_bytes as f64 >= PAGE => {
+            let pages = s.heap_bytes as f64 / PAGE;
+            let rpp = ((s.live_rows as f64 / pages).round() as u64).clamp(1, 1000);
+            (
+                rpp,
+                format!(
+                    "{} live rows in {} heap pages of the user tables (pg_stat_user_tables.n_live_tup, pg_relation_size): {rpp} rows per page",
+                    num(s.live_rows as f64, 0),
+                    num(pages, 0)
+                ),
+            )
+        }
+        _ => (
+            DEFAULT_ROWS_PER_PAGE,
+            format!(
+                "user table sizes not available: {DEFAULT_ROWS_PER_PAGE} rows per page, as pgbench_accounts"
+            ),
+        ),
+    }
+}
+
+/// How the observed WAL records per transaction split between the
+/// statements and the commit: the factor scaling every record, the commit's
+/// bytes, and a note on how.
+fn wal_split(p_write: f64, statement_wal: f64, wal_records_bytes: f64) -> (f64, f64, String) {
+    if p_write <= 0.0 {
+        (
+            1.0,
+            0.0,
+            format!(
+                "no rows were written, so no transaction logs a commit record; the {} B/tx of WAL observed (vacuum, hint bits, other databases) is not replayed",
+                num(wal_records_bytes, 1)
+            ),
+        )
+    } else {
+        let rest = wal_records_bytes - statement_wal - COMMIT_WAL * p_write;
+        if rest >= 0.0 {
+            let commit = COMMIT_WAL + rest / p_write;
+            (
+                1.0,
+                commit,
+                format!(
+                    "statements log standard records (update 72 B, insert 79 B, delete 54 B, 64 B index entry per non-HOT update: {} B/tx); the commit logs the 34 B commit record plus the rest of the observed {} B/tx ({} B per writing transaction, {:.0}% of transactions write)",
+                    num(statement_wal, 1),
+                    num(wal_records_bytes, 1),
+                    num(commit - COMMIT_WAL, 1),
+                    p_write * 100.0
+                ),
+            )
+        } else {
+            let s = (wal_records_bytes / (statement_wal + COMMIT_WAL * p_write)).max(0.01);
+            (
+                s,
+                COMMIT_WAL * s,
+                format!(
+                    "the observed {} B/tx is less than standard record sizes give ({} B/tx): every record is scaled by {s:.2}",
+                    num(wal_records_bytes, 1),
+                    num(statement_wal + COMMIT_WAL * p_write, 1)
+                ),
+            )
+        }
+    }
+}
+
+/// The keys' distribution: skewed when the observed hit ratio is above
+/// what uniform keys give with shared_buffers, and a note on why.
+fn key_distribution(
+    hit_ratio: Option<f64>,
+    model_accesses: f64,
+    inner: f64,
+    cached: f64,
+    levels: u64,
+    sb: u64,
+) -> (Distribution, String) {
+    match hit_ratio {
+        Some(h) if model_accesses > inner => {
+            let h_leaf = ((h * model_accesses - inner) / (model_accesses - inner)).clamp(0.0, 1.0);
+            match skew_for(cached, h_leaf) {
+                Some(a) => (
+                    Distribution::Exponential { parameter: a },
+                    format!(
+                        "observed hit ratio {:.2}% (pg_stat_database blks_hit / (blks_hit + blks_read)); with {levels}-level index paths whose upper pages always hit, {:.1}% of leaf and heap accesses must hit, but shared_buffers ({}) holds only {:.1}% of the database: keys are skewed, exponential with parameter {a}, so that the first {:.1}% of keys draw {:.1}% of accesses",
+                        h * 100.0,
+                        h_leaf * 100.0,
+                        crate::units::format_memory(sb),
+                        cached * 100.0,
+                        cached * 100.0,
+                        h_leaf * 100.0
+                    ),
+                ),
+                None => (
+                    Distribution::Uniform,
+                    format!(
+                        "observed hit ratio {:.2}%: uniform keys give it, shared_buffers ({}) holding {:.1}% of the database",
+                        h * 100.0,
+                        crate::units::format_memory(sb),
+                        cached * 100.0
+                    ),
+                ),
+            }
+        }
+        _ => (
+            Distribution::Uniform,
+            "no block accesses observed: uniform keys".to_string(),
+        ),
+    }
+}
+
+/// The data table (and the append-only `inserted` one when rows were
+/// inserted).
+fn tables(
+    obs: &Observation,
+    data_rows: u64,
+    rows_per_page: u64,
+    rpp_source: &str,
+    any_inserts: bool,
+) -> BTreeMap<String, TableSpec> {
+    let mut tables = BTreeMap::new();
+    tables.insert(
+    "data".to_string(),
+    TableSpec {
+        rows_per_scale: data_rows,
+        rows_per_page,
+        append_pages: 0,
+        full_at_load: false,
+        index: Some(IndexSpec {
+            items_per_leaf: ITEMS_PER_LEAF,
+            fanout: FANOUT,
+            source: Some("a btree on the key, as pgbench's accounts_pkey (367 int keys per leaf, 282 children per internal page)".into()),
+        }),
+        source: Some(format!(
+            "the database's {} (pg_database_size) as one table at -s 1: {} rows at {rows_per_page} per heap page plus their index; rows per page: {rpp_source}",
+            crate::units::pretty_bytes(obs.db_size_bytes.max(0) as u64),
+            num(data_rows as f64, 0)
+        )),
+    },
+);
+    if any_inserts {
+        tables.insert(
+        "inserted".to_string(),
+        TableSpec {
+            rows_per_scale: 0,
+            rows_per_page,
+            append_pages: APPEND_PAGES,
+            full_at_load: false,
+            index: None,
+            source: Some("inserted rows are appended here (a new page every rows_per_page inserts); 16 MiB reserved, pgiosim wraps around".into()),
+        },
+    );
+    }
+    tables
+}
+
+/// What every transaction type's statements share.
+struct Shape {
+    distribution: Distribution,
+    /// Share of updates that are not HOT.
+    non_hot: f64,
+    /// The factor scaling every WAL record (`wal_split`).
+    scale_records: f64,
+    commit_wal: f64,
+    /// Rows per read when reads are range scans.
+    read_range_rows: Option<u64>,
+    /// Rows of the extra range scan making up the pages touched, if any.
+    range_rows: Option<u64>,
+    data_rows: u64,
+    observed_accesses: f64,
+    point_accesses: f64,
+}
+
+impl Shape {
+    /// A record of `bytes` standard size, scaled.
+    fn wal_of(&self, bytes: f64) -> u32 {
+        ((bytes * self.scale_records).round() as u32).max(1)
+    }
+}
+
+/// One transaction type of `n_types` as a workload transaction: its keys,
+/// its statements and its commit.
+fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
+    let mut keys = BTreeMap::new();
+    let mut statements = Vec::new();
+    let key = |keys: &mut BTreeMap<String, KeySpec>| {
+        let k = format!("k{}", keys.len() + 1);
+        keys.insert(
+            k.clone(),
+            KeySpec {
+                table: "data".into(),
+                distribution: shape.distribution,
+            },
+        );
+        k
+    };
+    for _ in 0..t.updates {
+        let k = key(&mut keys);
+        statements.push(StatementSpec {
+            sql: Some(format!("UPDATE data SET ... WHERE key = :{k}")),
+            update: Some(ChangeSpec {
+                key: k,
+                non_hot_fraction: Some((shape.non_hot * 1000.0).round() / 1000.0),
+                table: "data".into(),
+                wal_bytes: shape.wal_of(UPDATE_WAL),
+            }),
+            ..StatementSpec::default()
+        });
+    }
+    for _ in 0..t.reads {
+        let k = key(&mut keys);
+        statements.push(match shape.read_range_rows {
+            None => StatementSpec {
+                sql: Some(format!("SELECT ... FROM data WHERE key = :{k}")),
+                read: Some(ReadSpec {
+                    key: k,
+                    table: "data".into(),
+                }),
+                ..StatementSpec::default()
+            },
+            Some(rows) => StatementSpec {
+                sql: Some(format!(
+                    "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+                )),
+                range: Some(RangeSpec {
+                    key: k,
+                    rows: rows.min(shape.data_rows),
+                    table: "data".into(),
+                }),
+                ..StatementSpec::default()
+            },
+        });
+    }
+    for _ in 0..t.deletes {
+        let k = key(&mut keys);
+        statements.push(StatementSpec {
+            sql: Some(format!("DELETE FROM data WHERE key = :{k}")),
+            delete: Some(ChangeSpec {
+                key: k,
+                non_hot_fraction: None,
+                table: "data".into(),
+                wal_bytes: shape.wal_of(DELETE_WAL),
+            }),
+            ..StatementSpec::default()
+        });
+    }
+    for _ in 0..t.inserts {
+        statements.push(StatementSpec {
+            sql: Some("INSERT INTO inserted VALUES (...)".into()),
+            insert: Some(InsertSpec {
+                table: "inserted".into(),
+                wal_bytes: shape.wal_of(INSERT_WAL),
+            }),
+            ..StatementSpec::default()
+        });
+    }
+    if let Some(rows) = shape.range_rows {
+        let k = key(&mut keys);
+        statements.push(StatementSpec {
+            sql: Some(format!(
+                "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+            )),
+            range: Some(RangeSpec {
+                key: k,
+                rows,
+                table: "data".into(),
+            }),
+            source: Some(format!(
+                "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
+                num(shape.observed_accesses, 1),
+                num(shape.observed_accesses - shape.point_accesses, 1)
+            )),
+            ..StatementSpec::default()
+        });
+    }
+    if statements.len() > 1 {
+        statements.insert(0, sql_only("BEGIN"));
+        statements.push(sql_only("END"));
+    } else if statements.is_empty() {
+        statements.push(sql_only("SELECT (no row access observed)"));
+    }
+    let commit = if t.writes() {
+        (shape.commit_wal.round() as u32).max(1)
+    } else {
+        0
+    };
+    TransactionSpec {
+        name: if n_types == 1 {
+            "captured".into()
+        } else {
+            t.name()
+        },
+        weight: (t.weight * 10000.0).round() / 10000.0,
+        keys,
+        statements,
+        commit_wal_bytes: commit,
+        source: Some(if n_types == 1 {
+            format!("{}: the observed mix per transaction", t.name())
+        } else {
+            format!(
+                "{}: {:.2}% of transactions; the weighted mix of the {} types has the observed means",
+                t.name(),
+                t.weight * 100.0,
+                n_types
+            )
+        }),
+    }
+}
+
+/// A statement with no page access (BEGIN, END).
+fn sql_only(sql: &str) -> StatementSpec {
+    StatementSpec {
+        sql: Some(sql.into()),
+        ..StatementSpec::default()
+    }
 }
 
 /// Levels of the data table's btree for `rows` keys (as script.rs builds it).

@@ -3,8 +3,9 @@
 //! microbenchmarks.
 //!
 //! All of it is sans-I/O (no clock, no thread, no file except the loaders:
-//! [`Profile::load`], [`fio::load`], [`yabs::load`]) and deterministic for a
-//! seed, so `model` runs repeat to the bit.
+//! [`Profile::load`], [`yabs::load`]; fio results come in as text, read by
+//! `calibrate`) and deterministic for a seed, so `model` runs repeat to the
+//! bit.
 
 pub mod fio;
 pub mod microbench;

@@ -1,14 +1,14 @@
 //! WAL archiving's figures in the result: whether the archive keeps up with
 //! the WAL, its backlog over the run and the RPO it implies.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::core::archive::Archiver;
 use crate::core::io::WAL_SEGMENT_BYTES;
 use crate::core::time::{MS, SEC};
 
 /// Archiving over the run (present only with archive_mode on).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArchiveFigures {
     /// archive_mode ("on" or "always") and archive_timeout (s, 0: none).
     pub archive_mode: String,
@@ -54,7 +54,7 @@ pub struct ArchiveFigures {
 }
 
 /// One second of archiving.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ArchiveSecondFigures {
     /// End of the second, seconds since the start.
     pub t: u64,

@@ -17,7 +17,7 @@ use clap::Args;
 
 use super::charts::{self, CheckpointSpan, ClientSeries, StackedBar};
 use super::load::{self, Document, LoadedResult};
-use crate::sweep::SweepDoc;
+use super::sweep::SweepDoc;
 
 /// Flags of `report`.
 #[derive(Debug, Clone, Args)]
@@ -143,7 +143,7 @@ fn ms(v: f64) -> String {
 /// Everything the page shows, read from the files.
 pub struct Inputs {
     pub results: Vec<LoadedResult>,
-    pub sweeps: Vec<(PathBuf, SweepDoc<LoadedResult>)>,
+    pub sweeps: Vec<(PathBuf, SweepDoc)>,
 }
 
 /// Read the report's files.
@@ -211,7 +211,7 @@ fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
         let l = &r.summary.latency_ms;
         let _ = writeln!(
             o,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td></tr>",
             tag(i),
             esc(&r.path.display().to_string()),
             esc(&r.describe()),
@@ -220,10 +220,8 @@ fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
             ms(l.p50),
             ms(l.p99),
             ms(l.p99_9),
-            r.io("commits_per_flush")
-                .map_or("–".into(), |x| format!("{x:.2}")),
-            r.io("data_reads_per_s")
-                .map_or("–".into(), |x| format!("{x:.0}")),
+            r.io.commits_per_flush,
+            r.io.data_reads_per_s,
             r.checkpoints.len()
         );
     }
@@ -334,15 +332,15 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
     Ok(())
 }
 
-fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc<LoadedResult>) -> Result<()> {
+fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result<()> {
     let _ = writeln!(
         o,
         "<section class=\"sweep\">\n<h2>Sweep: {}</h2>\n<p class=\"meta\">{} runs in {} mode, seed {}{}{}</p>",
         esc(&path.display().to_string()),
         s.table.len(),
         match s.mode {
-            crate::sweep::SweepMode::Model => "model",
-            crate::sweep::SweepMode::Run => "run",
+            super::sweep::SweepMode::Model => "model",
+            super::sweep::SweepMode::Run => "run",
         },
         s.seed,
         if s.grid.fixed_settings.is_empty() {
@@ -369,7 +367,7 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc<LoadedResu
             .find(|k| k.series == name)
             .and_then(|k| k.knee.as_ref().map(|k| k.clients))
     };
-    let series = |f: fn(&crate::sweep::SweepRow) -> f64| -> Vec<ClientSeries> {
+    let series = |f: fn(&super::sweep::SweepRow) -> f64| -> Vec<ClientSeries> {
         names
             .iter()
             .map(|name| ClientSeries {

@@ -1,21 +1,21 @@
 //! Reading pgiosim's JSON files back, for `compare` and `report`: results
 //! (`pgiosim.result`) and sweeps (`pgiosim.sweep`).
 //!
-//! Only the fields those commands use are read and unknown fields are
-//! ignored, so the additive changes a schema version allows keep older and
-//! newer files of the same version readable. A file of a newer schema
+//! The structs that write them read them: fields added later within a
+//! schema version are `#[serde(default)]` and unknown fields are ignored,
+//! so the additive changes a schema version allows keep older and newer
+//! files of the same version readable. A file of a newer schema
 //! version than this pgiosim writes is refused: its fields may mean
 //! something else.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use super::{SCHEMA, SCHEMA_VERSION};
+use super::sweep::{SWEEP_SCHEMA, SweepDoc};
+use super::{RunResult, SCHEMA, SCHEMA_VERSION};
 use crate::error::UsageError;
-use crate::sweep::{SWEEP_SCHEMA, SweepDoc};
 
 /// What a pgiosim JSON file holds.
 #[derive(Debug)]
@@ -23,7 +23,7 @@ pub enum Document {
     /// One run (`run`, `model`).
     Result(Box<LoadedResult>),
     /// A sweep: its table, knees and every point's result.
-    Sweep(Box<SweepDoc<LoadedResult>>),
+    Sweep(Box<SweepDoc>),
 }
 
 /// The schema name and version of a pgiosim JSON file, checked before its
@@ -81,12 +81,8 @@ pub fn document_from_value(path: &Path, v: Value) -> Result<Document> {
     match h.schema.as_str() {
         SCHEMA => Ok(Document::Result(Box::new(result_from_value(path, v)?))),
         SWEEP_SCHEMA => {
-            let mut doc: SweepDoc<LoadedResult> = serde_json::from_value(v)
+            let doc: SweepDoc = serde_json::from_value(v)
                 .with_context(|| format!("{}: malformed {SWEEP_SCHEMA}", path.display()))?;
-            for (i, r) in doc.results.iter_mut().enumerate() {
-                r.path = path.to_path_buf();
-                r.point = Some(i);
-            }
             Ok(Document::Sweep(Box::new(doc)))
         }
         other => bail!(
@@ -98,136 +94,35 @@ pub fn document_from_value(path: &Path, v: Value) -> Result<Document> {
 
 /// Read one result from its parsed JSON.
 pub fn result_from_value(path: &Path, v: Value) -> Result<LoadedResult> {
-    let mut r: LoadedResult = serde_json::from_value(v)
+    let result: RunResult = serde_json::from_value(v)
         .with_context(|| format!("{}: malformed {SCHEMA}", path.display()))?;
-    r.path = path.to_path_buf();
-    Ok(r)
+    Ok(LoadedResult {
+        path: path.to_path_buf(),
+        result,
+    })
 }
 
-/// A `pgiosim.result`, as read back.
-#[derive(Debug, Clone, Deserialize)]
+/// A `pgiosim.result` read back, and the file it came from.
+#[derive(Debug, Clone)]
 pub struct LoadedResult {
     /// The file it came from.
-    #[serde(skip)]
     pub path: PathBuf,
-    /// Its index in a sweep's `results`, for a sweep's point.
-    #[serde(skip)]
-    pub point: Option<usize>,
-    pub schema_version: u64,
-    #[serde(default)]
-    pub pgiosim_version: String,
-    #[serde(default)]
-    pub partial: bool,
-    pub run: LoadedRun,
-    #[serde(default)]
-    pub settings: Map<String, Value>,
-    #[serde(default)]
-    pub workload: Value,
-    pub summary: LoadedSummary,
-    pub breakdown: Vec<LoadedBucket>,
-    #[serde(default)]
-    pub io: Map<String, Value>,
-    #[serde(default)]
-    pub checkpoints: Vec<LoadedCheckpoint>,
-    #[serde(default)]
-    pub timeseries: Vec<LoadedSecond>,
-    /// Absent in files written before it was added.
-    #[serde(default)]
-    pub latency_cdf: Vec<LoadedCdfPoint>,
+    pub result: RunResult,
 }
 
-/// `run` of a result.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedRun {
-    pub mode: String,
-    /// The workload's name (a mix: "tpcb-like@1,select-only@9"); older
-    /// files have it only in `workload.name`.
-    #[serde(default)]
-    pub workload: Option<String>,
-    pub clients: u32,
-    pub cpus: u32,
-    #[serde(default)]
-    pub duration_s: Option<f64>,
-    #[serde(default)]
-    pub transactions_per_client: Option<u64>,
-    pub scale: u64,
-    #[serde(default)]
-    pub io_engine: String,
-    #[serde(default)]
-    pub data_io: String,
-    #[serde(default)]
-    pub seed: u64,
-    #[serde(default)]
-    pub device: Option<Value>,
+/// A loaded result reads as its result (`r.summary`, `r.describe()`).
+impl std::ops::Deref for LoadedResult {
+    type Target = RunResult;
+    fn deref(&self) -> &RunResult {
+        &self.result
+    }
 }
 
-/// `summary` of a result.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedSummary {
-    /// Rate-limited runs (-R) only.
-    #[serde(default)]
-    pub rate_limit: Option<Value>,
-    pub transactions: u64,
-    pub elapsed_s: f64,
-    pub tps: f64,
-    pub latency_ms: LoadedLatency,
-}
-
-/// `summary.latency_ms` of a result.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedLatency {
-    pub average: f64,
-    pub stddev: f64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p99: f64,
-    pub p99_9: f64,
-    pub max: f64,
-}
-
-/// One entry of `breakdown`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedBucket {
-    pub bucket: String,
-    pub mean_us: f64,
-    #[serde(default)]
-    pub share: f64,
-    #[serde(default)]
-    pub p99_us: f64,
-}
-
-/// One entry of `checkpoints`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedCheckpoint {
-    pub start_s: f64,
-    #[serde(default)]
-    pub end_s: Option<f64>,
-    #[serde(default)]
-    pub trigger: String,
-}
-
-/// One entry of `timeseries`.
-#[derive(Debug, Clone, Deserialize)]
-pub struct LoadedSecond {
-    pub t: u64,
-    pub tps: f64,
-    #[serde(default)]
-    pub latency_ms: f64,
-}
-
-/// One entry of `latency_cdf`.
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct LoadedCdfPoint {
-    pub percentile: f64,
-    pub ms: f64,
-}
-
-impl LoadedResult {
+impl RunResult {
     /// The workload's name ("tpcb-like"), or "?" if the file has none.
     pub fn workload_name(&self) -> &str {
-        self.run
-            .workload
-            .as_deref()
+        Some(self.run.workload.as_str())
+            .filter(|w| !w.is_empty())
             .or_else(|| self.workload.get("name").and_then(Value::as_str))
             .unwrap_or("?")
     }
@@ -248,11 +143,6 @@ impl LoadedResult {
             None if self.run.mode == "run" => format!("disk ({})", self.run.io_engine),
             None => self.run.mode.clone(),
         }
-    }
-
-    /// A number from `io`.
-    pub fn io(&self, key: &str) -> Option<f64> {
-        self.io.get(key).and_then(Value::as_f64)
     }
 
     /// Mean milliseconds per transaction in a breakdown bucket.
@@ -291,5 +181,59 @@ impl LoadedResult {
             r.seed,
             if self.partial { " (partial)" } else { "" }
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result of schema version 1: without the fields added since
+    /// (latency_cdf, replication, the CPU and client flags in `run`, some
+    /// `io` figures).
+    const V1: &str = include_str!("../../tests/fixtures/result-v1.json");
+
+    #[test]
+    fn an_older_result_reads_with_its_later_fields_defaulted() {
+        let r = result_from_value(Path::new("v1.json"), serde_json::from_str(V1).unwrap()).unwrap();
+        assert_eq!(r.schema_version, 1);
+        assert!(r.latency_cdf.is_empty() && r.replication.is_empty());
+        // The workload's name is only in `workload.name` there.
+        assert_eq!(r.workload_name(), "tpcb-like");
+        assert_eq!(r.run.query_mode, "");
+        assert_eq!(r.io.read_cpu_us_per_tx, 0.0);
+        assert!(r.io.data_reads_per_s > 0.0);
+        assert!(
+            r.describe()
+                .starts_with("model on nvme, tpcb-like scale 10")
+        );
+    }
+
+    #[test]
+    fn a_result_with_only_the_required_fields_reads() {
+        let v = serde_json::json!({
+            "schema": SCHEMA, "schema_version": 2,
+            "run": {"mode": "model", "clients": 1, "cpus": 8, "scale": 10},
+            "summary": {"transactions": 10, "elapsed_s": 1.0, "tps": 10.0,
+                "latency_ms": {"average": 1.0, "stddev": 0.0, "p50": 1.0, "p90": 1.0,
+                    "p99": 1.0, "p99_9": 1.0, "max": 1.0}},
+            "breakdown": [{"bucket": "cpu", "mean_us": 1000.0}],
+        });
+        let r = result_from_value(Path::new("m.json"), v).unwrap();
+        assert_eq!(r.workload_name(), "?");
+        assert_eq!(r.bucket_ms("cpu"), Some(1.0));
+        assert_eq!(r.setting("shared_buffers"), None);
+        assert!(r.timeseries.is_empty());
+    }
+
+    #[test]
+    fn a_result_reads_back_as_it_was_written() {
+        let r = result_from_value(Path::new("v1.json"), serde_json::from_str(V1).unwrap()).unwrap();
+        let again: RunResult =
+            serde_json::from_str(&serde_json::to_string(&r.result).unwrap()).unwrap();
+        assert_eq!(
+            serde_json::to_value(&again).unwrap(),
+            serde_json::to_value(&r.result).unwrap()
+        );
     }
 }

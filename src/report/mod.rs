@@ -3,14 +3,20 @@
 //!
 //! JSON schema: `schema` is "pgiosim.result" and `schema_version` counts
 //! incompatible changes; the README documents every field.
+//!
+//! The same structs read results back (`load`): a field added after the
+//! first files of its schema version were written is `#[serde(default)]`,
+//! so older files read with it zero, empty or absent.
 
 pub mod archive;
 pub mod charts;
+pub mod compare;
 pub mod html;
 pub mod load;
+pub mod sweep;
 pub mod text;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::core::breakdown::Bucket;
 use crate::core::checkpointer::Trigger;
@@ -24,59 +30,73 @@ pub const SCHEMA: &str = "pgiosim.result";
 pub const SCHEMA_VERSION: u32 = 2;
 
 /// How the run was set up, beyond PostgreSQL's settings.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunInfo {
     /// "run" (real disk) or "model".
     pub mode: String,
     /// Workload name ("tpcb-like", or a mix "tpcb-like@1,select-only@9").
+    #[serde(default)]
     pub workload: String,
     /// What pgbench prints as "transaction type".
+    #[serde(default)]
     pub transaction_type: String,
     /// Client backends (pgbench -c).
     pub clients: u32,
     /// Logical CPUs modelled (--cpus).
     pub cpus: u32,
     /// Hardware threads per physical core (--threads-per-core).
+    #[serde(default)]
     pub threads_per_core: u32,
     /// A thread's speed alone on a core against the machine the workload's
     /// CPU figures were measured on (--cpu-speed).
+    #[serde(default)]
     pub cpu_speed: f64,
     /// pgbench's query protocol (-M): "simple", "extended" or "prepared".
+    #[serde(default)]
     pub query_mode: String,
     /// pgbench's threads on the database host (-j); 0: none modelled.
+    #[serde(default)]
     pub jobs: u32,
     /// The network round trip to a client on another host
     /// (--client-rtt), microseconds; absent: the client is local.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_rtt_us: Option<f64>,
     /// Requested duration (pgbench -T), seconds.
+    #[serde(default)]
     pub duration_s: Option<f64>,
     /// Requested transactions per client (pgbench -t).
+    #[serde(default)]
     pub transactions_per_client: Option<u64>,
     /// pgbench scale factor.
     pub scale: u64,
     /// I/O engine: "io_uring" or "psync".
+    #[serde(default)]
     pub io_engine: String,
     /// "direct" (O_DIRECT) or "buffered" (kernel page cache).
+    #[serde(default)]
     pub data_io: String,
     /// Size of the modelled OS page cache, bytes (0: none).
+    #[serde(default)]
     pub os_cache_bytes: u64,
     /// Data directory and WAL directory.
+    #[serde(default)]
     pub dir: String,
+    #[serde(default)]
     pub wal_dir: String,
     /// Seed of the workload's random generator (and the device model's).
+    #[serde(default)]
     pub seed: u64,
     /// The device profile, for modelled runs.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<serde_json::Value>,
     /// How late pgiosim's own loop handled its timers (`run` only): modelled
     /// CPU and round trips are only as true as this is small.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_lag: Option<TimerLagFigures>,
 }
 
 /// Lateness of the real-clock loop's timers, microseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TimerLagFigures {
     pub timers: u64,
     pub mean_us: f64,
@@ -91,7 +111,7 @@ impl TimerLagFigures {
 }
 
 /// Latency figures in milliseconds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub average: f64,
     pub stddev: f64,
@@ -103,7 +123,7 @@ pub struct Latency {
 }
 
 /// pgbench's summary figures.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Summary {
     /// Transactions completed.
     pub transactions: u64,
@@ -114,12 +134,12 @@ pub struct Summary {
     /// Latency (ms).
     pub latency_ms: Latency,
     /// Rate-limited runs only.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_limit: Option<RateFigures>,
 }
 
 /// What a rate-limited run (pgbench -R) adds.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RateFigures {
     /// Requested transactions per second.
     pub requested_tps: f64,
@@ -135,20 +155,24 @@ pub struct RateFigures {
 }
 
 /// One bucket of the per-transaction breakdown.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct BucketFigures {
     /// cpu, cpu_queue, page_read, buffer_wait, lock_wait, wal_fsync, other.
     pub bucket: String,
     /// Mean time per transaction (µs).
     pub mean_us: f64,
     /// Share of mean latency (0..1).
+    #[serde(default)]
     pub share: f64,
     /// 99th percentile of the time per transaction (µs).
+    #[serde(default)]
     pub p99_us: f64,
 }
 
-/// I/O and buffer figures, in PostgreSQL's terms where it has them.
-#[derive(Debug, Clone, Serialize)]
+/// I/O and buffer figures, in PostgreSQL's terms where it has them. A
+/// figure an older file lacks reads as 0.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct IoFigures {
     pub data_reads: u64,
     pub data_reads_per_s: f64,
@@ -208,35 +232,46 @@ pub struct IoFigures {
 }
 
 /// One checkpoint.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckpointFigures {
     pub start_s: f64,
+    #[serde(default)]
     pub end_s: Option<f64>,
     /// "timed" or "wal".
+    #[serde(default)]
     pub trigger: String,
     /// Buffers dirty at its start.
+    #[serde(default)]
     pub buffers: u64,
 }
 
 /// One second of the run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SecondFigures {
     /// End of the second, seconds since the start.
     pub t: u64,
     pub tps: f64,
+    #[serde(default)]
     pub latency_ms: f64,
+    #[serde(default)]
     pub stddev_ms: f64,
+    #[serde(default)]
     pub data_reads: u64,
+    #[serde(default)]
     pub data_writes: u64,
+    #[serde(default)]
     pub wal_bytes: u64,
+    #[serde(default)]
     pub wal_fdatasyncs: u64,
+    #[serde(default)]
     pub checkpoint_starts: u32,
+    #[serde(default)]
     pub checkpoint_ends: u32,
 }
 
 /// One point of the latency distribution: `percentile` (0..100) of the
 /// transactions took at most `ms`.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 pub struct CdfPoint {
     pub percentile: f64,
     pub ms: f64,
@@ -249,36 +284,44 @@ pub const CDF_TAIL_PERCENTILES: &[f64] = &[
 ];
 
 /// Everything a run produced.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RunResult {
-    pub schema: &'static str,
+    pub schema: String,
     pub schema_version: u32,
-    pub pgiosim_version: &'static str,
+    #[serde(default)]
+    pub pgiosim_version: String,
     /// True when the run was interrupted before its end.
+    #[serde(default)]
     pub partial: bool,
     pub run: RunInfo,
     /// PostgreSQL settings in effect, as SHOW prints them.
+    #[serde(default)]
     pub settings: serde_json::Value,
     /// The workload and its constants, each with its source.
+    #[serde(default)]
     pub workload: serde_json::Value,
     pub summary: Summary,
     pub breakdown: Vec<BucketFigures>,
+    #[serde(default)]
     pub io: IoFigures,
+    #[serde(default)]
     pub checkpoints: Vec<CheckpointFigures>,
+    #[serde(default)]
     pub timeseries: Vec<SecondFigures>,
     /// The latency distribution from the HDR histogram: percentiles 0, 1,
     /// ..., 99, then `CDF_TAIL_PERCENTILES`; empty without transactions.
+    #[serde(default)]
     pub latency_cdf: Vec<CdfPoint>,
     /// One entry per standby (none without `--standby`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replication: Vec<StandbyFigures>,
     /// WAL archiving (only with archive_mode on).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive: Option<archive::ArchiveFigures>,
 }
 
 /// One standby's figures, in pg_stat_replication's terms where it has them.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StandbyFigures {
     /// Its application_name.
     pub name: String,
@@ -420,9 +463,9 @@ impl RunResult {
                 .collect()
         };
         RunResult {
-            schema: SCHEMA,
+            schema: SCHEMA.to_string(),
             schema_version: SCHEMA_VERSION,
-            pgiosim_version: env!("CARGO_PKG_VERSION"),
+            pgiosim_version: env!("CARGO_PKG_VERSION").to_string(),
             partial,
             run,
             settings,

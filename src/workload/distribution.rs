@@ -4,7 +4,8 @@
 
 use rand::RngExt;
 use rand_distr::{Distribution as _, Zipf};
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 
 use crate::core::SimRng;
 
@@ -23,6 +24,26 @@ pub enum Distribution {
     /// `random_zipfian(1, n, parameter)`: key i (1-based) has probability
     /// proportional to 1/i^parameter.
     Zipfian { parameter: f64 },
+}
+
+/// `{"parameter": p, "type": "exponential"}`: the parameter first, the order
+/// capture has always written it in (a derived tagged enum writes the type
+/// first).
+impl Serialize for Distribution {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let (kind, parameter) = match *self {
+            Distribution::Uniform => ("uniform", None),
+            Distribution::Exponential { parameter } => ("exponential", Some(parameter)),
+            Distribution::Gaussian { parameter } => ("gaussian", Some(parameter)),
+            Distribution::Zipfian { parameter } => ("zipfian", Some(parameter)),
+        };
+        let mut m = s.serialize_map(None)?;
+        if let Some(p) = parameter {
+            m.serialize_entry("parameter", &p)?;
+        }
+        m.serialize_entry("type", kind)?;
+        m.end()
+    }
 }
 
 /// pgbench's limits on the parameters (MIN_GAUSSIAN_PARAM, MIN_ZIPFIAN_PARAM,

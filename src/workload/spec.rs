@@ -8,55 +8,59 @@
 //! Any object may carry a `source` saying where its numbers come from.
 //!
 //! Errors name the file, the path inside it and the problem.
+//!
+//! The same structs write a workload (`capture`): a field left at its
+//! default is not written, and a statement's fields are in alphabetical
+//! order, the order capture has always written them in.
 
 use std::collections::BTreeMap;
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::distribution::Distribution;
 
 /// A btree index on a table's key.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IndexSpec {
     /// Index entries per leaf page.
     pub items_per_leaf: u64,
     /// Children per internal page.
     pub fanout: u64,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 
 /// A table.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TableSpec {
     /// Rows per scale unit (0 for tables that start empty and grow).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub rows_per_scale: u64,
     /// Rows that fit in one 8 KiB heap page at the table's fillfactor.
     pub rows_per_page: u64,
     /// Pages reserved for appends (inserts go to the last page and extend
     /// the table; pgiosim wraps around within this region).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub append_pages: u64,
     /// Heap pages are full when loaded (fillfactor 100): the first update of
     /// each page finds no room for the new row version, so it is not HOT:
     /// the version moves to a new page at the end of the table (the append
     /// region) and gets an index entry. Later updates of the page are HOT
     /// (pruning made room) but for the statement's non_hot_fraction.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_false")]
     pub full_at_load: bool,
     /// A btree on the key, if any.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index: Option<IndexSpec>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 
 /// A key variable, drawn once per transaction.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct KeySpec {
     /// Table whose rows the key ranges over.
@@ -100,36 +104,37 @@ pub enum Access {
 }
 
 /// `read`: a row by key.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReadSpec {
-    pub table: String,
     pub key: String,
+    pub table: String,
 }
 
 /// `range`: `rows` rows from the key on.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RangeSpec {
-    pub table: String,
     pub key: String,
     pub rows: u64,
+    pub table: String,
 }
 
 /// `update` or `delete`: a row by key, with the WAL record it logs.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ChangeSpec {
-    pub table: String,
     pub key: String,
+    /// Share of updates that are not HOT (they also insert an index entry)
+    /// [default 0]; a delete has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_hot_fraction: Option<f64>,
+    pub table: String,
     pub wal_bytes: u32,
-    /// Share of updates that are not HOT (they also insert an index entry).
-    #[serde(default)]
-    pub non_hot_fraction: f64,
 }
 
 /// `insert`: an appended row and its WAL record.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InsertSpec {
     pub table: String,
@@ -137,27 +142,27 @@ pub struct InsertSpec {
 }
 
 /// One statement: a client round trip, CPU, and at most one access.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StatementSpec {
-    /// The SQL it stands for, for readers.
-    #[serde(default)]
-    pub sql: Option<String>,
     /// CPU for this statement in µs [default: the workload's cpu_us_per_statement].
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_us: Option<f64>,
-    #[serde(default)]
-    pub read: Option<ReadSpec>,
-    #[serde(default)]
-    pub range: Option<RangeSpec>,
-    #[serde(default)]
-    pub update: Option<ChangeSpec>,
-    #[serde(default)]
-    pub insert: Option<InsertSpec>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete: Option<ChangeSpec>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub insert: Option<InsertSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<RangeSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read: Option<ReadSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// The SQL it stands for, for readers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sql: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub update: Option<ChangeSpec>,
 }
 
 impl StatementSpec {
@@ -182,7 +187,7 @@ impl StatementSpec {
                 table: u.table.clone(),
                 key: u.key.clone(),
                 wal_bytes: u.wal_bytes,
-                non_hot_fraction: u.non_hot_fraction,
+                non_hot_fraction: u.non_hot_fraction.unwrap_or(0.0),
             });
         }
         if let Some(i) = &self.insert {
@@ -208,7 +213,7 @@ impl StatementSpec {
 }
 
 /// A transaction type.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TransactionSpec {
     pub name: String,
@@ -223,7 +228,7 @@ pub struct TransactionSpec {
     /// a statement (pruning, locks).
     #[serde(default)]
     pub commit_wal_bytes: u32,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
 }
 
@@ -232,12 +237,12 @@ fn one() -> f64 {
 }
 
 /// A whole workload file.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadSpec {
     pub name: String,
     pub description: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     pub tables: BTreeMap<String, TableSpec>,
     pub transactions: Vec<TransactionSpec>,
@@ -249,36 +254,42 @@ pub struct WorkloadSpec {
     pub round_trip_us_per_statement: f64,
     /// CPU a backend spends on each data-file read it waits for (the read
     /// syscall, the kernel's block I/O and completion), µs; default 0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub cpu_us_per_read: f64,
     /// CPU a process spends on each data-file write (the write syscall
     /// copying the page to the kernel, the buffer's bookkeeping), µs: a
     /// backend's eviction of a dirty buffer, the bgwriter's, the
     /// checkpointer's and vacuum's writes; default 0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub cpu_us_per_write: f64,
     /// The client's CPU per statement (pgbench: build and send it, read the
     /// reply), µs; default 0. Added to each statement's CPU, unless the run
     /// models the client's threads (`-j`), which then spend it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub client_cpu_us_per_statement: f64,
     /// A backend's CPU grows with the backends sharing the cores: by this
     /// fraction of a statement's CPU per active backend above
     /// `cpu_growth_above_backends`; default 0 (no growth).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub cpu_growth_per_backend: f64,
     /// The same for the CPU per read and per write; default 0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub io_cpu_growth_per_backend: f64,
     /// Active backends up to which CPU does not grow; default 0.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub cpu_growth_above_backends: u32,
     /// A statement's CPU (the client's included) under `-M prepared`, as a
     /// fraction of its CPU under `-M simple`.
-    #[serde(default = "prepared_cpu_default")]
+    #[serde(
+        default = "prepared_cpu_default",
+        skip_serializing_if = "is_prepared_cpu_default"
+    )]
     pub prepared_cpu_factor: f64,
     /// The same under `-M extended`.
-    #[serde(default = "extended_cpu_default")]
+    #[serde(
+        default = "extended_cpu_default",
+        skip_serializing_if = "is_extended_cpu_default"
+    )]
     pub extended_cpu_factor: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
@@ -298,13 +309,37 @@ pub struct WorkloadSpec {
 /// alternating the modes (docs/validation.md, 2026-12-02, "Query
 /// protocol"): postgres plus pgbench CPU per transaction, median of each
 /// mode's runs, prepared 172 us against simple's 221 (select-only 0.65).
-fn prepared_cpu_default() -> f64 {
+pub(crate) fn prepared_cpu_default() -> f64 {
     0.78
 }
 
 /// The same runs: extended 327 us against simple's 221 (select-only 1.46).
-fn extended_cpu_default() -> f64 {
+pub(crate) fn extended_cpu_default() -> f64 {
     1.47
+}
+
+fn is_prepared_cpu_default(v: &f64) -> bool {
+    *v == prepared_cpu_default()
+}
+
+fn is_extended_cpu_default(v: &f64) -> bool {
+    *v == extended_cpu_default()
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
+    *v == 0
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 fn index_insert_default() -> u32 {
@@ -477,6 +512,16 @@ impl WorkloadSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_builtin_workload_reads_back_as_it_writes() {
+        for (name, _) in crate::workload::BUILTIN {
+            let spec = crate::workload::builtin(name).unwrap();
+            let text = serde_json::to_string_pretty(&spec).unwrap();
+            let again = WorkloadSpec::from_json(&text, name).unwrap();
+            assert_eq!(again, spec, "{name}");
+        }
+    }
 
     const GOOD: &str = r#"{
       "name": "t", "description": "d",
