@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use crate::core::archive::{ArchiveConfig, ArchiveMode, ArchiveTarget};
 use crate::core::time::{MS, SEC};
 use crate::settings::Settings;
+use crate::units::{parse_duration_with_unit, parse_rate_bytes_per_s};
 
 /// The keys a target takes, for messages.
 const KEYS: &str = "latency=DURATION (per segment), throughput=RATE (per push, e.g. 50MB/s), \
@@ -67,17 +68,6 @@ pub fn target_source(name: &str) -> &'static str {
         .map_or("as given with --archive", |n| n.source)
 }
 
-fn duration(key: &str, v: &str) -> Result<u64> {
-    match crate::units::parse_duration_ns(v) {
-        Some(ns)
-            if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
-        {
-            Ok(ns)
-        }
-        _ => bail!("{key}={v}: expected a duration with a unit, e.g. 80ms, 1s or 0"),
-    }
-}
-
 /// Parses `NAME`, `NAME,key=value,...` (a named target with overrides) or
 /// `latency=80ms,throughput=90MB/s,parallel=1`.
 pub fn parse_target(text: &str) -> Result<ArchiveTarget> {
@@ -117,13 +107,9 @@ pub fn parse_target(text: &str) -> Result<ArchiveTarget> {
         };
         let value = value.trim();
         match key.trim() {
-            "latency" => t.latency = duration("latency", value)?,
+            "latency" => t.latency = parse_duration_with_unit("latency", value, "80ms, 1s")?,
             "throughput" => {
-                let bytes = value
-                    .strip_suffix("/s")
-                    .and_then(crate::units::parse_memory_bytes)
-                    .filter(|&b| b > 0);
-                let Some(b) = bytes else {
+                let Some(b) = parse_rate_bytes_per_s(value) else {
                     bail!("throughput={value}: expected a rate such as 90MB/s");
                 };
                 t.bytes_per_s = b as f64;

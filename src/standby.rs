@@ -5,6 +5,8 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use crate::units::{parse_duration_with_unit, parse_rate_bytes_per_s};
+
 use crate::core::replication::{
     DEFAULT_REPLAY_BYTES_PER_S, PROCESS_WAKEUP, ReplicationConfig, RoundTrip, StandbyConfig,
     StandbyNames,
@@ -26,18 +28,6 @@ pub struct StandbyDecl {
     pub device: Option<String>,
     /// Replay speed of its startup process.
     pub replay_bytes_per_s: f64,
-}
-
-fn duration(key: &str, v: &str) -> Result<u64> {
-    // A bare number is a common slip here: say which unit to write.
-    match crate::units::parse_duration_ns(v) {
-        Some(ns)
-            if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
-        {
-            Ok(ns)
-        }
-        _ => bail!("{key}={v}: expected a duration with a unit, e.g. 1ms, 500us or 0"),
-    }
 }
 
 /// Parses `name=s1,rtt=1ms[,rtt_p99=3ms][,device=nvme][,replay=40MB/s]`.
@@ -67,15 +57,11 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
                 }
                 name = Some(value.to_string());
             }
-            "rtt" => rtt = duration("rtt", value)?,
-            "rtt_p99" => p99 = Some(duration("rtt_p99", value)?),
+            "rtt" => rtt = parse_duration_with_unit("rtt", value, "1ms, 500us")?,
+            "rtt_p99" => p99 = Some(parse_duration_with_unit("rtt_p99", value, "1ms, 500us")?),
             "device" => device = Some(value.to_string()),
             "replay" => {
-                let bytes = value
-                    .strip_suffix("/s")
-                    .and_then(crate::units::parse_memory_bytes)
-                    .filter(|&b| b > 0);
-                let Some(b) = bytes else {
+                let Some(b) = parse_rate_bytes_per_s(value) else {
                     bail!("replay={value}: expected a rate such as 40MB/s");
                 };
                 replay = b as f64;
@@ -101,8 +87,7 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
 /// Reads a standby file: one declaration per line as `--standby` takes it;
 /// blank lines and `#` comments are skipped.
 pub fn load_file(path: &Path) -> Result<Vec<StandbyDecl>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+    let text = crate::input::read_text(path, "standby file", crate::input::SMALL_FILE_MAX_BYTES)?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.split('#').next().unwrap_or("").trim();

@@ -13,6 +13,28 @@ pub use crate::settings::{
     parse_memory_bytes,
 };
 
+/// A duration in a `key=value` list, in nanoseconds: it must carry a unit
+/// ("80ms", "1s") unless it is 0, as a bare number there is a common slip.
+/// The error names the key and shows `example`.
+pub fn parse_duration_with_unit(key: &str, v: &str, example: &str) -> anyhow::Result<u64> {
+    match parse_duration_ns(v) {
+        Some(ns)
+            if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
+        {
+            Ok(ns)
+        }
+        _ => anyhow::bail!("{key}={v}: expected a duration with a unit, e.g. {example} or 0"),
+    }
+}
+
+/// A rate such as "90MB/s" in bytes a second (more than 0), or None.
+pub fn parse_rate_bytes_per_s(v: &str) -> Option<u64> {
+    v.trim()
+        .strip_suffix("/s")
+        .and_then(parse_memory_bytes)
+        .filter(|&b| b > 0)
+}
+
 /// `n` bytes for people, in binary units: "512 bytes", "200 MiB",
 /// "1.5 GiB" (one decimal below 100 unless it is whole).
 pub fn pretty_bytes(n: u64) -> String {
@@ -69,6 +91,15 @@ mod tests {
         assert_eq!(parse_memory_bytes("1.5MB"), Some(1536 << 10));
         assert_eq!(parse_duration_ns("250ms"), Some(250_000_000));
         assert_eq!(parse_duration_ns("5min"), Some(300_000_000_000));
+        assert_eq!(parse_rate_bytes_per_s("90MB/s"), Some(90 << 20));
+        assert_eq!(parse_rate_bytes_per_s("0MB/s"), None);
+        assert_eq!(parse_rate_bytes_per_s("90MB"), None);
+        assert_eq!(
+            parse_duration_with_unit("rtt", "1ms", "1ms").unwrap(),
+            1_000_000
+        );
+        assert_eq!(parse_duration_with_unit("rtt", "0", "1ms").unwrap(), 0);
+        assert!(parse_duration_with_unit("rtt", "5", "1ms").is_err());
         assert_eq!(format_memory(128 << 20), "128MB");
     }
 }
