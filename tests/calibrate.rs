@@ -424,12 +424,7 @@ fn emulated_run_is_shaped_like_the_profile() {
     // Each transaction waits at least one gp3 commit (write + flush).
     // Upper bound only matters: a busy shared disk can make it far slower.
     assert!(tps > 5.0 && tps < 1300.0, "{tps}");
-    let page_read = r["breakdown"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["bucket"] == "page_read")
-        .unwrap()["mean_us"]
+    let page_read = common::bucket(&r, "page_read").unwrap()["mean_us"]
         .as_f64()
         .unwrap();
     let reads = num(&r, &["io", "data_reads_per_tx"]);

@@ -22,12 +22,7 @@ fn tps(v: &Value) -> f64 {
 }
 
 fn bucket(v: &Value, name: &str) -> f64 {
-    v["breakdown"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["bucket"] == name)
-        .unwrap_or_else(|| panic!("no bucket {name}"))["mean_us"]
+    common::bucket(v, name).unwrap_or_else(|| panic!("no bucket {name}"))["mean_us"]
         .as_f64()
         .unwrap()
 }

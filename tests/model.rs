@@ -355,12 +355,7 @@ fn pgbench_threads_on_the_cores_hold_clients_in_the_client_bucket() {
         "-s", "10", "-c", "32", "-T", "5", "--cpus", "2", "--device", "nvme", "--seed", "4",
     ];
     let bucket = |r: &Value, name: &str| {
-        r["breakdown"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["bucket"] == name)
-            .map_or(0.0, |b| b["share"].as_f64().unwrap())
+        common::bucket(r, name).map_or(0.0, |b| b["share"].as_f64().unwrap())
     };
     let without = model(&base);
     assert_eq!(bucket(&without, "client"), 0.0);

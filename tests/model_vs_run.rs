@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 mod common;
-use common::{pgiosim, skip, text, tmp};
+use common::{bucket, pgiosim, skip, text, tmp};
 
 /// This size's tolerances (see the top of the file).
 const TPS_TARGET: f64 = 0.35;
@@ -108,13 +108,8 @@ fn result(args: &[&str]) -> Value {
     serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap()
 }
 
-fn share(r: &Value, bucket: &str) -> f64 {
-    r["breakdown"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|b| b["bucket"] == bucket)
-        .map_or(0.0, |b| b["share"].as_f64().unwrap())
+fn share(r: &Value, name: &str) -> f64 {
+    bucket(r, name).map_or(0.0, |b| b["share"].as_f64().unwrap())
 }
 
 /// One cell, run and modelled: Ok with a line of figures, or Err with

@@ -90,13 +90,7 @@ fn model_sweep_table_knees_and_json() {
             f(&r["io"]["commits_per_flush"]),
             f(&row["commits_per_flush"])
         );
-        let wal_us = r["breakdown"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|b| b["bucket"] == "wal_fsync")
-            .unwrap()["mean_us"]
-            .clone();
+        let wal_us = common::bucket(r, "wal_fsync").unwrap()["mean_us"].clone();
         assert!((f(&wal_us) / 1e3 - f(&row["breakdown_ms"]["wal_fsync"])).abs() < 1e-12);
     }
     // Rows of a series are in client order; growth is null on the first.

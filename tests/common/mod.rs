@@ -54,3 +54,14 @@ pub fn example_device(name: &str) -> String {
         env!("CARGO_MANIFEST_DIR")
     )
 }
+
+/// The breakdown bucket `name` of a result's JSON (`breakdown` is a list of
+/// `{"bucket": ..., "mean_us": ..., "share": ...}`), if it has one.
+#[allow(dead_code)]
+pub fn bucket<'a>(result: &'a serde_json::Value, name: &str) -> Option<&'a serde_json::Value> {
+    result["breakdown"]
+        .as_array()
+        .expect("a breakdown list")
+        .iter()
+        .find(|b| b["bucket"] == name)
+}
