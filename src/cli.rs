@@ -98,6 +98,10 @@ pub enum Command {
     Sweep(crate::sweep::SweepArgs),
     /// Print results side by side, with ratios to the first.
     Compare(crate::compare::CompareArgs),
+    /// Other tools' results as pgiosim results: `import pgbench` reads a
+    /// real pgbench run and the statistics sampled around it.
+    #[command(subcommand)]
+    Import(crate::import::ImportCommand),
     /// Write one self-contained HTML file with charts of results and sweeps.
     Report(crate::report::html::ReportArgs),
 }
@@ -517,6 +521,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
         }
         Command::Report(a) => v.push(("-o", a.output.clone())),
+        Command::Import(crate::import::ImportCommand::Pgbench(a)) => json(&a.json),
         Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
             v.push(("-o", a.output.clone()));
         }
@@ -584,6 +589,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
         Command::Compare(args) => crate::compare::compare(&args),
+        Command::Import(cmd) => crate::import::import(&cmd),
         Command::Report(args) => crate::report::html::report(&args),
     }
 }

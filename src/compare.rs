@@ -15,10 +15,13 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
+use serde::Serialize;
 
 use crate::error::{self, UsageError};
 use crate::output;
-use crate::report::compare::{COMPARE_SCHEMA, CompareDoc, CompareInput, CompareRow, Difference};
+use crate::report::compare::{
+    COMPARE_SCHEMA, Check, CompareDoc, CompareInput, CompareRow, Difference, Verdicts,
+};
 use crate::report::load::{self, LoadedResult};
 use crate::report::{SCHEMA, SCHEMA_VERSION};
 
@@ -45,6 +48,55 @@ pub struct CompareArgs {
     /// Write the table as a Markdown table to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Check every later file against the first, the reference: tps within
+    /// a relative tolerance, each breakdown share within some percentage
+    /// points. A missed target exits 3. Shares are compared as PostgreSQL
+    /// can measure them: wal_fsync with buffer_wait, cpu with cpu_queue,
+    /// other and pgbench's threads (see docs/sweep-compare-report.md).
+    /// Without a value: tps=15%,share=5.
+    #[arg(long, value_name = "tps=PCT%,share=POINTS", num_args = 0..=1,
+          default_missing_value = "tps=15%,share=5", value_parser = parse_tolerance)]
+    pub tolerance: Option<Tolerance>,
+}
+
+/// Targets of `compare --tolerance`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Tolerance {
+    /// tps within this fraction of the reference's (0.15: ±15%).
+    pub tps: f64,
+    /// Each share within this many percentage points of the reference's.
+    pub share_points: f64,
+}
+
+/// "tps=15%,share=5" (either part may be left out: 15% and 5 points).
+pub fn parse_tolerance(s: &str) -> std::result::Result<Tolerance, String> {
+    let mut t = Tolerance {
+        tps: 0.15,
+        share_points: 5.0,
+    };
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((k, v)) = part.split_once('=') else {
+            return Err(format!(
+                "{part:?}: expected NAME=VALUE, as in tps=15%,share=5"
+            ));
+        };
+        let num = |v: &str| -> std::result::Result<f64, String> {
+            match v.trim().parse::<f64>() {
+                Ok(n) if n.is_finite() && n >= 0.0 => Ok(n),
+                _ => Err(format!("{k}={v}: not a number of 0 or more")),
+            }
+        };
+        match k.trim() {
+            "tps" => t.tps = num(v.trim().trim_end_matches('%'))? / 100.0,
+            "share" => t.share_points = num(v.trim().trim_end_matches("pts"))?,
+            other => {
+                return Err(format!(
+                    "{other:?}: not a tolerance; there are tps (a percentage) and share (points)"
+                ));
+            }
+        }
+    }
+    Ok(t)
 }
 
 fn refuse(msg: String) -> anyhow::Error {
@@ -123,6 +175,10 @@ fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     }
 }
 
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
 type Metric = (&'static str, &'static str, fn(&LoadedResult) -> Option<f64>);
 
 const SUMMARY: &[Metric] = &[
@@ -134,12 +190,13 @@ const SUMMARY: &[Metric] = &[
 
 const LATENCY: &[Metric] = &[
     ("average", "ms", |r| Some(r.summary.latency_ms.average)),
-    ("stddev", "ms", |r| Some(r.summary.latency_ms.stddev)),
-    ("p50", "ms", |r| Some(r.summary.latency_ms.p50)),
-    ("p90", "ms", |r| Some(r.summary.latency_ms.p90)),
-    ("p99", "ms", |r| Some(r.summary.latency_ms.p99)),
-    ("p99.9", "ms", |r| Some(r.summary.latency_ms.p99_9)),
-    ("max", "ms", |r| Some(r.summary.latency_ms.max)),
+    // Null where the input does not know it (an imported pgbench run).
+    ("stddev", "ms", |r| finite(r.summary.latency_ms.stddev)),
+    ("p50", "ms", |r| finite(r.summary.latency_ms.p50)),
+    ("p90", "ms", |r| finite(r.summary.latency_ms.p90)),
+    ("p99", "ms", |r| finite(r.summary.latency_ms.p99)),
+    ("p99.9", "ms", |r| finite(r.summary.latency_ms.p99_9)),
+    ("max", "ms", |r| finite(r.summary.latency_ms.max)),
 ];
 
 const IO: &[Metric] = &[
@@ -237,6 +294,7 @@ pub fn build(results: &[LoadedResult], forced: bool, warnings: Vec<String>) -> C
             .collect(),
         differences: differences(results),
         rows,
+        tolerance: None,
     }
 }
 
@@ -354,6 +412,139 @@ pub fn fmt_ratio(r: Option<f64>) -> String {
     }
 }
 
+/// A share as PostgreSQL's statistics can measure it, and the pgiosim
+/// buckets it holds: a backend writing a dirty victim waits in
+/// IO:DataFileWrite, which the commit's wait absorbs; schedstat counts the
+/// backends' time queued for a core as theirs, and pgbench's threads (where
+/// a loopback round trip goes).
+const SHARE_GROUPS: &[(&str, &[&str])] = &[
+    ("page_read", &["page_read"]),
+    ("wal_fsync", &["wal_fsync", "buffer_wait"]),
+    ("lock_wait", &["lock_wait"]),
+    ("sync_rep", &["sync_rep"]),
+    ("cpu", &["cpu", "cpu_queue", "other"]),
+];
+
+fn bucket_share(r: &LoadedResult, bucket: &str) -> Option<f64> {
+    r.breakdown
+        .iter()
+        .find(|b| b.bucket == bucket)
+        .map(|b| b.share)
+}
+
+/// A result's share of a group, None if it has none of its buckets.
+fn group_share(r: &LoadedResult, group: &str, buckets: &[&str]) -> Option<f64> {
+    if r.run.mode == "postgres" {
+        return bucket_share(r, group);
+    }
+    let present: Vec<f64> = buckets.iter().filter_map(|b| bucket_share(r, b)).collect();
+    if present.is_empty() {
+        return None;
+    }
+    let mut share: f64 = present.iter().sum();
+    let lat_us = r.summary.latency_ms.average * 1e3;
+    if group == "cpu" && lat_us > 0.0 {
+        // page_read holds the read syscall's CPU as blk_read_time does,
+        // and schedstat counts it as CPU too; pgbench's threads (-j) are
+        // in schedstat's figure.
+        share += (r.io.read_cpu_us_per_tx + r.io.client_thread_us_per_tx) / lat_us;
+    }
+    Some(share)
+}
+
+/// Every later input against the first.
+pub fn verdicts(results: &[LoadedResult], t: Tolerance) -> Verdicts {
+    let reference = &results[0];
+    let mut checks = Vec::new();
+    for (i, r) in results.iter().enumerate().skip(1) {
+        let input = label(i);
+        let want = reference.summary.tps;
+        let got = r.summary.tps;
+        let error = if want > 0.0 {
+            got / want - 1.0
+        } else {
+            f64::INFINITY
+        };
+        checks.push(Check {
+            input: input.clone(),
+            check: "tps".into(),
+            value: got,
+            reference: want,
+            error,
+            tolerance: t.tps,
+            pass: error.abs() <= t.tps,
+        });
+        for (group, buckets) in SHARE_GROUPS {
+            let Some(want) = group_share(reference, group, buckets) else {
+                continue;
+            };
+            let got = group_share(r, group, buckets).unwrap_or(0.0);
+            let error = (got - want) * 100.0;
+            checks.push(Check {
+                input: input.clone(),
+                check: format!("share {group}"),
+                value: got,
+                reference: want,
+                error,
+                tolerance: t.share_points,
+                pass: error.abs() <= t.share_points + 1e-9,
+            });
+        }
+    }
+    Verdicts {
+        reference: label(0),
+        tps_tolerance: t.tps,
+        share_points: t.share_points,
+        pass: checks.iter().all(|c| c.pass),
+        checks,
+    }
+}
+
+/// The checks as text.
+pub fn render_verdicts(v: &Verdicts) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\ntolerance (against {}: tps ±{}%, shares ±{} points)",
+        v.reference,
+        fmt_value(v.tps_tolerance * 100.0),
+        fmt_value(v.share_points)
+    );
+    for c in &v.checks {
+        let (value, reference, error) = if c.check == "tps" {
+            (
+                fmt_value(c.value),
+                fmt_value(c.reference),
+                format!("{:+.1}%", c.error * 100.0),
+            )
+        } else {
+            (
+                format!("{:.1}%", c.value * 100.0),
+                format!("{:.1}%", c.reference * 100.0),
+                format!("{:+.1} pts", c.error),
+            )
+        };
+        let _ = writeln!(
+            o,
+            "  {}  {:<20} {:>12} against {:>12}  {:>10}  {}",
+            c.input,
+            c.check,
+            value,
+            reference,
+            error,
+            if c.pass { "ok" } else { "MISS" }
+        );
+    }
+    let passed = v.checks.iter().filter(|c| c.pass).count();
+    let _ = writeln!(
+        o,
+        "{}: {passed} of {} checks within tolerance",
+        if v.pass { "PASS" } else { "FAIL" },
+        v.checks.len()
+    );
+    o
+}
+
 /// Render the comparison as text.
 /// The comparison's table for export: a row a figure; per input its value
 /// and, after the first, its ratio to the first.
@@ -464,12 +655,17 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
             eprintln!("warning: {w}");
         }
     }
-    let doc = build(&results, args.force && !why.is_empty(), warnings);
+    let mut doc = build(&results, args.force && !why.is_empty(), warnings);
+    doc.tolerance = args.tolerance.map(|t| verdicts(&results, t));
     let exports = [&args.json, &args.csv, &args.markdown];
     let stdout_taken = exports
         .iter()
         .any(|p| p.as_deref().is_some_and(output::is_stdout));
-    output::report(&render(&doc), stdout_taken)?;
+    let mut text = render(&doc);
+    if let Some(v) = &doc.tolerance {
+        text.push_str(&render_verdicts(v));
+    }
+    output::report(&text, stdout_taken)?;
     if let Some(path) = &args.json {
         output::write_json(path, &doc)?;
     }
@@ -479,5 +675,8 @@ pub fn compare(args: &CompareArgs) -> Result<i32> {
     if let Some(path) = &args.markdown {
         output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
     }
-    Ok(0)
+    match &doc.tolerance {
+        Some(v) if !v.pass => Ok(i32::from(error::exit::OUT_OF_TOLERANCE)),
+        _ => Ok(0),
+    }
 }

@@ -17,6 +17,8 @@ pub mod exit {
     pub const FAILURE: u8 = 1;
     /// Bad input: a flag, a setting, or a file the user named.
     pub const BAD_INPUT: u8 = 2;
+    /// `compare --tolerance`: a result missed a target.
+    pub const OUT_OF_TOLERANCE: u8 = 3;
     /// Interrupted by SIGINT or SIGTERM; a partial report may have been printed.
     pub const INTERRUPTED: u8 = 130;
 }
@@ -25,7 +27,8 @@ pub mod exit {
 pub const EXIT_CODES_HELP: &str = "Exit codes: 0 success; 1 the disk, file system or server failed \
 (I/O error, disk full, connection lost, the data set in use by another pgiosim), or a run \
 completed no transaction; 2 bad input (a flag, a setting, or a file given such as --config, \
---workload, --device, results, an output path that cannot be written); 130 interrupted by \
+--workload, --device, results, an output path that cannot be written); 3 `compare --tolerance` \
+found a figure out of tolerance; 130 interrupted by \
 SIGINT or SIGTERM (a partial report is printed where there is one).";
 
 /// Work stopped by SIGINT or SIGTERM before it was done: exit code 130.

@@ -12,6 +12,7 @@ pub mod device;
 pub mod engine;
 pub mod error;
 pub mod execute;
+pub mod import;
 pub mod input;
 pub mod instance;
 pub mod output;

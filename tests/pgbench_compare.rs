@@ -208,6 +208,27 @@ fn pgbench_compare_small_run() {
             cell["model"]["status"], "n/a",
             "{tag}: no device profile given"
         );
+        // The real run went through `pgiosim import pgbench`, and the
+        // verdicts through `pgiosim compare --tolerance`.
+        assert!(
+            cell["real"]["result_file"]
+                .as_str()
+                .is_some_and(|f| f.ends_with(".json")),
+            "{tag}: {}",
+            cell["real"]
+        );
+        let checks = &cell["checks"];
+        for key in [
+            "run_tps",
+            "run_page_read",
+            "run_wal_fsync",
+            "run_lock_wait",
+            "run_cpu",
+        ] {
+            let c = &checks[key];
+            assert!(c["pass"].is_boolean(), "{tag}: {key}: {checks}");
+        }
+        assert_eq!(num(&checks["run_tps"], &["reference"]), slowest, "{tag}");
     }
     // Everything the script created is gone.
     let leftovers: Vec<_> = std::fs::read_dir(work.path())

@@ -22,6 +22,39 @@ pub struct CompareDoc {
     pub differences: Vec<Difference>,
     /// The figures, one value per input, and each one's ratio to the first.
     pub rows: Vec<CompareRow>,
+    /// With `--tolerance`: each later input checked against the first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tolerance: Option<Verdicts>,
+}
+
+/// `compare --tolerance`'s checks and its verdict.
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdicts {
+    /// The reference's label ("A").
+    pub reference: String,
+    /// tps within this fraction of the reference's.
+    pub tps_tolerance: f64,
+    /// Shares within this many percentage points.
+    pub share_points: f64,
+    pub checks: Vec<Check>,
+    /// True when every check passed.
+    pub pass: bool,
+}
+
+/// One check of one input against the reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// The input's label ("B").
+    pub input: String,
+    /// "tps", or "share page_read" and so on.
+    pub check: String,
+    pub value: f64,
+    pub reference: f64,
+    /// tps: value / reference − 1; a share: the difference in points.
+    pub error: f64,
+    /// Its tolerance, in the error's unit.
+    pub tolerance: f64,
+    pub pass: bool,
 }
 
 /// One input file.

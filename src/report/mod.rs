@@ -114,12 +114,26 @@ impl TimerLagFigures {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Latency {
     pub average: f64,
+    /// Null (NaN in memory) where unknown: an imported pgbench report has
+    /// neither stddev without -l nor percentiles.
+    #[serde(deserialize_with = "f64_or_nan")]
     pub stddev: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub p50: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub p90: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub p99: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub p99_9: f64,
+    #[serde(deserialize_with = "f64_or_nan")]
     pub max: f64,
+}
+
+/// A figure that is null where unknown: serde_json writes NaN as null, and
+/// this reads null back as NaN.
+fn f64_or_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// pgbench's summary figures.
@@ -165,7 +179,8 @@ pub struct BucketFigures {
     #[serde(default)]
     pub share: f64,
     /// 99th percentile of the time per transaction (µs).
-    #[serde(default)]
+    /// Null where unknown (an imported run).
+    #[serde(default, deserialize_with = "f64_or_nan")]
     pub p99_us: f64,
 }
 

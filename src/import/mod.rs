@@ -1,0 +1,288 @@
+//! `pgiosim import`: results of other tools as `pgiosim.result` files, so
+//! that `compare` and `report` put a real PostgreSQL run beside `run` and
+//! `model`.
+
+pub mod pgbench;
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+
+use crate::error::UsageError;
+use crate::input::{self, SMALL_FILE_MAX_BYTES};
+use crate::output;
+use crate::report::{
+    BucketFigures, IoFigures, Latency, RunInfo, RunResult, SCHEMA, SCHEMA_VERSION, Summary,
+};
+
+/// What `import` reads.
+#[derive(Debug, Clone, Subcommand)]
+pub enum ImportCommand {
+    /// A real pgbench run: its report, and optionally the statistics sampled
+    /// around it, as a result `compare` and `report` take.
+    ///
+    /// PGBENCH_OUTPUT is pgbench's standard output (run it with -r for
+    /// per-statement latencies, which give the commit's wait). With
+    /// --statistics (the JSON `scripts/pgbench-compare` keeps for each real
+    /// run; its fields are in docs/json.md) the result also has the
+    /// breakdown: page_read from blk_read_time, wal_fsync from END's latency
+    /// less BEGIN's, lock_wait and sync_rep from pg_stat_activity's wait
+    /// events, cpu from schedstat or cpuacct; what they leave is
+    /// `unattributed`. Percentiles are not in pgbench's report and are null.
+    ///
+    /// Example: pgiosim import pgbench pgbench.out --statistics stats.json --json real.json
+    Pgbench(PgbenchArgs),
+}
+
+/// Flags of `import pgbench`.
+#[derive(Debug, Clone, Args)]
+pub struct PgbenchArgs {
+    /// pgbench's standard output ("-" for standard input).
+    #[arg(value_name = "PGBENCH_OUTPUT")]
+    pub output: PathBuf,
+    /// The statistics sampled around the run (JSON: stats_delta, samples,
+    /// cgroups; docs/json.md).
+    #[arg(long, value_name = "FILE")]
+    pub statistics: Option<PathBuf>,
+    /// The server's CPUs, for the result's description [default: this
+    /// machine's].
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
+    /// Write the result as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Run `import`.
+pub fn import(cmd: &ImportCommand) -> Result<i32> {
+    match cmd {
+        ImportCommand::Pgbench(a) => import_pgbench(a),
+    }
+}
+
+fn read_input(path: &Path, what: &str) -> Result<String> {
+    if output::is_stdout(path) {
+        let mut s = String::new();
+        std::io::stdin()
+            .take(SMALL_FILE_MAX_BYTES)
+            .read_to_string(&mut s)
+            .with_context(|| format!("{what}: reading standard input"))?;
+        return Ok(s);
+    }
+    input::read_text(path, what, SMALL_FILE_MAX_BYTES)
+}
+
+fn import_pgbench(a: &PgbenchArgs) -> Result<i32> {
+    let text = read_input(&a.output, "pgbench output")?;
+    let report = pgbench::parse_report(&text)
+        .map_err(|e| UsageError(format!("{}: {e:#}", a.output.display())))?;
+    let stats = match &a.statistics {
+        None => None,
+        Some(p) => {
+            let bytes = input::read_bytes(p, "--statistics", SMALL_FILE_MAX_BYTES)?;
+            let de = &mut serde_json::Deserializer::from_slice(&bytes);
+            let s: pgbench::Statistics = serde_path_to_error::deserialize(de)
+                .map_err(|e| UsageError(format!("--statistics {}: {e}", p.display())))?;
+            Some(s)
+        }
+    };
+    let cpus = a
+        .cpus
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let result = build(&report, stats.as_ref(), cpus, a)?;
+    let json_on_stdout = a.json.as_deref().is_some_and(output::is_stdout);
+    if !a.quiet {
+        output::report(&render(&result), json_on_stdout)?;
+    }
+    if let Some(path) = &a.json {
+        output::write_json(path, &result)?;
+    }
+    Ok(0)
+}
+
+/// The result of a real run, in pgiosim's schema.
+pub fn build(
+    report: &pgbench::PgbenchReport,
+    stats: Option<&pgbench::Statistics>,
+    cpus: u32,
+    a: &PgbenchArgs,
+) -> Result<RunResult> {
+    let x = report.transactions as f64;
+    let elapsed = report.duration_s.unwrap_or(if report.tps > 0.0 {
+        x / report.tps
+    } else {
+        0.0
+    });
+    let lat_us = report.latency_average_ms * 1e3;
+    let mut breakdown = Vec::new();
+    let mut provenance = serde_json::Map::new();
+    provenance.insert(
+        "pgbench_output".into(),
+        a.output.display().to_string().into(),
+    );
+    let mut io = IoFigures::default();
+    if let Some(st) = stats {
+        let shares =
+            pgbench::shares(report, st, elapsed).map_err(|e| UsageError(format!("{e:#}")))?;
+        for (bucket, share) in &shares.buckets {
+            breakdown.push(BucketFigures {
+                bucket: (*bucket).to_string(),
+                mean_us: share * lat_us,
+                share: *share,
+                p99_us: f64::NAN,
+            });
+        }
+        provenance.insert(
+            "statistics".into(),
+            a.statistics
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .into(),
+        );
+        provenance.insert("wal_fsync_source".into(), shares.wal_fsync_source.into());
+        provenance.insert("cpu_source".into(), shares.cpu_source.into());
+        io = io_figures(report, st, elapsed);
+    }
+    let mut workload = serde_json::Map::new();
+    workload.insert("name".into(), report.workload.clone().into());
+    workload.insert("imported_from".into(), provenance.into());
+    Ok(RunResult {
+        schema: SCHEMA.into(),
+        schema_version: SCHEMA_VERSION,
+        pgiosim_version: env!("CARGO_PKG_VERSION").into(),
+        partial: false,
+        run: RunInfo {
+            mode: "postgres".into(),
+            workload: report.workload.clone(),
+            transaction_type: report.transaction_type.clone(),
+            clients: report.clients,
+            cpus,
+            threads_per_core: 0,
+            cpu_speed: 0.0,
+            query_mode: report.query_mode.clone(),
+            jobs: report.threads,
+            client_rtt_us: None,
+            duration_s: report.duration_s,
+            transactions_per_client: report.transactions_per_client,
+            scale: report.scale,
+            io_engine: String::new(),
+            data_io: String::new(),
+            os_cache_bytes: 0,
+            dir: String::new(),
+            wal_dir: String::new(),
+            seed: 0,
+            device: None,
+            timer_lag: None,
+        },
+        settings: serde_json::Value::Object(Default::default()),
+        workload: workload.into(),
+        summary: Summary {
+            transactions: report.transactions,
+            elapsed_s: elapsed,
+            tps: report.tps,
+            latency_ms: Latency {
+                average: report.latency_average_ms,
+                stddev: report.latency_stddev_ms.unwrap_or(f64::NAN),
+                p50: f64::NAN,
+                p90: f64::NAN,
+                p99: f64::NAN,
+                p99_9: f64::NAN,
+                max: f64::NAN,
+            },
+            rate_limit: None,
+        },
+        breakdown,
+        io,
+        checkpoints: Vec::new(),
+        timeseries: Vec::new(),
+        latency_cdf: Vec::new(),
+        replication: Vec::new(),
+        archive: None,
+    })
+}
+
+/// The I/O figures PostgreSQL's statistics give.
+fn io_figures(r: &pgbench::PgbenchReport, st: &pgbench::Statistics, elapsed: f64) -> IoFigures {
+    let get =
+        |m: &std::collections::BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
+    let (db, wal) = (&st.stats_delta.db, &st.stats_delta.wal);
+    let (bg, ck) = (&st.stats_delta.bgwriter, &st.stats_delta.checkpointer);
+    let x = (r.transactions as f64).max(1.0);
+    let per_s = |v: f64| if elapsed > 0.0 { v / elapsed } else { 0.0 };
+    let (hits, misses) = (get(db, "blks_hit"), get(db, "blks_read"));
+    let syncs = get(wal, "wal_sync");
+    let timed = get(bg, "checkpoints_timed") + get(ck, "num_timed");
+    let requested = get(bg, "checkpoints_req") + get(ck, "num_requested");
+    let disk_reads = get(&st.cgroups.postgres, "io_read_ios");
+    IoFigures {
+        data_reads: disk_reads as u64,
+        data_reads_per_s: per_s(disk_reads),
+        data_reads_per_tx: disk_reads / x,
+        checkpoint_writes: (get(bg, "buffers_checkpoint") + get(ck, "buffers_written")) as u64,
+        bgwriter_writes: get(bg, "buffers_clean") as u64,
+        backend_writes: get(bg, "buffers_backend") as u64,
+        wal_records: get(wal, "wal_records") as u64,
+        wal_fpi: get(wal, "wal_fpi") as u64,
+        wal_bytes: get(wal, "wal_bytes") as u64,
+        wal_bytes_per_tx: get(wal, "wal_bytes") / x,
+        wal_mb_per_s: per_s(get(wal, "wal_bytes")) / 1e6,
+        wal_writes: get(wal, "wal_write") as u64,
+        wal_fdatasyncs: syncs as u64,
+        wal_fdatasyncs_per_s: per_s(syncs),
+        wal_sync_avg_us: if syncs > 0.0 {
+            get(wal, "wal_sync_time") / syncs * 1e3
+        } else {
+            0.0
+        },
+        commits_per_flush: if syncs > 0.0 { x / syncs } else { 0.0 },
+        buffer_hits: hits as u64,
+        buffer_misses: misses as u64,
+        buffer_hit_ratio: if hits + misses > 0.0 {
+            hits / (hits + misses)
+        } else {
+            0.0
+        },
+        full_page_images_per_tx: get(wal, "wal_fpi") / x,
+        checkpoints_started: (timed + requested) as u64,
+        checkpoints_timed: timed as u64,
+        checkpoints_requested: requested as u64,
+        ..IoFigures::default()
+    }
+}
+
+/// A few lines for the terminal.
+fn render(r: &RunResult) -> String {
+    let mut o = String::new();
+    let s = &r.summary;
+    let _ = writeln!(
+        o,
+        "pgiosim {} (import pgbench): {}, scale {}, {} clients, {} transactions",
+        r.pgiosim_version, r.run.workload, r.run.scale, r.run.clients, s.transactions
+    );
+    let _ = writeln!(
+        o,
+        "tps = {:.6}, latency average = {:.3} ms",
+        s.tps, s.latency_ms.average
+    );
+    if r.breakdown.is_empty() {
+        let _ = writeln!(o, "no --statistics: no breakdown");
+    } else {
+        let _ = writeln!(o, "\n  bucket          mean µs   share");
+        for b in &r.breakdown {
+            let _ = writeln!(
+                o,
+                "  {:<14}{:>9.1}  {:>5.1}%",
+                b.bucket,
+                b.mean_us,
+                b.share * 100.0
+            );
+        }
+    }
+    o
+}
