@@ -106,10 +106,11 @@ fn a_real_run_becomes_a_result() {
 
 #[test]
 fn without_statistics_there_is_no_breakdown() {
+    // pgbench -T without -P prints no stddev: null.
     let o = pgiosim(&[
         "import",
         "pgbench",
-        &fixture("pg15-tpcb-c4.out"),
+        &fixture("pg15-tpcb-c2-no-stddev.out"),
         "--json",
         "-",
         "-q",
@@ -117,6 +118,9 @@ fn without_statistics_there_is_no_breakdown() {
     assert!(o.status.success(), "{}", text(&o));
     let r: Value = serde_json::from_slice(&o.stdout).expect("stdout is the JSON alone");
     assert_eq!(r["breakdown"], serde_json::json!([]));
+    assert!(r["summary"]["latency_ms"]["stddev"].is_null());
+    assert_eq!(r["summary"]["transactions"], 5893);
+    assert_eq!(r["run"]["clients"], 2);
 }
 
 #[test]
