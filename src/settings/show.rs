@@ -58,6 +58,10 @@ impl Settings {
                     Id::AutovacuumNaptime => {
                         format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
                     }
+                    Id::MaintenanceWorkMem => format_bytes(self.maintenance_work_mem_bytes),
+                    Id::VacuumCostPageHit => self.vacuum_cost_page_hit.to_string(),
+                    Id::VacuumCostPageMiss => self.vacuum_cost_page_miss.to_string(),
+                    Id::VacuumCostPageDirty => self.vacuum_cost_page_dirty.to_string(),
                     Id::ArchiveMode => self.archive_mode.name().to_string(),
                     Id::ArchiveTimeout => {
                         format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
@@ -253,6 +257,10 @@ mod tests {
             ("autovacuum_vacuum_cost_delay", "2ms"),
             ("autovacuum_vacuum_cost_limit", "-1"),
             ("autovacuum_naptime", "1min"),
+            ("maintenance_work_mem", "64MB"),
+            ("vacuum_cost_page_hit", "1"),
+            ("vacuum_cost_page_miss", "2"),
+            ("vacuum_cost_page_dirty", "20"),
             ("synchronous_standby_names", ""),
         ];
         let display = Settings::default().to_display();
