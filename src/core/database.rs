@@ -752,11 +752,8 @@ impl Database {
             Purpose::VacuumWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                if self.vac.as_ref().is_some_and(|j| j.two_pass()) {
-                    // The write syscall is the vacuuming backend's own CPU.
-                    self.vac_cpu += self.cfg.write_cpu;
-                    self.vac_phase_stats().cpu += self.cfg.write_cpu;
-                } else {
+                // A lazy vacuum's write is in its page's one CPU charge.
+                if !self.vac.as_ref().is_some_and(|j| j.two_pass()) {
                     self.writer_cpu(now, Background::Vacuum);
                 }
                 self.vac_wait = VacWait::Running;
@@ -2175,10 +2172,9 @@ impl Database {
         if buffered && self.vac.as_ref().is_some_and(|j| j.two_pass()) {
             // A write into the page cache: the buffer is clean once copied,
             // the disk gets the page when the kernel writes it back, and the
-            // backend goes on (its CPU is the write syscall's).
+            // backend goes on. Its CPU is in the page's one charge
+            // (read_cpu, see `vacuum_page`).
             self.pool.write_done(v);
-            self.vac_cpu += self.cfg.write_cpu;
-            self.vac_phase_stats().cpu += self.cfg.write_cpu;
             self.issue(
                 IoKind::WritePage {
                     block,
@@ -2264,6 +2260,9 @@ impl Database {
         };
         // The kernel reads the next window when the reader reaches this one.
         let ahead = job.ra.next_async(block, end);
+        // One CPU charge per page read in: vacuum reads, changes and
+        // writes back each page it reads, and the measured CPU per page
+        // I/O (read_cpu) cannot be split between reads and writes.
         if cost == miss {
             self.vac_phase_stats().misses += 1;
             self.vac_cpu += self.cfg.read_cpu;
