@@ -1088,7 +1088,11 @@ impl OpenFiles {
                         self.data_path.display()
                     );
                 }
-                Ok((FileRef::Data, data_offset(block), u64::from(pages) * PAGE_BYTES))
+                Ok((
+                    FileRef::Data,
+                    data_offset(block),
+                    u64::from(pages) * PAGE_BYTES,
+                ))
             }
             IoKind::WalWrite {
                 segment,

@@ -406,9 +406,11 @@ impl Bloat {
                 ))
             })?;
         let os_cache_pages = match &a.os_cache {
-            Some(v) => crate::units::parse_memory_bytes(v)
-                .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?
-                / PAGE_BYTES,
+            Some(v) => {
+                crate::units::parse_memory_bytes(v)
+                    .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?
+                    / PAGE_BYTES
+            }
             // Room for the heap, the index and the WAL the vacuum writes
             // (about a full-page image per page): each is cached as read
             // or written.
@@ -513,7 +515,17 @@ pub fn render(r: &VacuumResult) -> String {
     let _ = writeln!(
         report,
         "  {:<15} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>7}",
-        "phase", "s", "pages", "hit", "read", "dirtied", "written", "dev reads", "dev MB", "WAL MB", "CPU s"
+        "phase",
+        "s",
+        "pages",
+        "hit",
+        "read",
+        "dirtied",
+        "written",
+        "dev reads",
+        "dev MB",
+        "WAL MB",
+        "CPU s"
     );
     for (name, p) in [
         ("I scan heap", &r.phases.scan_heap),

@@ -70,7 +70,10 @@ fn vacuum_compare_small_run() {
         out.status
     );
     eprintln!("{stdout}");
-    assert!(stdout.contains("| gp3 | pgiosim model |"), "no table:\n{stdout}");
+    assert!(
+        stdout.contains("| gp3 | pgiosim model |"),
+        "no table:\n{stdout}"
+    );
 
     // Everything it made is gone: its work directory and its cgroups.
     let left: Vec<_> = std::fs::read_dir(work.path())
@@ -83,7 +86,11 @@ fn vacuum_compare_small_run() {
     let groups: Vec<_> = std::fs::read_dir("/sys/fs/cgroup/blkio")
         .unwrap()
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with("vacuum-compare_"))
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("vacuum-compare_")
+        })
         .map(|e| e.file_name())
         .collect();
     assert!(groups.is_empty(), "cgroups left: {groups:?}");

@@ -267,7 +267,9 @@ impl VacuumJob {
         j.has_dead = j
             .all_visible
             .iter()
-            .map(|&av| !av && target.dead_pages > 0.0 && rng.random_bool(target.dead_pages.min(1.0)))
+            .map(|&av| {
+                !av && target.dead_pages > 0.0 && rng.random_bool(target.dead_pages.min(1.0))
+            })
             .collect();
         j.ra = ReadAhead::new(target.read_ahead_pages);
         j.target = target;
@@ -354,10 +356,8 @@ impl VacuumJob {
     pub fn pass_block(&self) -> Option<u64> {
         match self.phase {
             Phase::ScanHeap => None,
-            Phase::VacuumIndexes => {
-                ((self.cursor as u64) < self.target.index_pages)
-                    .then(|| self.target.index_first + self.cursor as u64)
-            }
+            Phase::VacuumIndexes => ((self.cursor as u64) < self.target.index_pages)
+                .then(|| self.target.index_first + self.cursor as u64),
             Phase::VacuumHeap => self.pending.get(self.cursor).copied(),
         }
     }
