@@ -120,8 +120,10 @@ fn vacuum_compare_small_run() {
                 num(table, "index_bytes") / 8192.0,
                 "{side}: {s}"
             );
+            // Sub-second vacuums on a shared host swing by factors: only a
+            // sanity bound on the time; the work above is what must match.
             let ratio = num(&cell["ratio"], side);
-            assert!((0.25..4.0).contains(&ratio), "{side}: ratio {ratio}");
+            assert!((0.1..10.0).contains(&ratio), "{side}: ratio {ratio}");
         }
     }
 }
