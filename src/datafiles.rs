@@ -1080,6 +1080,20 @@ impl OpenFiles {
                 }
                 Ok((FileRef::Data, data_offset(block), PAGE_BYTES))
             }
+            IoKind::ReadRun { block, pages } => {
+                let end = block.saturating_add(u64::from(pages));
+                if pages == 0 || end > data_blocks {
+                    bail!(
+                        "a read of {pages} data blocks from block {block} requested, but {} holds {data_blocks} blocks",
+                        self.data_path.display()
+                    );
+                }
+                Ok((
+                    FileRef::Data,
+                    data_offset(block),
+                    u64::from(pages) * PAGE_BYTES,
+                ))
+            }
             IoKind::WalWrite {
                 segment,
                 offset,

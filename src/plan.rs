@@ -330,6 +330,13 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         vacuum_table: None,
         vacuum_cost_limit: s.vacuum_cost_limit,
         vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
+        vacuum_shape: None,
+        maintenance_work_mem: s.maintenance_work_mem_bytes,
+        vacuum_cost_page: [
+            s.vacuum_cost_page_hit,
+            s.vacuum_cost_page_miss,
+            s.vacuum_cost_page_dirty,
+        ],
         clients: shape.clients,
         cpus,
         threads_per_core,

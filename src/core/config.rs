@@ -119,4 +119,11 @@ pub struct CoreConfig {
     pub vacuum_table: Option<String>,
     pub vacuum_cost_limit: u32,
     pub vacuum_cost_delay: Nanos,
+    /// The one-shot vacuum's index, visibility map and dead rows; None: a
+    /// heap without an index, every page pruned in one pass.
+    pub vacuum_shape: Option<crate::core::vacuum::VacuumShape>,
+    /// maintenance_work_mem, bytes: the dead item identifiers VACUUM holds.
+    pub maintenance_work_mem: u64,
+    /// vacuum_cost_page_hit, _miss and _dirty.
+    pub vacuum_cost_page: [u32; 3],
 }

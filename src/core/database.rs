@@ -43,6 +43,9 @@ const FLUSHER: u32 = u32::MAX;
 /// (`Database::writer_cpu`): `Background::cpu_id`.
 const WRITER: u32 = u32::MAX - 1;
 
+/// Vacuum's CPU is paid as a pause once this much has added up.
+const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
+
 /// Buffer-pool and page-cache state above which transactions prefetch the
 /// lines they will touch: past what a core's share of the CPU caches holds.
 /// Below it every line is cached and the prefetches only cost (3% of the
@@ -195,6 +198,14 @@ enum Purpose {
     VacuumRead {
         buf: BufId,
     },
+    /// The kernel's writeback of a page vacuum wrote into the page cache.
+    VacuumWriteback {
+        block: u64,
+    },
+    /// A readahead window of vacuum's sequential stream, from `start`.
+    VacuumReadAhead {
+        start: u64,
+    },
     VacuumWrite {
         buf: BufId,
         block: u64,
@@ -252,6 +263,46 @@ enum VacWait {
     WalFlush,
     /// A read or a ring write is in flight.
     Io,
+}
+
+/// One phase of the one-shot vacuum, for reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct VacuumPhaseStats {
+    /// Time spent in it, ns.
+    pub time: Nanos,
+    /// Pages processed, found in shared buffers, read in, dirtied, and
+    /// written by vacuum.
+    pub pages: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub dirtied: u64,
+    pub written: u64,
+    /// Read requests sent to the device (merged by readahead) and their bytes.
+    pub device_reads: u64,
+    pub device_read_bytes: u64,
+    /// WAL bytes and full-page images it logged.
+    pub wal_bytes: u64,
+    pub full_page_images: u64,
+    /// CPU it spent, ns, and its cost-limit sleeps, ns.
+    pub cpu: Nanos,
+    pub sleep: Nanos,
+}
+
+/// The one-shot vacuum's totals beyond the counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VacuumSummary {
+    /// Per [`vac::Phase`].
+    pub phases: [VacuumPhaseStats; vac::PHASES],
+    /// Index passes (PostgreSQL's "index scans").
+    pub index_passes: u64,
+    /// Heap pages skipped through the visibility map.
+    pub skipped: u64,
+    /// Heap pages with dead items, and the dead items.
+    pub lpdead_pages: u64,
+    pub lpdead_items: u64,
+    /// Pages set all-visible, and the visibility-map pages that dirtied.
+    pub set_all_visible: u64,
+    pub vm_pages_dirtied: u64,
 }
 
 /// One vacuum run, for reports.
@@ -323,6 +374,15 @@ pub struct Database {
     vac_wait: VacWait,
     /// A ring buffer being cleaned for vacuum's next read.
     vac_victim: Option<BufId>,
+    /// The ring buffer and block waiting for a readahead window.
+    vac_ra_wait: Option<(BufId, u64)>,
+    /// Vacuum CPU not yet spent (ns): paid as a pause once it adds up.
+    vac_cpu: Nanos,
+    /// The phase being timed and since when.
+    vac_phase: (vac::Phase, Nanos),
+    vac_summary: VacuumSummary,
+    /// Visibility-map pages dirtied.
+    vac_vm: Vec<bool>,
     vacuums: Vec<VacuumEvent>,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
@@ -428,6 +488,11 @@ impl Database {
             vac: None,
             vac_wait: VacWait::Running,
             vac_victim: None,
+            vac_ra_wait: None,
+            vac_cpu: 0,
+            vac_phase: (vac::Phase::ScanHeap, 0),
+            vac_summary: VacuumSummary::default(),
+            vac_vm: Vec::new(),
             vacuums: Vec::new(),
             clients,
             ready: (0..cfg.clients).collect(),
@@ -480,7 +545,34 @@ impl Database {
                 .expect("one-shot vacuum of a known table")
                 .clone();
             let cost = CostBalance::new(db.cfg.vacuum_cost_limit, db.cfg.vacuum_cost_delay);
-            db.start_vacuum(0, VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost));
+            let job = match db.cfg.vacuum_shape.clone() {
+                None => VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost),
+                Some(shape) => {
+                    let ix = db
+                        .tables
+                        .iter()
+                        .find(|x| x.name == shape.index_table)
+                        .expect("one-shot vacuum's index is a known table")
+                        .clone();
+                    let target = vac::VacuumTarget {
+                        heap_first: t.first,
+                        heap_pages: t.pages,
+                        index_first: ix.first,
+                        index_pages: ix.pages,
+                        all_visible: shape.all_visible,
+                        dead_pages: shape.dead_pages,
+                        dead_per_page: shape.dead_per_page,
+                        max_dead_items: vac::VacuumTarget::max_items(
+                            db.cfg.maintenance_work_mem,
+                            t.pages,
+                        ),
+                        read_ahead_pages: shape.read_ahead_pages,
+                    };
+                    db.vac_vm = vec![false; t.pages.div_ceil(vac::HEAP_PAGES_PER_VM_PAGE) as usize];
+                    VacuumJob::lazy(&t.name, target, cost, &mut db.rng)
+                }
+            };
+            db.start_vacuum(0, job);
         }
         db.settle(0);
         db
@@ -628,14 +720,42 @@ impl Database {
                     }
                 }
                 self.stats.counters.vacuum_reads += 1;
-                if !self.vacuum_page(now, buf, vac::COST_MISS) {
+                let miss = self.cost_miss();
+                if !self.vacuum_page(now, buf, miss) {
                     self.vacuum_step(now);
+                }
+            }
+            Purpose::VacuumWriteback { block } => self.os_cache.write(block),
+            Purpose::VacuumReadAhead { start } => {
+                let Some(job) = self.vac.as_mut() else {
+                    return self.settle(now);
+                };
+                job.ra.done(start);
+                if let Some((buf, block)) = self.vac_ra_wait
+                    && job.ra.lookup(block) == vac::Ahead::Cached
+                {
+                    self.vac_ra_wait = None;
+                    self.pool.read_done(buf);
+                    self.vac_wait = VacWait::Running;
+                    if let Some(ws) = self.buf_waiters.remove(&buf) {
+                        for w in ws {
+                            self.make_ready(w);
+                        }
+                    }
+                    self.stats.counters.vacuum_reads += 1;
+                    let miss = self.cost_miss();
+                    if !self.vacuum_page(now, buf, miss) {
+                        self.vacuum_step(now);
+                    }
                 }
             }
             Purpose::VacuumWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                self.writer_cpu(now, Background::Vacuum);
+                // A lazy vacuum's write is in its page's one CPU charge.
+                if !self.vac.as_ref().is_some_and(|j| j.two_pass()) {
+                    self.writer_cpu(now, Background::Vacuum);
+                }
                 self.vac_wait = VacWait::Running;
                 self.vacuum_step(now);
             }
@@ -960,7 +1080,7 @@ impl Database {
         };
         let s = self.stats.second(now);
         match kind {
-            IoKind::ReadPage { .. } => s.data_reads += 1,
+            IoKind::ReadPage { .. } | IoKind::ReadRun { .. } => s.data_reads += 1,
             IoKind::WritePage { block, .. } => {
                 s.data_writes += 1;
                 // Its completion puts the page in the page cache.
@@ -1848,19 +1968,68 @@ impl Database {
             end: None,
             pages: 0,
         });
+        self.vac_phase = (job.phase, now);
         self.vac = Some(job);
         self.vac_wait = VacWait::Running;
         self.vacuum_step(now);
     }
 
+    /// vacuum_cost_page_miss.
+    fn cost_miss(&self) -> u32 {
+        self.cfg.vacuum_cost_page[1]
+    }
+
+    /// The counters of the phase being timed.
+    fn vac_phase_stats(&mut self) -> &mut VacuumPhaseStats {
+        &mut self.vac_summary.phases[self.vac_phase.0 as usize]
+    }
+
+    /// The job's phase may have changed: close the old one's time.
+    fn vac_phase_check(&mut self, now: Nanos) {
+        let Some(job) = self.vac.as_ref() else { return };
+        let (old, since) = self.vac_phase;
+        if job.phase != old {
+            self.vac_summary.phases[old as usize].time += now.saturating_sub(since);
+            self.vac_phase = (job.phase, now);
+        }
+    }
+
+    /// The block vacuum works on next, switching phases as PostgreSQL
+    /// does; None when the vacuum is over.
+    fn vacuum_next_block(&mut self, now: Nanos) -> Option<u64> {
+        loop {
+            let job = self.vac.as_mut()?;
+            match job.phase {
+                vac::Phase::ScanHeap => {
+                    if job.memory_full() {
+                        job.start_index_pass();
+                    } else if let Some(b) = job.current() {
+                        return Some(b);
+                    } else if job.needs_index_pass() {
+                        job.start_index_pass();
+                    } else {
+                        return None;
+                    }
+                    self.vac_phase_check(now);
+                }
+                _ => match job.pass_block() {
+                    Some(b) => return Some(b),
+                    None => {
+                        job.pass_advance();
+                        self.vac_phase_check(now);
+                    }
+                },
+            }
+        }
+    }
+
     /// The vacuum worker is free to act: process pages until it has to wait.
     fn vacuum_step(&mut self, now: Nanos) {
         loop {
-            if self.vac_wait != VacWait::Running {
+            if self.vac_wait != VacWait::Running || self.vac.is_none() {
                 return;
             }
-            let Some(job) = self.vac.as_mut() else { return };
-            let Some(block) = job.current() else {
+            let Some(block) = self.vacuum_next_block(now) else {
                 self.vacuum_done(now);
                 return;
             };
@@ -1868,7 +2037,8 @@ impl Database {
                 match self.pool.lookup(block) {
                     Lookup::Hit(b) => {
                         self.stats.counters.vacuum_hits += 1;
-                        if self.vacuum_page(now, b, vac::COST_HIT) {
+                        self.vac_phase_stats().hits += 1;
+                        if self.vacuum_page(now, b, self.cfg.vacuum_cost_page[0]) {
                             return;
                         }
                         continue;
@@ -1894,20 +2064,14 @@ impl Database {
                 },
             };
             if self.pool.assign(v, block) {
-                if self.os_cache.read(block) {
+                if self.os_cache.read(block) || self.vacuum_read(now, v, block) {
                     self.pool.read_done(v);
                     self.stats.counters.vacuum_reads += 1;
-                    if self.vacuum_page(now, v, vac::COST_MISS) {
+                    if self.vacuum_page(now, v, self.cost_miss()) {
                         return;
                     }
                     continue;
                 }
-                self.vac_wait = VacWait::Io;
-                self.issue(
-                    IoKind::ReadPage { block },
-                    Purpose::VacuumRead { buf: v },
-                    now,
-                );
                 return;
             }
             if self.pool.can_write(v) {
@@ -1924,6 +2088,53 @@ impl Database {
             // Taken by someone else meanwhile, or the block got loaded.
             self.pool.unpin(v);
         }
+    }
+
+    /// Read `block` into ring buffer `v` through the kernel's readahead:
+    /// true if it is in the page cache already (a copy), else the read or
+    /// the window it waits for is in flight and vacuum waits.
+    fn vacuum_read(&mut self, now: Nanos, v: BufId, block: u64) -> bool {
+        let job = self.vac.as_mut().expect("a vacuum job");
+        let end = job.stream_end();
+        let sequential = job.ra.window > 1 && job.pass_sequential();
+        match job.ra.lookup(block) {
+            vac::Ahead::Cached => return true,
+            vac::Ahead::InFlight => {}
+            vac::Ahead::Absent if sequential => {
+                let (start, pages) = job.ra.start(block, end).expect("a block before the end");
+                self.vacuum_issue_window(now, start, pages);
+            }
+            vac::Ahead::Absent => {
+                let p = self.vac_phase_stats();
+                p.device_reads += 1;
+                p.device_read_bytes += PAGE_BYTES;
+                self.vac_wait = VacWait::Io;
+                self.issue(
+                    IoKind::ReadPage { block },
+                    Purpose::VacuumRead { buf: v },
+                    now,
+                );
+                return false;
+            }
+        }
+        self.vac_ra_wait = Some((v, block));
+        self.vac_wait = VacWait::Io;
+        false
+    }
+
+    /// Send a readahead window to the device.
+    fn vacuum_issue_window(&mut self, now: Nanos, start: u64, pages: u64) {
+        let p = self.vac_phase_stats();
+        p.device_reads += 1;
+        p.device_read_bytes += pages * PAGE_BYTES;
+        self.issue(
+            IoKind::ReadRun {
+                block: start,
+                pages: pages as u32,
+            },
+            Purpose::VacuumReadAhead { start },
+            now,
+        );
     }
 
     /// A buffer from the ring for vacuum's next read: the slot's own buffer
@@ -1956,6 +2167,26 @@ impl Database {
             "ring buffer written before its WAL"
         );
         self.stats.counters.vacuum_writes += 1;
+        self.vac_phase_stats().written += 1;
+        let buffered = self.cfg.backend_flush_after == 0;
+        if buffered && self.vac.as_ref().is_some_and(|j| j.two_pass()) {
+            // A write into the page cache: the buffer is clean once copied,
+            // the disk gets the page when the kernel writes it back, and the
+            // backend goes on. Its CPU is in the page's one charge
+            // (read_cpu, see `vacuum_page`).
+            self.pool.write_done(v);
+            self.issue(
+                IoKind::WritePage {
+                    block,
+                    kernel_writeback: true,
+                },
+                Purpose::VacuumWriteback { block },
+                now,
+            );
+            self.vac_wait = VacWait::Running;
+            self.vacuum_step(now);
+            return;
+        }
         self.vac_wait = VacWait::Io;
         self.issue(
             IoKind::WritePage {
@@ -1967,13 +2198,155 @@ impl Database {
         );
     }
 
-    /// Process the pinned page in `b` (prune it with the job's probability),
-    /// then move on. Returns true if vacuum now sleeps for its cost limit.
+    /// Log `bytes` of WAL for vacuum's change of the page in `b` (block
+    /// `block`), a full-page image of `fpi` bytes first if it is the page's
+    /// first change since the checkpoint, and dirty it.
+    fn vacuum_log(&mut self, now: Nanos, b: BufId, block: u64, bytes: u64, fpi: u64) {
+        let mut bytes = bytes;
+        let mut image = false;
+        if self.touched.insert(block) && self.cfg.full_page_writes {
+            bytes += fpi;
+            image = true;
+            self.stats.counters.full_page_images += 1;
+        }
+        let lsn = self.wal.insert(bytes);
+        self.stats.second(now).wal_bytes += bytes;
+        self.pool.mark_dirty(b, lsn);
+        self.stats.counters.vacuum_dirtied += 1;
+        let p = self.vac_phase_stats();
+        p.dirtied += 1;
+        p.wal_bytes += bytes;
+        p.full_page_images += u64::from(image);
+    }
+
+    /// Heap page `block` becomes all-visible: the VISIBLE record, and its
+    /// visibility-map page dirtied.
+    fn vacuum_set_visible(&mut self, now: Nanos, block: u64) {
+        let lsn = self.wal.insert(vac::VISIBLE_WAL_BYTES);
+        self.stats.second(now).wal_bytes += vac::VISIBLE_WAL_BYTES;
+        self.vac_phase_stats().wal_bytes += vac::VISIBLE_WAL_BYTES;
+        let _ = lsn;
+        self.vac_summary.set_all_visible += 1;
+        if let Some(job) = self.vac.as_ref() {
+            let i = ((block - job.target.heap_first) / vac::HEAP_PAGES_PER_VM_PAGE) as usize;
+            if let Some(d) = self.vac_vm.get_mut(i)
+                && !*d
+            {
+                *d = true;
+                self.vac_summary.vm_pages_dirtied += 1;
+            }
+        }
+    }
+
+    /// Process the pinned page in `b` as the job's phase does, then move
+    /// on. Returns true if vacuum now waits (its cost-limit sleep, or the
+    /// CPU it owes).
     fn vacuum_page(&mut self, now: Nanos, b: BufId, cost: u32) -> bool {
         let Some(job) = self.vac.as_mut() else {
             self.pool.unpin(b);
             return false;
         };
+        if !job.two_pass() {
+            return self.vacuum_page_one_pass(now, b, cost);
+        }
+        let [hit, miss, dirty_cost] = self.cfg.vacuum_cost_page;
+        let mut cost = cost;
+        let fpi_bytes = self.fpi_bytes;
+        let phase = job.phase;
+        let end = job.stream_end();
+        let block = match phase {
+            vac::Phase::ScanHeap => job.scan_position(),
+            _ => job.pass_block().expect("a page in progress"),
+        };
+        // The kernel reads the next window when the reader reaches this one.
+        let ahead = job.ra.next_async(block, end);
+        // One CPU charge per page read in: vacuum reads, changes and
+        // writes back each page it reads, and the measured CPU per page
+        // I/O (read_cpu) cannot be split between reads and writes.
+        if cost == miss {
+            self.vac_phase_stats().misses += 1;
+            self.vac_cpu += self.cfg.read_cpu;
+            self.vac_phase_stats().cpu += self.cfg.read_cpu;
+        }
+        if let Some((start, pages)) = ahead {
+            self.vacuum_issue_window(now, start, pages);
+        }
+        let job = self.vac.as_mut().expect("job");
+        match phase {
+            vac::Phase::ScanHeap => {
+                let (all_visible, dead) = job.page_state(block);
+                if dead > 0 {
+                    // Pruned: the dead tuples become dead items for phase III.
+                    let fpi = fpi_bytes.saturating_sub(dead * vac::DEAD_TUPLE_BYTES);
+                    self.vacuum_log(now, b, block, vac::PRUNE_WAL_BYTES + 2 * dead, fpi);
+                    cost += dirty_cost;
+                    self.vac_summary.lpdead_pages += 1;
+                    self.vac_summary.lpdead_items += dead;
+                } else if !all_visible {
+                    // Nothing to remove: set all-visible (PD_ALL_VISIBLE
+                    // dirties the page, without an image: no checksums),
+                    // and record its free space (an FSM page, a hit).
+                    let lsn = self.wal.insert(0);
+                    self.pool.mark_dirty(b, lsn);
+                    self.stats.counters.vacuum_dirtied += 1;
+                    self.vac_phase_stats().dirtied += 1;
+                    self.vacuum_set_visible(now, block);
+                    cost += dirty_cost + hit;
+                    self.stats.counters.vacuum_hits += 1;
+                    self.vac_phase_stats().hits += 1;
+                }
+                self.vac.as_mut().expect("job").advance(dead);
+            }
+            vac::Phase::VacuumIndexes => {
+                let (per_page, share) = job.index_dead();
+                let dirty = share >= 1.0
+                    || (share > 0.0 && rand::RngExt::random_bool(&mut self.rng, share));
+                if dirty {
+                    let items = per_page.round().max(1.0) as u64;
+                    let fpi = fpi_bytes.saturating_sub(items * vac::INDEX_ITEM_BYTES);
+                    self.vacuum_log(now, b, block, vac::BTREE_VACUUM_WAL_BYTES + 2 * items, fpi);
+                    cost += dirty_cost;
+                }
+                self.vac.as_mut().expect("job").pass_advance();
+            }
+            vac::Phase::VacuumHeap => {
+                let items = job.pass_items();
+                let fpi = fpi_bytes.saturating_sub(items * vac::DEAD_TUPLE_BYTES);
+                self.vacuum_log(now, b, block, vac::VACUUM_WAL_BYTES + 2 * items, fpi);
+                self.vacuum_set_visible(now, block);
+                cost += dirty_cost + hit;
+                self.stats.counters.vacuum_hits += 1;
+                self.vac_phase_stats().hits += 1;
+                self.vac.as_mut().expect("job").pass_advance();
+            }
+        }
+        self.pool.unpin(b);
+        self.stats.counters.vacuum_pages += 1;
+        self.vac_phase_stats().pages += 1;
+        self.vac_phase_check(now);
+        let job = self.vac.as_mut().expect("job");
+        let mut pause = 0;
+        if let Some(sleep) = job.cost.charge(cost) {
+            self.stats.counters.vacuum_sleep_ns += sleep;
+            self.vac_phase_stats().sleep += sleep;
+            pause += sleep;
+        }
+        // CPU is paid in slices, not per page: fewer events, same total.
+        if self.vac_cpu >= VACUUM_CPU_SLICE {
+            pause += std::mem::take(&mut self.vac_cpu);
+        }
+        if pause > 0 {
+            self.vac_wait = VacWait::Sleeping;
+            self.set_timer(now + pause, Timer::VacuumWake);
+            return true;
+        }
+        false
+    }
+
+    /// A table without an index: prune the page with the job's
+    /// probability, in one pass.
+    fn vacuum_page_one_pass(&mut self, now: Nanos, b: BufId, cost: u32) -> bool {
+        let job = self.vac.as_mut().expect("job");
         let block = job.current().expect("a page in progress");
         let mut cost = cost;
         let prune = job.dirty_fraction >= 1.0
@@ -1989,12 +2362,12 @@ impl Database {
             self.stats.second(now).wal_bytes += bytes;
             self.pool.mark_dirty(b, lsn);
             self.stats.counters.vacuum_dirtied += 1;
-            cost += vac::COST_DIRTY;
+            cost += self.cfg.vacuum_cost_page[2];
         }
         self.pool.unpin(b);
         self.stats.counters.vacuum_pages += 1;
         let job = self.vac.as_mut().expect("job");
-        job.advance();
+        job.advance(0);
         if let Some(sleep) = job.cost.charge(cost) {
             self.stats.counters.vacuum_sleep_ns += sleep;
             self.vac_wait = VacWait::Sleeping;
@@ -2006,6 +2379,10 @@ impl Database {
 
     fn vacuum_done(&mut self, now: Nanos) {
         let Some(job) = self.vac.take() else { return };
+        let (phase, since) = self.vac_phase;
+        self.vac_summary.phases[phase as usize].time += now.saturating_sub(since);
+        self.vac_summary.index_passes = job.index_passes;
+        self.vac_summary.skipped = job.skipped;
         // The ring's buffers go back to the pool as they are: dirty ones are
         // written later by the checkpointer, the bgwriter or a backend.
         drop(job);
@@ -2017,6 +2394,11 @@ impl Database {
         if self.cfg.vacuum_table.is_some() {
             self.finish(now);
         }
+    }
+
+    /// The one-shot vacuum's phases and totals.
+    pub fn vacuum_summary(&self) -> &VacuumSummary {
+        &self.vac_summary
     }
 
     /// Vacuum runs so far.

@@ -19,6 +19,9 @@ pub type Token = u64;
 pub enum IoKind {
     /// Read one 8 KiB data block (`block` counts data blocks from 0).
     ReadPage { block: u64 },
+    /// Read `pages` consecutive data blocks from `block` in one request:
+    /// what the kernel's readahead sends the disk for a sequential reader.
+    ReadRun { block: u64, pages: u32 },
     /// Write one 8 KiB data block. `kernel_writeback`: PostgreSQL leaves
     /// this page's writeback to the kernel (its writer's *_flush_after is 0),
     /// which matters where a cap does not charge the kernel's writeback

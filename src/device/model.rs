@@ -257,6 +257,11 @@ impl Limit {
     }
 }
 
+/// The largest request the kernel's writeback builds from contiguous
+/// pages where the profile counts requests, not bytes (a bio of
+/// BIO_MAX_VECS = 256 pages of 4 KiB).
+const WRITEBACK_BIO_BYTES: u64 = 1 << 20;
+
 /// A disk in virtual time. See the module docs.
 pub struct DeviceModel {
     /// Service time in ns for read, write, flush.
@@ -268,6 +273,11 @@ pub struct DeviceModel {
     kernel_writeback_uncapped: bool,
     /// Bytes counted as one operation against the IOPS caps.
     op_size_bytes: Option<u64>,
+    /// Bytes of the kernel's current contiguous writeback run
+    /// ([`DeviceModel::submit_writeback`]), and the I/Os the next admitted
+    /// operation is charged instead of its own count.
+    writeback_run: u64,
+    next_ios: Option<f64>,
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -332,6 +342,8 @@ impl DeviceModel {
             flush_counts_as_io: caps.flush_counts_as_io,
             kernel_writeback_uncapped: caps.kernel_writeback_uncapped,
             op_size_bytes: caps.op_size_kib.map(|k| u64::from(k) * 1024),
+            writeback_run: 0,
+            next_ios: None,
             buckets,
             channels,
             medium_free: 0.0,
@@ -434,6 +446,23 @@ impl DeviceModel {
         ((done + self.rtt_ns).round() as Nanos, drawn)
     }
 
+    /// A write whose writeback the kernel does (`kernel_writeback`), which
+    /// `continues` the previous one on the disk: the kernel's flusher sends
+    /// contiguous dirty pages as one request, and a volume that counts
+    /// I/Os up to `op_size_kib` (EBS: "When small I/O operations are
+    /// physically sequential, Amazon EBS attempts to merge them into a
+    /// single I/O operation up to the maximum I/O size", 256 KiB for SSD
+    /// volumes, https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html)
+    /// charges the run an I/O per op_size, not one per page.
+    pub fn submit_writeback(&mut self, now: Nanos, bytes: u64, continues: bool) -> (Nanos, f64) {
+        let unit = self.op_size_bytes.unwrap_or(WRITEBACK_BIO_BYTES);
+        let run = if continues { self.writeback_run } else { 0 };
+        self.writeback_run = run + bytes;
+        let ios = (run + bytes).div_ceil(unit) - run.div_ceil(unit);
+        self.next_ios = Some(ios as f64);
+        self.submit_io(now, Op::Write, bytes, true)
+    }
+
     /// An operation this model said completes at `modelled` (as
     /// [`DeviceModel::submit`] returned it) is delivered at `delivered`
     /// instead: `run --emulate` moves completions to match the real disk.
@@ -520,7 +549,10 @@ impl DeviceModel {
     /// When the caps let an operation through, taking its tokens (ns).
     fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
         let (ios, byte_cost) = match op {
-            Op::Read | Op::Write => (self.io_count(bytes), bytes as f64),
+            Op::Read | Op::Write => (
+                self.next_ios.take().unwrap_or_else(|| self.io_count(bytes)),
+                bytes as f64,
+            ),
             Op::Flush if self.flush_counts_as_io => (1.0, 0.0),
             Op::Flush => (0.0, 0.0),
         };

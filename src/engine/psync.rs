@@ -149,6 +149,15 @@ fn execute(
             "read",
             file.read_exact_at(&mut page.as_mut_slice()[..job.len as usize], job.offset),
         ),
+        IoKind::ReadRun { .. } => {
+            if wal.len() < job.len as usize {
+                *wal = AlignedBuf::new(job.len as usize);
+            }
+            (
+                "read",
+                file.read_exact_at(&mut wal.as_mut_slice()[..job.len as usize], job.offset),
+            )
+        }
         IoKind::WritePage { .. } => (
             "write",
             file.write_all_at(&page.as_slice()[..job.len as usize], job.offset)

@@ -17,6 +17,8 @@ pub struct SimDevice {
     standbys: Vec<DeviceModel>,
     now: Nanos,
     pending: TimerQueue<Token>,
+    /// The data block after the last write left to the kernel's writeback.
+    writeback_end: Option<u64>,
 }
 
 impl SimDevice {
@@ -27,6 +29,7 @@ impl SimDevice {
             standbys: Vec::new(),
             now: 0,
             pending: TimerQueue::new(),
+            writeback_end: None,
         }
     }
 }
@@ -43,6 +46,7 @@ impl SimDevice {
 pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
     match kind {
         IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES, false),
+        IoKind::ReadRun { pages, .. } => (Op::Read, u64::from(pages) * PAGE_BYTES, false),
         IoKind::WritePage {
             kernel_writeback, ..
         } => (Op::Write, PAGE_BYTES, kernel_writeback),
@@ -65,7 +69,17 @@ impl Device for SimDevice {
                 .ok_or_else(|| anyhow::anyhow!("standby {s} has no device model"))?,
             None => &mut self.model,
         };
-        let (done, _) = model.submit_io(self.now, op, bytes, writeback);
+        let (done, _) = match req.kind {
+            IoKind::WritePage {
+                block,
+                kernel_writeback: true,
+            } => {
+                let continues = self.writeback_end == Some(block);
+                self.writeback_end = Some(block + 1);
+                model.submit_writeback(self.now, bytes, continues)
+            }
+            _ => model.submit_io(self.now, op, bytes, writeback),
+        };
         self.pending.push(done.max(self.now), req.token);
         Ok(())
     }

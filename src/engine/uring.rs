@@ -389,6 +389,13 @@ impl Device for UringDevice {
                     .build();
                 (e, Some(buf), "write")
             }
+            IoKind::ReadRun { .. } => {
+                let mut buf = self.wal_buf(len as usize);
+                let e = opcode::Read::new(fd, buf.as_mut_slice().as_mut_ptr(), len as u32)
+                    .offset(offset)
+                    .build();
+                (e, Some(buf), "read")
+            }
             IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
                 let buf = self.wal_buf(len as usize);
                 let e = opcode::Write::new(fd, buf.as_slice().as_ptr(), len as u32)

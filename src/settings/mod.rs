@@ -28,7 +28,7 @@ use crate::core::replication::SynchronousCommit;
 use names::suggest;
 use parse::unquote;
 use spec::{
-    BLCKSZ_BYTES, Id, MB, Parsed, SPEC_NAMES, Spec, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES,
+    BLCKSZ_BYTES, Id, KB, MB, Parsed, SPEC_NAMES, Spec, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES,
     spec_by_name,
 };
 
@@ -109,6 +109,16 @@ pub struct Settings {
     pub autovacuum_vacuum_cost_limit: i64,
     /// 1s..2147483s, default 1min: how often autovacuum looks for work.
     pub autovacuum_naptime_s: u64,
+    /// 1MB..2TB, base unit kB, default 64MB: VACUUM's memory for dead
+    /// tuple ids (6 bytes each in PostgreSQL 15); full, it vacuums the
+    /// indexes and the heap before scanning on.
+    pub maintenance_work_mem_bytes: u64,
+    /// 0..10000, default 1: cost of a page found in shared buffers.
+    pub vacuum_cost_page_hit: u32,
+    /// 0..10000, default 2: cost of a page read in.
+    pub vacuum_cost_page_miss: u32,
+    /// 0..10000, default 20: cost of dirtying a clean page.
+    pub vacuum_cost_page_dirty: u32,
     /// off | on | always (also booleans), default off: WAL archiving with
     /// the target of --archive.
     pub archive_mode: ArchiveMode,
@@ -250,6 +260,12 @@ impl Settings {
                 self.autovacuum_vacuum_cost_limit = v;
             }
             (Id::AutovacuumNaptime, Parsed::Int(v)) => self.autovacuum_naptime_s = unsigned(v),
+            (Id::MaintenanceWorkMem, Parsed::Int(v)) => {
+                self.maintenance_work_mem_bytes = unsigned(v) * KB;
+            }
+            (Id::VacuumCostPageHit, Parsed::Int(v)) => self.vacuum_cost_page_hit = small(v),
+            (Id::VacuumCostPageMiss, Parsed::Int(v)) => self.vacuum_cost_page_miss = small(v),
+            (Id::VacuumCostPageDirty, Parsed::Int(v)) => self.vacuum_cost_page_dirty = small(v),
             (Id::ArchiveMode, Parsed::ArchiveMode(m)) => self.archive_mode = m,
             (Id::ArchiveTimeout, Parsed::Int(v)) => self.archive_timeout_s = unsigned(v),
             (id, value) => unreachable!("{id:?} cannot hold {value:?}"),

@@ -58,6 +58,10 @@ impl Settings {
                     Id::AutovacuumNaptime => {
                         format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
                     }
+                    Id::MaintenanceWorkMem => format_bytes(self.maintenance_work_mem_bytes),
+                    Id::VacuumCostPageHit => self.vacuum_cost_page_hit.to_string(),
+                    Id::VacuumCostPageMiss => self.vacuum_cost_page_miss.to_string(),
+                    Id::VacuumCostPageDirty => self.vacuum_cost_page_dirty.to_string(),
                     Id::ArchiveMode => self.archive_mode.name().to_string(),
                     Id::ArchiveTimeout => {
                         format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
@@ -252,6 +256,10 @@ mod tests {
             ("vacuum_cost_delay", "0"),
             ("autovacuum_vacuum_cost_delay", "2ms"),
             ("autovacuum_vacuum_cost_limit", "-1"),
+            ("maintenance_work_mem", "64MB"),
+            ("vacuum_cost_page_hit", "1"),
+            ("vacuum_cost_page_miss", "2"),
+            ("vacuum_cost_page_dirty", "20"),
             ("autovacuum_naptime", "1min"),
             ("synchronous_standby_names", ""),
         ];
@@ -417,9 +425,9 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..16, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..17, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 16);
+            prop_assert_eq!(settings_with_units.len(), 17);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
             // archive_mode on, so that archive_timeout shows.

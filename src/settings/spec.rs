@@ -76,6 +76,10 @@ impl Default for Settings {
             autovacuum_vacuum_cost_delay_ms: 2,
             autovacuum_vacuum_cost_limit: -1,
             autovacuum_naptime_s: 60,
+            maintenance_work_mem_bytes: 64 * MB,
+            vacuum_cost_page_hit: 1,
+            vacuum_cost_page_miss: 2,
+            vacuum_cost_page_dirty: 20,
             archive_mode: ArchiveMode::Off,
             archive_timeout_s: 0,
         }
@@ -108,6 +112,10 @@ pub(super) enum Id {
     AutovacuumVacuumCostDelay,
     AutovacuumVacuumCostLimit,
     AutovacuumNaptime,
+    MaintenanceWorkMem,
+    VacuumCostPageHit,
+    VacuumCostPageMiss,
+    VacuumCostPageDirty,
     SynchronousStandbyNames,
     ArchiveMode,
     ArchiveTimeout,
@@ -168,6 +176,7 @@ pub(super) const BLOCKS: Unit = Unit::Bytes(BLCKSZ_BYTES);
 pub(super) const WRITEBACK_MAX_PENDING_FLUSHES: i64 = 256;
 pub(super) const WAL_BLOCKS: Unit = Unit::Bytes(XLOG_BLCKSZ_BYTES);
 pub(super) const MEGABYTES: Unit = Unit::Bytes(MB);
+pub(super) const KILOBYTES: Unit = Unit::Bytes(KB);
 pub(super) const SECONDS: Unit = Unit::Micros(US_PER_S);
 pub(super) const MILLISECONDS: Unit = Unit::Micros(US_PER_MS);
 /// pgiosim's own: PostgreSQL gives commit_delay no unit (it has no
@@ -369,6 +378,43 @@ pub(super) const SPECS: &[Spec] = &[
         kind: Kind::Int {
             unit: Unit::None,
             min: -1,
+            max: 10_000,
+        },
+    },
+    // maintenance_work_mem: 1MB..2147483647kB, base unit kB (guc_tables.c).
+    Spec {
+        id: Id::MaintenanceWorkMem,
+        name: "maintenance_work_mem",
+        kind: Kind::Int {
+            unit: KILOBYTES,
+            min: 1024,
+            max: 2_147_483_647,
+        },
+    },
+    Spec {
+        id: Id::VacuumCostPageHit,
+        name: "vacuum_cost_page_hit",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            max: 10_000,
+        },
+    },
+    Spec {
+        id: Id::VacuumCostPageMiss,
+        name: "vacuum_cost_page_miss",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            max: 10_000,
+        },
+    },
+    Spec {
+        id: Id::VacuumCostPageDirty,
+        name: "vacuum_cost_page_dirty",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: 0,
             max: 10_000,
         },
     },

@@ -94,6 +94,9 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         autovacuum_cost_limit: 200,
         autovacuum_cost_delay: 2 * MS,
         vacuum_table: None,
+        vacuum_shape: None,
+        maintenance_work_mem: 64 << 20,
+        vacuum_cost_page: [1, 2, 20],
         vacuum_cost_limit: 200,
         vacuum_cost_delay: 0,
     }
@@ -109,6 +112,8 @@ struct Outcome {
     wal_ios_while_leader_waking: u64,
     reads: Vec<u64>,
     writes: Vec<u64>,
+    /// Merged reads (readahead windows) among the reads.
+    runs: u64,
 }
 
 /// A disk whose every operation of a kind takes the same time: the model of
@@ -142,6 +147,7 @@ struct Seen {
     wal_ios_while_leader_waking: u64,
     reads: Vec<u64>,
     writes: Vec<u64>,
+    runs: u64,
 }
 
 /// The simulated device, recording what it is asked, with its timers
@@ -166,6 +172,10 @@ impl Device for TestDisk {
         }
         match req.kind {
             IoKind::ReadPage { block } => seen.reads.push(block),
+            IoKind::ReadRun { block, pages } => {
+                seen.reads.extend(block..block + u64::from(pages));
+                seen.runs += 1;
+            }
             IoKind::WritePage { block, .. } => seen.writes.push(block),
             IoKind::WalSync { .. } => seen.syncs += 1,
             IoKind::WalWrite { .. }
@@ -258,6 +268,7 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         wal_ios_while_leader_waking: seen.wal_ios_while_leader_waking,
         reads: seen.reads,
         writes: seen.writes,
+        runs: seen.runs,
     }
 }
 
@@ -679,6 +690,122 @@ fn vacuum_reads_every_page_once_and_writes_each_dirtied_page_once() {
     // The ring, not the whole pool: far fewer buffers than pages were used,
     // and no client needed a backend write.
     assert_eq!(c.backend_writes, 0);
+}
+
+/// A bloated heap of `pages` with an index of `index` pages (a table of
+/// its own), for the lazy vacuum.
+fn bloated_with_index(pages: u64, index: u64) -> Box<dyn Workload> {
+    let text = format!(
+        r#"{{"name": "bloat", "description": "a bloated table and its index",
+          "tables": {{"bloated": {{"rows_per_scale": {rows}, "rows_per_page": 61}},
+                      "bloated_pkey": {{"rows_per_scale": {index}, "rows_per_page": 1}}}},
+          "transactions": [{{"name": "none", "statements": [{{"sql": "SELECT 1"}}]}}],
+          "cpu_us_per_statement": 0, "round_trip_us_per_statement": 0, "full_page_image_bytes": 7977}}"#,
+        rows = pages * 61
+    );
+    let spec = crate::workload::WorkloadSpec::from_json(&text, "test").unwrap();
+    Box::new(Script::new(&spec, 1).unwrap())
+}
+
+fn lazy_config(all_visible: f64, dead_per_page: f64, read_ahead: u64, mem: u64) -> CoreConfig {
+    let mut cfg = config(1, 1024);
+    cfg.clients = 0;
+    cfg.duration = None;
+    cfg.vacuum_table = Some("bloated".into());
+    cfg.maintenance_work_mem = mem;
+    cfg.vacuum_shape = Some(crate::core::vacuum::VacuumShape {
+        index_table: "bloated_pkey".into(),
+        all_visible,
+        dead_pages: 1.0,
+        dead_per_page,
+        read_ahead_pages: read_ahead,
+    });
+    cfg
+}
+
+#[test]
+fn lazy_vacuum_scans_heap_then_index_then_dead_pages() {
+    let (pages, index) = (3000, 500);
+    let o = simulate_workload(
+        lazy_config(0.0, 6.0, 1, 64 << 20),
+        bloated_with_index(pages, index),
+        FAST,
+    );
+    assert!(o.db.is_finished());
+    let v = o.db.vacuum_summary();
+    assert_eq!(v.index_passes, 1);
+    assert_eq!(v.lpdead_pages, pages);
+    assert_eq!(v.lpdead_items, 6 * pages);
+    let [heap, ix, second] = v.phases;
+    assert_eq!(heap.pages, pages);
+    assert_eq!(ix.pages, index, "the index read in full");
+    assert_eq!(second.pages, pages, "every page with dead items again");
+    assert!(heap.time > 0 && ix.time > 0 && second.time > 0);
+    // Without a page cache each phase reads from the device: heap, index,
+    // then the heap again, block by block without readahead.
+    assert_eq!(o.reads.len() as u64, 2 * pages + index);
+    assert_eq!(o.runs, 0);
+    // A full-page image the first time each heap and index page changes.
+    assert_eq!(o.db.stats().counters.full_page_images, pages + index);
+    assert_eq!(v.set_all_visible, pages);
+}
+
+#[test]
+fn maintenance_work_mem_full_means_an_index_pass_per_fill() {
+    let (pages, index) = (3000, 200);
+    // 1 MB holds 174,762 dead items: 6 per page fill it after 29,127 pages;
+    // 100 per page after 1,747 pages, so 3,000 pages take two passes.
+    let mem = 1 << 20;
+    let o = simulate_workload(
+        lazy_config(0.0, 100.0, 1, mem),
+        bloated_with_index(pages, index),
+        FAST,
+    );
+    let v = o.db.vacuum_summary();
+    let per_fill = (mem / 6 - crate::core::vacuum::MAX_HEAP_TUPLES_PER_PAGE) / 100 + 1;
+    assert_eq!(v.index_passes, pages.div_ceil(per_fill));
+    assert_eq!(v.index_passes, 2);
+    assert_eq!(v.phases[1].pages, 2 * index, "the whole index each pass");
+    assert_eq!(v.phases[2].pages, pages);
+}
+
+#[test]
+fn all_visible_runs_are_skipped_and_short_ones_read() {
+    let (pages, index) = (4000, 100);
+    let all = simulate_workload(
+        lazy_config(1.0, 6.0, 1, 64 << 20),
+        bloated_with_index(pages, index),
+        FAST,
+    );
+    let v = all.db.vacuum_summary();
+    assert_eq!(v.skipped, pages, "one run of all-visible pages, skipped");
+    assert_eq!(v.index_passes, 0, "no dead items: no index pass");
+    assert!(all.reads.is_empty());
+    // Half of them at random: runs of 32 are rare, so nearly all are read.
+    let half = simulate_workload(
+        lazy_config(0.5, 6.0, 1, 64 << 20),
+        bloated_with_index(pages, index),
+        FAST,
+    );
+    let v = half.db.vacuum_summary();
+    assert!(v.skipped < pages / 100, "{v:?}");
+    assert!((v.lpdead_pages as f64 - pages as f64 / 2.0).abs() < pages as f64 * 0.05);
+}
+
+#[test]
+fn readahead_merges_sequential_reads_into_windows() {
+    let (pages, index) = (4096, 512);
+    let o = simulate_workload(
+        lazy_config(0.0, 6.0, 16, 64 << 20),
+        bloated_with_index(pages, index),
+        FAST,
+    );
+    let v = o.db.vacuum_summary();
+    // 128 KiB windows: 16 pages a request in phases I and II.
+    assert_eq!(v.phases[0].device_reads, pages / 16);
+    assert_eq!(v.phases[1].device_reads, index / 16);
+    assert_eq!(o.runs, (pages + index) / 16 + v.phases[2].device_reads);
+    assert_eq!(v.phases[0].device_read_bytes, pages * 8192);
 }
 
 #[test]
