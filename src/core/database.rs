@@ -712,18 +712,7 @@ impl Database {
                 }
             }
             Purpose::VacuumRead { buf } => {
-                self.pool.read_done(buf);
-                self.vac_wait = VacWait::Running;
-                if let Some(ws) = self.buf_waiters.remove(&buf) {
-                    for w in ws {
-                        self.make_ready(w);
-                    }
-                }
-                self.stats.counters.vacuum_reads += 1;
-                let miss = self.cost_miss();
-                if !self.vacuum_page(now, buf, miss) {
-                    self.vacuum_step(now);
-                }
+                self.vacuum_read_in(now, buf);
             }
             Purpose::VacuumWriteback { block } => self.os_cache.write(block),
             Purpose::VacuumReadAhead { start } => {
@@ -735,18 +724,7 @@ impl Database {
                     && job.ra.lookup(block) == vac::Ahead::Cached
                 {
                     self.vac_ra_wait = None;
-                    self.pool.read_done(buf);
-                    self.vac_wait = VacWait::Running;
-                    if let Some(ws) = self.buf_waiters.remove(&buf) {
-                        for w in ws {
-                            self.make_ready(w);
-                        }
-                    }
-                    self.stats.counters.vacuum_reads += 1;
-                    let miss = self.cost_miss();
-                    if !self.vacuum_page(now, buf, miss) {
-                        self.vacuum_step(now);
-                    }
+                    self.vacuum_read_in(now, buf);
                 }
             }
             Purpose::VacuumWrite { buf, block } => {
@@ -779,6 +757,23 @@ impl Database {
     }
 
     /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
+    /// The page vacuum waited for is in `buf`: wake whoever else waited
+    /// for it, and vacuum goes on with it.
+    fn vacuum_read_in(&mut self, now: Nanos, buf: BufId) {
+        self.pool.read_done(buf);
+        self.vac_wait = VacWait::Running;
+        if let Some(ws) = self.buf_waiters.remove(&buf) {
+            for w in ws {
+                self.make_ready(w);
+            }
+        }
+        self.stats.counters.vacuum_reads += 1;
+        let miss = self.cost_miss();
+        if !self.vacuum_page(now, buf, miss) {
+            self.vacuum_step(now);
+        }
+    }
+
     fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
         let cl = &mut self.clients[c as usize];
         cl.wait = Wait::Cpu;
