@@ -2,6 +2,7 @@
 //! reported in database terms.
 
 pub mod archive;
+pub mod args;
 pub mod calibrate;
 pub mod capture;
 pub mod cli;

@@ -20,7 +20,7 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
-use crate::cli::{DirArgs, WorkloadArgs};
+use crate::args::{DirArgs, WorkloadArgs};
 use crate::device::profile::Profile;
 use crate::error::UsageError;
 use crate::execute;

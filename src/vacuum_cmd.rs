@@ -12,7 +12,7 @@ use std::sync::atomic::AtomicBool;
 use anyhow::Result;
 use clap::Args;
 
-use crate::cli::DirArgs;
+use crate::args::DirArgs;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
 use crate::datafiles;

@@ -1,0 +1,344 @@
+//! Flag groups that several commands share: where the files go, which
+//! workload runs, and the workload's settings and report flags that `run`,
+//! `model` and `sweep` take. Each command's own flags live with it; this
+//! module depends on none of them, so commands import it and not each other.
+
+use std::path::PathBuf;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::core::time::{MS, SEC};
+use crate::datafiles::DataDir;
+use crate::error::usage;
+use crate::plan::{DEFAULT_DURATION, Length, Shape, resolve_settings};
+use crate::settings::Settings;
+use crate::workload::{self, QueryMode};
+
+/// Where the files go.
+#[derive(Debug, Clone, Args)]
+pub struct DirArgs {
+    /// Directory for the data file; created if its parent exists.
+    #[arg(long, default_value = "pgiosim-data", value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Directory for the WAL segment files, like a separate pg_wal volume
+    /// [default: DIR/pg_wal].
+    #[arg(long, value_name = "DIR")]
+    pub wal_dir: Option<PathBuf>,
+}
+
+/// Which workload runs, the way pgbench chooses its scripts.
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadChoice {
+    /// A built-in workload, optionally weighted, as pgbench's -b: tpcb-like,
+    /// simple-update, select-only, large-updates; repeat for a mix
+    /// (-b tpcb-like@1 -b select-only@9).
+    #[arg(short = 'b', long = "builtin", value_name = "NAME[@WEIGHT]")]
+    pub builtin: Vec<String>,
+    /// Shorthand for -b simple-update (pgbench -N).
+    #[arg(short = 'N', long = "skip-some-updates")]
+    pub simple_update: bool,
+    /// Shorthand for -b select-only (pgbench -S).
+    #[arg(short = 'S', long = "select-only")]
+    pub select_only: bool,
+    /// A workload file (workloads/*.json schema) or built-in name.
+    #[arg(long, value_name = "NAME|FILE", conflicts_with_all = ["builtin", "simple_update", "select_only"])]
+    pub workload: Option<String>,
+}
+
+impl WorkloadChoice {
+    /// The chosen workload(s) with their weights [default: tpcb-like].
+    pub fn parts(&self) -> Result<Vec<(workload::WorkloadSpec, f64)>> {
+        let mut items = self.builtin.clone();
+        if self.simple_update {
+            items.push("simple-update".into());
+        }
+        if self.select_only {
+            items.push("select-only".into());
+        }
+        if let Some(w) = &self.workload {
+            // Its own flag in errors: a file's mistake is not a -b mistake.
+            let spec = workload::load_spec(w).map_err(|e| usage(format!("--workload: {e:#}")))?;
+            let mut parts = workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))?;
+            parts.push((spec, 1.0));
+            return Ok(parts);
+        }
+        if items.is_empty() {
+            items.push("tpcb-like".into());
+        }
+        workload::parse_mix(&items).map_err(|e| usage(format!("{e:#}")))
+    }
+}
+
+/// The workload, its settings and the report: shared by `run` and `model`.
+#[derive(Debug, Clone, Args)]
+pub struct WorkloadArgs {
+    #[command(flatten)]
+    pub choice: WorkloadChoice,
+    /// Number of concurrent clients (pgbench -c).
+    #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
+    pub clients: u32,
+    /// Duration (pgbench -T): seconds, or with a unit as in postgresql.conf
+    /// (30s, 5min) [default: 10 s].
+    #[arg(
+        short = 'T',
+        long = "time",
+        value_name = "DURATION",
+        conflicts_with = "transactions",
+        allow_hyphen_values = true
+    )]
+    pub time: Option<String>,
+    /// Transactions per client, instead of a duration (pgbench -t).
+    #[arg(short = 't', long = "transactions", value_name = "NUM")]
+    pub transactions: Option<u64>,
+    /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub scale: u64,
+    /// Rate-limited run (pgbench -R): start TPS transactions per second in
+    /// all, on a Poisson schedule; latency counts from the scheduled start and
+    /// the schedule lag is reported. Shows the latency an application sees at
+    /// its real arrival rate, not at saturation.
+    #[arg(
+        short = 'R',
+        long = "rate",
+        value_name = "TPS",
+        allow_negative_numbers = true
+    )]
+    pub rate: Option<f64>,
+    /// With -R (pgbench -L): skip transactions that would start more than MS
+    /// late, and count those that finish over MS.
+    #[arg(
+        short = 'L',
+        long = "latency-limit",
+        value_name = "MS",
+        requires = "rate",
+        allow_negative_numbers = true
+    )]
+    pub latency_limit: Option<f64>,
+    /// Print a progress line every SECONDS (pgbench -P).
+    #[arg(
+        short = 'P',
+        long = "progress",
+        value_name = "SECONDS",
+        allow_negative_numbers = true
+    )]
+    pub progress: Option<f64>,
+    /// Set a PostgreSQL setting, with postgresql.conf units
+    /// (e.g. --set shared_buffers=16GB --set commit_delay=10). Repeatable.
+    /// Modelled: shared_buffers, wal_buffers, synchronous_commit,
+    /// commit_delay, commit_siblings, full_page_writes, checkpoint_timeout,
+    /// max_wal_size, min_wal_size, checkpoint_completion_target,
+    /// bgwriter_delay, bgwriter_lru_maxpages, bgwriter_lru_multiplier,
+    /// wal_writer_delay, wal_writer_flush_after, autovacuum,
+    /// synchronous_standby_names (with --standby), archive_mode and
+    /// archive_timeout (with --archive).
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Read settings from a postgresql.conf, following its include,
+    /// include_if_exists and include_dir lines as PostgreSQL does (settings
+    /// pgiosim does not model are ignored with a one-line notice); --set
+    /// wins over the file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
+    /// not burned [default: this machine's count].
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<u32>,
+    /// Hardware threads per physical core of the modelled server: 2 when
+    /// its vCPUs are hyperthreads (AWS, Azure and GCP x86 instances), 1
+    /// when each is a core (Graviton, or SMT off). With 2, a statement that
+    /// starts while more than half the vCPUs are busy shares a core and
+    /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work)
+    /// [default: 1; with `model --instance`, the preset's].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    pub threads_per_core: Option<u32>,
+    /// Speed of one of the modelled server's threads alone on a core,
+    /// relative to the machine the workload's CPU figures were measured on
+    /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
+    /// thirds of the time.
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    pub cpu_speed: f64,
+    /// pgbench's query protocol (-M): simple sends each statement's text
+    /// and PostgreSQL parses and plans it every time; prepared parses it
+    /// once per connection and reuses the plan, which costs less CPU per
+    /// statement; extended is simple's work in more protocol messages.
+    #[arg(short = 'M', long = "protocol", value_enum, default_value_t = QueryMode::Simple)]
+    pub protocol: QueryMode,
+    /// The client runs on another host, this round trip away (e.g. 150us,
+    /// 0.5ms), as in most published benchmarks: each statement waits one
+    /// network round trip, and pgbench's CPU is not on the server's cores.
+    /// Default: the client on the database host, over a Unix socket.
+    #[arg(long, value_name = "DURATION", conflicts_with = "jobs")]
+    pub client_rtt: Option<String>,
+    /// pgbench's worker threads (pgbench -j) running on the database host:
+    /// every statement waits for its client's thread to get a core and spend
+    /// the workload's client_cpu_us_per_statement (clients are spread over
+    /// the threads as pgbench does). One thread serving many clients delays
+    /// them all when it waits for a core. The round trip is then the CPU of
+    /// waking the backend, spent only when a core was idle. Default: no
+    /// client threads; the client's CPU is part of each statement's and
+    /// the round trip is a delay (a client across the network).
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<u32>,
+    /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
+    /// buffer-pool misses it holds cost no I/O. It keeps Linux's inactive
+    /// and active lists, and the WAL written through it takes its share of
+    /// the room. Default: none, every miss reads from the disk.
+    #[arg(long, value_name = "SIZE")]
+    pub os_cache: Option<String>,
+    /// Start the modelled page cache as `pgbench -i` leaves it (the
+    /// primary keys' indexes it built last, up to --os-cache), not empty:
+    /// a benchmark run straight after loading its data.
+    #[arg(long)]
+    pub after_init: bool,
+    /// Write the full result (settings, summary, breakdown, I/O, per-second
+    /// series) as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the workload's random generator (and of the device model);
+    /// the same seed repeats a `model` run exactly [default: random, printed].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print nothing but the report (no notices, no progress bar).
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// A streaming-replication standby: name=NAME,rtt=DURATION
+    /// [,rtt_p99=DURATION][,device=NAME|FILE][,replay=RATE]. Repeatable. It
+    /// receives the WAL once flushed locally, over a network round trip of
+    /// rtt (log-normal up to rtt_p99), writes it, fdatasyncs it and replies,
+    /// and replays it at replay (default 40MB/s, a guess). With
+    /// synchronous_standby_names (e.g. --set
+    /// "synchronous_standby_names=ANY 1 (s1, s2)") a commit waits after its
+    /// local flush for its quorum as synchronous_commit says (remote_write,
+    /// on, remote_apply): the sync_rep bucket. device= (model only) is the
+    /// standby's WAL disk [default: --device]; in `run` its WAL goes to real
+    /// files in --standby-dir.
+    #[arg(long = "standby", value_name = "SPEC")]
+    pub standbys: Vec<String>,
+    /// Read standbys from FILE: one --standby SPEC per line, # comments.
+    #[arg(long, value_name = "FILE")]
+    pub standby_file: Option<PathBuf>,
+    /// The WAL archive, with --set archive_mode=on: a named target (s3:
+    /// 150 ms and 50 MB/s per segment push, one at a time as
+    /// archive_command does; local: a second local disk, a guess), the
+    /// same with overrides (s3,parallel=8, as pgBackRest's async push or
+    /// WAL-G do), or latency=DURATION,throughput=RATE[,parallel=N]. Each
+    /// completed 16 MiB segment is pushed in order, taking latency plus its
+    /// size at throughput; the report says whether archiving keeps up with
+    /// the WAL, the backlog over the run (pg_wal grows by it) and the RPO
+    /// it implies, and warns when the backlog grows. archive_timeout
+    /// (--set archive_timeout=60) forces a switch to a new segment. The
+    /// upload is modelled time in `run` too; its read of pg_wal is not
+    /// modelled.
+    #[arg(long, value_name = "TARGET")]
+    pub archive: Option<String>,
+}
+
+impl WorkloadArgs {
+    /// The run's shape these flags give, each value checked on its own.
+    pub fn shape(&self) -> Result<Shape> {
+        let workload = self.choice.parts()?;
+        let client_rtt = match &self.client_rtt {
+            None => None,
+            Some(text) => Some(crate::units::parse_duration_ns(text).ok_or_else(|| {
+                usage(format!(
+                    "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us or 0.5ms"
+                ))
+            })?),
+        };
+        if self.jobs == Some(0) {
+            return Err(usage("-j/--jobs: must be at least 1"));
+        }
+        let length = match (&self.time, self.transactions) {
+            (Some(t), _) => match crate::units::parse_duration(t) {
+                Ok(ns) if ns > 0 => Length::Duration(ns),
+                Ok(_) => {
+                    return Err(usage(format!(
+                        "-T/--time {t}: the duration must be more than 0, in seconds or with a unit (30s, 5min)"
+                    )));
+                }
+                Err(e) => return Err(usage(format!("-T/--time {t}: {e}"))),
+            },
+            (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
+            (None, Some(n)) => Length::Transactions(n),
+            (None, None) => Length::Duration(DEFAULT_DURATION),
+        };
+        if self.cpus == Some(0) {
+            return Err(usage("--cpus: must be at least 1"));
+        }
+        if !(self.cpu_speed.is_finite() && self.cpu_speed > 0.0 && self.cpu_speed <= 100.0) {
+            return Err(usage(format!(
+                "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {}",
+                self.cpu_speed
+            )));
+        }
+        let os_cache_bytes = match &self.os_cache {
+            None => None,
+            Some(text) => Some(crate::units::parse_memory_bytes(text).ok_or_else(|| {
+                usage(format!(
+                    "--os-cache {text}: not a size; write it as postgresql.conf does, e.g. 512MB or 4GB"
+                ))
+            })?),
+        };
+        if let Some(r) = self.rate
+            && !(r.is_finite() && r > 0.0)
+        {
+            return Err(usage(format!(
+                "-R/--rate: must be more than 0 transactions per second, got {r}"
+            )));
+        }
+        let latency_limit = match self.latency_limit {
+            None => None,
+            Some(ms) if ms.is_finite() && ms > 0.0 => Some((ms * MS as f64) as u64),
+            Some(ms) => {
+                return Err(usage(format!(
+                    "-L/--latency-limit: must be more than 0 ms, got {ms}"
+                )));
+            }
+        };
+        let standbys = crate::standby::gather(&self.standbys, self.standby_file.as_deref())
+            .map_err(|e| usage(format!("{e:#}")))?;
+        let progress = match self.progress {
+            None => None,
+            Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
+            Some(p) => {
+                return Err(usage(format!(
+                    "-P/--progress: must be more than 0 seconds, got {p}"
+                )));
+            }
+        };
+        Ok(Shape {
+            workload,
+            scale: self.scale,
+            clients: self.clients,
+            length,
+            rate: self.rate,
+            latency_limit,
+            cpus: self.cpus,
+            threads_per_core: self.threads_per_core,
+            cpu_speed: self.cpu_speed,
+            protocol: self.protocol,
+            client_rtt,
+            jobs: self.jobs,
+            os_cache_bytes,
+            after_init: self.after_init,
+            progress,
+            seed: self.seed.unwrap_or_else(rand::random),
+            standbys,
+            archive: self.archive.clone(),
+            quiet: self.quiet,
+        })
+    }
+
+    /// The settings these flags give: defaults, --config, each --set.
+    pub fn settings(&self) -> Result<Settings> {
+        resolve_settings(self.config.as_deref(), &self.set, self.quiet)
+    }
+}
+
+impl DirArgs {
+    /// The data file's and WAL's directories.
+    pub fn data_dir(&self) -> DataDir {
+        DataDir::new(&self.dir, self.wal_dir.as_deref())
+    }
+}
