@@ -366,6 +366,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         bgwriter_lru_maxpages: s.bgwriter_lru_maxpages,
         bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
         wal_writer_delay: s.wal_writer_delay_ms * MS,
+        wal_writer_flush_after: s.wal_writer_flush_after_bytes,
         os_cache_pages,
         os_cache_after_load: shape.after_init,
         wal_segments: WAL_SEGMENTS,

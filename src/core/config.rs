@@ -66,6 +66,11 @@ pub struct CoreConfig {
     pub bgwriter_lru_multiplier: f64,
     /// wal_writer_delay.
     pub wal_writer_delay: Nanos,
+    /// wal_writer_flush_after in bytes (0: flush only every
+    /// wal_writer_delay): with asynchronous commits, the WAL writer, woken
+    /// as they fill pages, flushes once this much WAL is unflushed
+    /// (`XLogBackgroundFlush`, xlog.c).
+    pub wal_writer_flush_after: u64,
     /// Size of the modelled OS page cache in pages (0: none).
     pub os_cache_pages: u64,
     /// The page cache starts as the data set's load left it (what the

@@ -953,6 +953,23 @@ impl Database {
         }
     }
 
+    /// An asynchronous commit wakes the WAL writer when it fills a page
+    /// (`XLogSetAsyncXactLSN`); the writer flushes only once
+    /// wal_writer_flush_after blocks are unflushed (`XLogBackgroundFlush`;
+    /// 0 flushes at every wake-up), otherwise its wal_writer_delay timer
+    /// does. The pages it writes
+    /// without flushing in between go to the kernel's cache and are not
+    /// modelled.
+    fn async_commit_nudge(&mut self) {
+        // 0 flushes at every wake-up: "always flushed immediately".
+        let limit = (self.cfg.wal_writer_flush_after / PAGE_BYTES).max(1);
+        // The writer is one process: WAL inserted while its flush runs is
+        // judged when it is done, against what that flush covered.
+        if self.wal.pages_not_requested() >= limit {
+            self.wal.request_background_flush();
+        }
+    }
+
     /// A running backend asks for a WAL flush: if the waiting leader has not
     /// woken yet, this one takes WALWriteLock first.
     fn flush_requested_while_running(&mut self) {
@@ -1562,6 +1579,8 @@ impl Database {
                             cl.wait = Wait::SyncRep;
                             return;
                         }
+                    } else if cl.has_xid {
+                        self.async_commit_nudge();
                     }
                 }
             }

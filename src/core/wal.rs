@@ -194,6 +194,14 @@ impl Wal {
         false
     }
 
+    /// WAL pages inserted beyond both the flush position and the last
+    /// background flush asked for: what the WAL writer has not yet been
+    /// asked to flush.
+    pub fn pages_not_requested(&self) -> u64 {
+        (self.insert / PAGE_BYTES)
+            .saturating_sub(self.flushed.max(self.background_target) / PAGE_BYTES)
+    }
+
     /// Ask for everything inserted so far to be flushed without anyone
     /// waiting (the WAL writer's `XLogBackgroundFlush`).
     pub fn request_background_flush(&mut self) {

@@ -72,6 +72,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         bgwriter_lru_maxpages: 100,
         bgwriter_lru_multiplier: 2.0,
         wal_writer_delay: 200 * MS,
+        wal_writer_flush_after: 1024 * 1024,
         os_cache_pages: 0,
         wal_segments: 4,
         round_trip: 20 * US,
@@ -443,10 +444,41 @@ fn synchronous_commit_off_does_not_wait_for_fsync() {
     let o = simulate(cfg, 1, FAST);
     let s = o.db.stats();
     assert_eq!(s.bucket_sum_ns[Bucket::WalFsync.index()], 0);
-    // The WAL writer flushes every 200 ms: about 10 syncs in 2 s.
+    // The WAL writer flushes every 200 ms and whenever 1 MB is unflushed:
+    // about 10 syncs in 2 s, plus one a MB of WAL.
     let syncs = o.db.stats().counters.wal_syncs;
-    assert!(syncs <= 25, "{syncs}");
+    let mb = o.db.wal_counters().bytes / (1024 * 1024);
+    assert!(syncs <= 12 + mb, "{syncs} syncs for {mb} MB");
+    assert!(syncs + 2 >= mb, "{syncs} syncs for {mb} MB");
     assert!(s.transactions > 2000);
+}
+
+#[test]
+fn wal_writer_flush_after_bounds_the_unflushed_wal_of_asynchronous_commits() {
+    let run = |flush_after: u64, delay: Nanos| {
+        let mut cfg = config(4, 4096);
+        cfg.synchronous_commit = crate::core::replication::SynchronousCommit::Off;
+        cfg.wal_writer_flush_after = flush_after;
+        cfg.wal_writer_delay = delay;
+        let o = simulate(cfg, 1, FAST);
+        (
+            o.db.stats().counters.wal_syncs,
+            o.db.wal_counters().bytes,
+            o.db.stats().bucket_sum_ns[Bucket::WalFsync.index()],
+        )
+    };
+    // A long delay leaves flush_after alone to decide: one flush per
+    // flush_after of WAL, give or take the last.
+    let (syncs, bytes, waited) = run(256 * 1024, 10 * SEC);
+    let expect = bytes / (256 * 1024);
+    assert!(
+        syncs + 2 >= expect && syncs <= expect + 2,
+        "{syncs} syncs for {bytes} bytes"
+    );
+    assert_eq!(waited, 0, "asynchronous commits never wait for a flush");
+    // 0: every page an asynchronous commit fills is flushed, far more often.
+    let (every, _, _) = run(0, 10 * SEC);
+    assert!(every > 4 * syncs, "{every} vs {syncs}");
 }
 
 #[test]
