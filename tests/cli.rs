@@ -557,3 +557,55 @@ fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
     assert!(o.status.success(), "{}", text(&o));
     assert!(!d.path().join("data/standby-s9").exists(), "{}", text(&o));
 }
+
+/// docs/settings.md lists exactly the settings pgiosim accepts, each in a
+/// table row of its own, so the guide cannot fall behind the settings table.
+#[test]
+fn settings_guide_lists_every_setting_and_no_other() {
+    let page =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/settings.md"))
+            .expect("read docs/settings.md");
+    let mut listed: Vec<&str> = page
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once("` |").map(|(name, _)| name))
+        .collect();
+    listed.sort_unstable();
+    let mut accepted: Vec<&str> = pgiosim::settings::Settings::NAMES.to_vec();
+    accepted.sort_unstable();
+    assert_eq!(listed, accepted, "docs/settings.md against Settings::NAMES");
+}
+
+/// The README stays a newcomer's page: at most 300 lines, every command of
+/// `--help` in its table, and no words about how the work was organised.
+#[test]
+fn readme_is_short_and_names_every_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("read README.md");
+    let lines = readme.lines().count();
+    assert!(lines <= 300, "README.md has {lines} lines, more than 300");
+    let help = String::from_utf8_lossy(&run(&["--help"]).stdout).into_owned();
+    let commands: Vec<&str> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        // A command's line; a wrapped description is indented further.
+        .filter(|l| !l[2..].starts_with(' '))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .collect();
+    assert!(commands.len() > 10, "commands from --help: {commands:?}");
+    for c in commands {
+        assert!(
+            readme.contains(&format!("`pgiosim {c}")),
+            "README.md's command table lacks `pgiosim {c}`"
+        );
+    }
+    for word in ["stop 1", "stop 2", "stop 3", "milestone", "this session"] {
+        assert!(
+            !readme.to_lowercase().contains(word),
+            "README.md speaks of {word:?}"
+        );
+    }
+}
