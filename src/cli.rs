@@ -81,6 +81,10 @@ pub enum Command {
     /// Device profiles from other tools' results (fio JSON).
     #[command(subcommand)]
     Profile(crate::calibrate::ProfileCommand),
+    /// Workload files: `workload fit-cpu` fits a workload's CPU figures to
+    /// real pgbench runs on this host.
+    #[command(subcommand)]
+    Workload(crate::workload_cmd::WorkloadCommand),
     /// Watch a live PostgreSQL's statistics and write a workload of its shape.
     ///
     /// Reads pg_stat_database, pg_stat_wal, pg_stat_bgwriter or
@@ -305,6 +309,10 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
         Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => {
             v.push(("-o", a.output.clone()));
         }
+        Command::Workload(crate::workload_cmd::WorkloadCommand::FitCpu(a)) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+        }
         Command::Profile(crate::calibrate::ProfileCommand::Show(_))
         | Command::Devices(_)
         | Command::Instances
@@ -359,6 +367,7 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         }
         Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
+        Command::Workload(cmd) => crate::workload_cmd::workload_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, &stop),
         Command::Iobench(args) => {
             bench::iobench(&args, &stop)?;

@@ -25,3 +25,4 @@ pub mod sweep;
 pub mod units;
 pub mod vacuum_cmd;
 pub mod workload;
+pub mod workload_cmd;

@@ -609,3 +609,55 @@ fn readme_is_short_and_names_every_command() {
         );
     }
 }
+
+/// `workload fit-cpu` turns pgbench-compare's measurements into a workload
+/// file `model` runs, with every fitted figure sourced; bad input exits 2.
+#[test]
+fn workload_fit_cpu_writes_a_workload_model_runs() {
+    let d = tmp("fit-cpu");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cpu/pgbench-compare-measurements.json");
+    let out = d.path().join("tpcb-like-this-host.json");
+    let o = run(&[
+        "workload",
+        "fit-cpu",
+        fixture.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let fit: Value = serde_json::from_slice(&o.stdout).expect("--json - is the JSON alone");
+    assert!(fit["per_io_fitted"].as_bool().unwrap());
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let per_stmt = spec["cpu_us_per_statement"].as_f64().unwrap();
+    assert!((per_stmt - fit["cpu_us_per_statement"].as_f64().unwrap()).abs() < 0.051);
+    assert!(
+        spec["sources"]["cpu_us_per_statement"]
+            .as_str()
+            .unwrap()
+            .contains("fit-cpu")
+    );
+    let m = run(&[
+        "model",
+        "--workload",
+        out.to_str().unwrap(),
+        "-T",
+        "1",
+        "-q",
+    ]);
+    assert!(m.status.success(), "{}", text(&m));
+
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, r#"{"runs": []}"#).unwrap();
+    let o = run(&[
+        "workload",
+        "fit-cpu",
+        bad.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no runs"), "{}", text(&o));
+}

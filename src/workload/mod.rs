@@ -7,6 +7,7 @@
 //! Every workload, the built-in ones included, is a file in `workloads/`
 //! in one schema (`spec.rs`); the built-ins are embedded in the binary.
 
+pub mod cpu_fit;
 pub mod distribution;
 pub mod load;
 pub mod script;
