@@ -1098,14 +1098,24 @@ impl OpenFiles {
                 segment,
                 offset,
                 len,
+            }
+            | IoKind::WalRead {
+                segment,
+                offset,
+                len,
             } => {
                 let r = wal(segment)?;
                 if offset
                     .checked_add(len)
                     .is_none_or(|end| end > WAL_SEGMENT_BYTES)
                 {
+                    let what = if matches!(kind, IoKind::WalRead { .. }) {
+                        "read"
+                    } else {
+                        "write"
+                    };
                     bail!(
-                        "WAL write of {len} bytes at {offset} goes past the end of segment {segment}"
+                        "WAL {what} of {len} bytes at {offset} goes past the end of segment {segment}"
                     );
                 }
                 Ok((r, wal_offset(offset), len))
@@ -1221,6 +1231,22 @@ pub fn open(dd: &DataDir, layout: &Layout, direct: bool) -> Result<OpenFiles> {
         standby_wal: Vec::new(),
         standby_wal_paths: Vec::new(),
     })
+}
+
+/// Asks the kernel to drop the page cache of `layout`'s files in `dd`
+/// (`posix_fadvise(DONTNEED)`), so that a run through the page cache
+/// starts with nothing of them cached. Clean pages only: dirty ones stay
+/// until written back, and a file that cannot be opened is left alone.
+pub fn drop_from_page_cache(dd: &DataDir, layout: &Layout) {
+    use std::os::fd::AsRawFd;
+    for w in wanted_files(dd, layout) {
+        if let Ok(f) = File::open(&w.path) {
+            // SAFETY: a valid descriptor, open for as long as the call.
+            unsafe {
+                libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED);
+            }
+        }
+    }
 }
 
 /// Removes pgiosim's files from `dd` (only files whose header is pgiosim's:

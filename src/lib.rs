@@ -5,6 +5,7 @@ pub mod archive;
 pub mod args;
 pub mod calibrate;
 pub mod capture;
+pub mod catchup_cmd;
 pub mod cli;
 pub mod compare;
 pub mod core;

@@ -331,6 +331,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         vacuum_cost_limit: s.vacuum_cost_limit,
         vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
         vacuum_shape: None,
+        recovery: None,
         maintenance_work_mem: s.maintenance_work_mem_bytes,
         vacuum_cost_page: [
             s.vacuum_cost_page_hit,

@@ -312,6 +312,12 @@ impl BufferPool {
     /// False if the block is not in the pool now. Changes nothing
     /// observable.
     #[inline]
+    /// Whether `block` has a buffer (valid or being read), as the buffer
+    /// mapping table answers it (no pin, no usage count).
+    pub fn contains(&self, block: u64) -> bool {
+        self.table.get(block as u32).is_some()
+    }
+
     pub fn prefetch_buffer(&self, block: u64) -> bool {
         match self.table.get(block as u32) {
             Some(b) => {

@@ -127,6 +127,9 @@ pub struct CoreConfig {
     /// The one-shot vacuum's index, visibility map and dead rows; None: a
     /// heap without an index, every page pruned in one pass.
     pub vacuum_shape: Option<crate::core::vacuum::VacuumShape>,
+    /// A standby catching up on a WAL backlog: client 0 is its startup
+    /// process, replaying the workload's transactions (`pgiosim catchup`).
+    pub recovery: Option<crate::core::recovery::RecoveryConfig>,
     /// maintenance_work_mem, bytes: the dead item identifiers VACUUM holds.
     pub maintenance_work_mem: u64,
     /// vacuum_cost_page_hit, _miss and _dirty.

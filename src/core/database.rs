@@ -25,6 +25,7 @@ use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
+use super::recovery::{PrefetchAction, Recovery};
 use super::replication::{ReplAction, ReplTimer, Replication};
 use super::stats::Stats;
 use super::time::{MS, Nanos};
@@ -208,6 +209,14 @@ enum Purpose {
     },
     VacuumWrite {
         buf: BufId,
+        block: u64,
+    },
+    /// A readahead window of the WAL the startup process replays.
+    WalRead {
+        client: u32,
+    },
+    /// recovery_prefetch's read of `block` into the page cache.
+    Prefetch {
         block: u64,
     },
 }
@@ -405,6 +414,8 @@ pub struct Database {
     end: Option<Nanos>,
     /// Latest event time seen.
     clock: Nanos,
+    /// A standby's catch-up: the startup process's WAL stream and prefetcher.
+    recovery: Option<Recovery>,
     /// Whether transactions prefetch what they will touch: only when the
     /// buffer pool and the page cache are far larger than the CPU's
     /// caches (else every line is cached and the prefetches only cost).
@@ -416,6 +427,10 @@ impl Database {
     pub fn new(cfg: CoreConfig, workload: Box<dyn Workload>) -> Database {
         assert!(
             (cfg.clients > 0 || cfg.vacuum_table.is_some()) && cfg.cpus > 0 && cfg.nbuffers > 0
+        );
+        assert!(
+            cfg.recovery.is_none() || cfg.clients == 1,
+            "one startup process replays"
         );
         let mut rng = SimRng::seed_from_u64(cfg.seed);
         let mut workload = workload;
@@ -510,6 +525,7 @@ impl Database {
             clock: 0,
             // A buffer's descriptor and page-table share, a cached page's node.
             prefetching: cfg.nbuffers as u64 * 27 + cfg.os_cache_pages * 15 > PREFETCH_ABOVE_BYTES,
+            recovery: cfg.recovery.clone().map(Recovery::new),
             active: cfg.clients,
             workload,
             rng,
@@ -686,7 +702,7 @@ impl Database {
                 self.writer_cpu(now, Background::Checkpointer);
                 self.stats.counters.checkpoint_writes += 1;
                 self.ckpt_wait = CkptWait::Sleeping;
-                if self.ckpt.on_schedule(now, self.wal.insert_lsn()) {
+                if self.ckpt.on_schedule(now, self.ckpt_lsn()) {
                     self.ckpt_gen += 1;
                     self.set_timer(now + WRITE_DELAY, Timer::Checkpointer(self.ckpt_gen));
                 } else {
@@ -742,6 +758,20 @@ impl Database {
                     r.handle_io_done(now, standby);
                 }
             }
+            Purpose::WalRead { client } => {
+                if let Some(r) = &mut self.recovery {
+                    r.wal_read_done();
+                }
+                // Wake the startup process if it waits for this WAL, not
+                // for a page it reads meanwhile.
+                let cl = &self.clients[client as usize];
+                if cl.wait == Wait::Read
+                    && matches!(cl.steps.get(cl.pc), Some(Step::ReadWal { .. }))
+                {
+                    self.make_ready(client);
+                }
+            }
+            Purpose::Prefetch { block } => self.prefetch_done(now, block),
             Purpose::DataSync => {
                 self.ckpt.synced();
                 let lsn = self
@@ -757,6 +787,58 @@ impl Database {
     }
 
     /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
+    /// recovery_prefetch: a record ahead will change `block`; unless it is
+    /// in shared buffers or the page cache, ask the kernel for it
+    /// (`XLogPrefetcherNextBlock` → `PrefetchSharedBuffer`).
+    fn start_prefetch(&mut self, now: Nanos, block: u64) {
+        if self.pool.contains(block) || self.os_cache.contains(block) {
+            return;
+        }
+        let Some(rec) = self.recovery.as_mut() else {
+            return;
+        };
+        if rec.prefetch(block) == PrefetchAction::Issue {
+            self.issue(IoKind::ReadPage { block }, Purpose::Prefetch { block }, now);
+        }
+    }
+
+    /// A prefetch read is done: the page is in the page cache; the replay,
+    /// if it waited for it, has it; the next queued block goes out.
+    fn prefetch_done(&mut self, now: Nanos, block: u64) {
+        self.os_cache.read(block);
+        let Some(rec) = self.recovery.as_mut() else {
+            return;
+        };
+        let (waiting, next) = rec.prefetch_done(block);
+        if let Some(buf) = waiting {
+            // One startup process: client 0.
+            self.pool.read_done(buf);
+            self.clients[0].held = Some(buf);
+            if self.cfg.read_cpu > 0 {
+                self.start_read_cpu(now, 0);
+            } else {
+                self.make_ready(0);
+            }
+            if let Some(ws) = self.buf_waiters.remove(&buf) {
+                for w in ws {
+                    self.make_ready(w);
+                }
+            }
+        }
+        if let Some(b) = next {
+            self.issue(
+                IoKind::ReadPage { block: b },
+                Purpose::Prefetch { block: b },
+                now,
+            );
+        }
+    }
+
+    /// The catch-up's WAL stream and prefetcher, in recovery.
+    pub fn recovery(&self) -> Option<&Recovery> {
+        self.recovery.as_ref()
+    }
+
     /// The page vacuum waited for is in `buf`: wake whoever else waited
     /// for it, and vacuum goes on with it.
     fn vacuum_read_in(&mut self, now: Nanos, buf: BufId) {
@@ -1219,7 +1301,7 @@ impl Database {
             }
             if self.ckpt_wait == CkptWait::Sleeping
                 && self.ckpt.phase() == &Phase::Idle
-                && self.ckpt.due(now, self.wal.insert_lsn()).is_some()
+                && self.ckpt.due(now, self.ckpt_lsn()).is_some()
             {
                 self.checkpointer_step(now);
             }
@@ -1521,6 +1603,15 @@ impl Database {
                     let Some(b) = self.access(now, c, block, extend) else {
                         return;
                     };
+                    if self.recovery.is_some() {
+                        // Redo writes no WAL: the page is dirtied at the
+                        // LSN already durable (its record's), so evicting
+                        // it waits for no flush.
+                        self.pool.mark_dirty(b, self.wal.flushed_lsn());
+                        self.pool.unpin(b);
+                        self.clients[ci].pc += 1;
+                        continue;
+                    }
                     // First change since the redo point: log the whole page
                     // (a new page is initialised by its record instead).
                     if !extend {
@@ -1582,6 +1673,43 @@ impl Database {
                     } else if cl.has_xid {
                         self.async_commit_nudge();
                     }
+                }
+                Step::ReadWal { bytes } => {
+                    let Some(rec) = self.recovery.as_mut() else {
+                        self.clients[ci].pc += 1;
+                        continue;
+                    };
+                    let need = rec.need_wal(u64::from(bytes));
+                    if let Some(w) = need.issue {
+                        rec.wal_issued(w);
+                        let (segment, offset) = w.place(self.cfg.wal_segments);
+                        self.issue(
+                            IoKind::WalRead {
+                                segment,
+                                offset,
+                                len: w.len,
+                            },
+                            Purpose::WalRead { client: c },
+                            now,
+                        );
+                    }
+                    if need.wait {
+                        // The WAL read's wait: `other` in the breakdown,
+                        // which has no client round trip in recovery.
+                        let cl = &mut self.clients[ci];
+                        cl.clock.switch(now, Bucket::Other);
+                        cl.wait = Wait::Read;
+                        return;
+                    }
+                    if let Some(rec) = self.recovery.as_mut() {
+                        rec.replay(u64::from(bytes));
+                    }
+                    self.stats.second(now).wal_bytes += u64::from(bytes);
+                    self.clients[ci].pc += 1;
+                }
+                Step::Prefetch(block) => {
+                    self.clients[ci].pc += 1;
+                    self.start_prefetch(now, block);
                 }
             }
         }
@@ -1678,6 +1806,17 @@ impl Database {
                     return Some(v);
                 }
                 self.stats.counters.buffer_misses += 1;
+                if let Some(rec) = &mut self.recovery {
+                    // recovery_prefetch asked for it: wait for that read.
+                    if rec.is_prefetching(block) {
+                        rec.wait_for_prefetch(block, v);
+                        let cl = &mut self.clients[ci];
+                        cl.clock.switch(now, Bucket::PageRead);
+                        cl.wait = Wait::Read;
+                        return None;
+                    }
+                    rec.unqueue(block);
+                }
                 if self.os_cache.read(block) {
                     self.stats.counters.os_cache_hits += 1;
                     self.pool.read_done(v);
@@ -1773,11 +1912,13 @@ impl Database {
             self.make_ready(g);
         }
         self.granted = granted;
+        let caught_up = self.recovery.as_ref().is_some_and(Recovery::caught_up);
         let cl = &mut self.clients[ci];
-        if self
-            .cfg
-            .transactions_per_client
-            .is_some_and(|n| cl.done >= n)
+        if caught_up
+            || self
+                .cfg
+                .transactions_per_client
+                .is_some_and(|n| cl.done >= n)
         {
             cl.wait = Wait::Stopped;
             self.active -= 1;
@@ -1878,14 +2019,14 @@ impl Database {
     /// The checkpointer is free to act at `now`.
     fn checkpointer_step(&mut self, now: Nanos) {
         if self.ckpt.phase() == &Phase::Idle {
-            let Some(trigger) = self.ckpt.due(now, self.wal.insert_lsn()) else {
+            let Some(trigger) = self.ckpt.due(now, self.ckpt_lsn()) else {
                 self.ckpt_gen += 1;
                 self.set_timer(self.ckpt.next_timed(), Timer::Checkpointer(self.ckpt_gen));
                 return;
             };
             // The redo point is the current insert position; every page
             // changed after it gets a full-page image on its first change.
-            let redo = self.wal.insert_lsn();
+            let redo = self.ckpt_lsn();
             self.touched.clear();
             self.ckpt.start(now, redo, &mut self.pool);
             let counters = &mut self.stats.counters;
@@ -1927,6 +2068,17 @@ impl Database {
                 self.stats.counters.data_syncs += 1;
                 self.issue(IoKind::DataSync, Purpose::DataSync, now);
             }
+        }
+    }
+
+    /// The WAL position checkpoints are measured by: the insert position,
+    /// or in recovery the replay position (a restartpoint is due after
+    /// max_wal_size's share of replayed WAL, as CheckPointSegments counts
+    /// it, or after checkpoint_timeout).
+    fn ckpt_lsn(&self) -> Lsn {
+        match &self.recovery {
+            Some(r) => r.replayed(),
+            None => self.wal.insert_lsn(),
         }
     }
 

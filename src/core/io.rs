@@ -32,6 +32,10 @@ pub enum IoKind {
     WalWrite { segment: u32, offset: u64, len: u64 },
     /// fdatasync one WAL segment file.
     WalSync { segment: u32 },
+    /// Read `len` bytes (a multiple of 8 KiB) of WAL at byte `offset` inside
+    /// WAL segment file `segment`: a standby's startup process reading the
+    /// WAL it replays, in readahead-sized requests.
+    WalRead { segment: u32, offset: u64, len: u64 },
     /// fsync the data file (end of a checkpoint).
     DataSync,
     /// Standby `standby`'s walreceiver writes `len` bytes of WAL at `offset`

@@ -14,6 +14,7 @@ pub mod database;
 pub mod io;
 pub mod locks;
 pub mod os_cache;
+pub mod recovery;
 pub mod replication;
 pub mod slots;
 pub mod stats;

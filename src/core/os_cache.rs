@@ -158,6 +158,11 @@ impl OsCache {
         self.access(data_key(block))
     }
 
+    /// Whether data block `block` is cached (nothing moves).
+    pub fn contains(&self, block: u64) -> bool {
+        self.capacity > 0 && self.probe(data_key(block)).1
+    }
+
     /// A write of data block `block` leaves it cached.
     pub fn write(&mut self, block: u64) {
         self.written(data_key(block));

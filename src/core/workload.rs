@@ -29,6 +29,12 @@ pub enum Step {
     /// Write the commit record (`wal_bytes` with any records not tied to a
     /// page) and wait for it to be durable if synchronous_commit is on.
     Commit { wal_bytes: u32 },
+    /// Recovery only: the startup process reads the next `bytes` of the WAL
+    /// it replays (sequentially, through the kernel's readahead).
+    ReadWal { bytes: u32 },
+    /// Recovery only: a block a record ahead of the replay will need, for
+    /// recovery_prefetch to ask the kernel for (`posix_fadvise(WILLNEED)`).
+    Prefetch(u64),
 }
 
 /// A workload: the data layout and a generator of transactions.

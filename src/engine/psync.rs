@@ -149,7 +149,7 @@ fn execute(
             "read",
             file.read_exact_at(&mut page.as_mut_slice()[..job.len as usize], job.offset),
         ),
-        IoKind::ReadRun { .. } => {
+        IoKind::ReadRun { .. } | IoKind::WalRead { .. } => {
             if wal.len() < job.len as usize {
                 *wal = AlignedBuf::new(job.len as usize);
             }

@@ -47,6 +47,7 @@ pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
     match kind {
         IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES, false),
         IoKind::ReadRun { pages, .. } => (Op::Read, u64::from(pages) * PAGE_BYTES, false),
+        IoKind::WalRead { len, .. } => (Op::Read, len, false),
         IoKind::WritePage {
             kernel_writeback, ..
         } => (Op::Write, PAGE_BYTES, kernel_writeback),

@@ -389,7 +389,7 @@ impl Device for UringDevice {
                     .build();
                 (e, Some(buf), "write")
             }
-            IoKind::ReadRun { .. } => {
+            IoKind::ReadRun { .. } | IoKind::WalRead { .. } => {
                 let mut buf = self.wal_buf(len as usize);
                 let e = opcode::Read::new(fd, buf.as_mut_slice().as_mut_ptr(), len as u32)
                     .offset(offset)

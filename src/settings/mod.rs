@@ -125,6 +125,14 @@ pub struct Settings {
     /// 0..1073741823 s, default 0 (never): force a segment switch after
     /// this long, if WAL was written.
     pub archive_timeout_s: u64,
+    /// off | on | try, default try (on, on Linux): a standby's startup
+    /// process prefetches the blocks of the WAL ahead (`pgiosim catchup`).
+    pub recovery_prefetch: crate::core::recovery::RecoveryPrefetch,
+    /// 0..1000, default 10: prefetches in flight during recovery.
+    pub maintenance_io_concurrency: u32,
+    /// 64kB..1GB, default 512kB: how far ahead of the replay recovery
+    /// decodes WAL to prefetch.
+    pub wal_decode_buffer_size_bytes: u64,
 }
 
 impl Settings {
@@ -268,6 +276,13 @@ impl Settings {
             (Id::VacuumCostPageDirty, Parsed::Int(v)) => self.vacuum_cost_page_dirty = small(v),
             (Id::ArchiveMode, Parsed::ArchiveMode(m)) => self.archive_mode = m,
             (Id::ArchiveTimeout, Parsed::Int(v)) => self.archive_timeout_s = unsigned(v),
+            (Id::RecoveryPrefetch, Parsed::RecoveryPrefetch(m)) => self.recovery_prefetch = m,
+            (Id::MaintenanceIoConcurrency, Parsed::Int(v)) => {
+                self.maintenance_io_concurrency = small(v);
+            }
+            (Id::WalDecodeBufferSize, Parsed::Int(v)) => {
+                self.wal_decode_buffer_size_bytes = unsigned(v);
+            }
             (id, value) => unreachable!("{id:?} cannot hold {value:?}"),
         }
     }
@@ -435,6 +450,7 @@ mod test_support {
         settings
             .to_display()
             .into_iter()
+            .chain(settings.recovery_display())
             .find(|(n, _)| *n == name)
             .map(|(_, v)| v)
             .unwrap_or_else(|| panic!("{name} not displayed"))

@@ -7,6 +7,7 @@ use std::fmt;
 use super::SettingError;
 use super::spec::{INT_MAX, INT_MIN, Kind, MEMORY_UNITS, Parsed, Spec, TIME_UNITS, US_PER_S, Unit};
 use crate::core::archive::ArchiveMode;
+use crate::core::recovery::RecoveryPrefetch;
 use crate::core::replication::{StandbyNames, SynchronousCommit};
 
 impl Spec {
@@ -23,6 +24,9 @@ impl Spec {
                 .ok_or_else(bad),
             Kind::ArchiveMode => parse_archive_mode(text)
                 .map(Parsed::ArchiveMode)
+                .ok_or_else(bad),
+            Kind::RecoveryPrefetch => parse_recovery_prefetch(text)
+                .map(Parsed::RecoveryPrefetch)
                 .ok_or_else(bad),
             Kind::StandbyNames => match StandbyNames::parse(text) {
                 Ok(_) => Ok(Parsed::Text(text.to_string())),
@@ -244,6 +248,26 @@ pub(super) fn parse_archive_mode(text: &str) -> Option<ArchiveMode> {
         ("no", ArchiveMode::Off),
         ("1", ArchiveMode::On),
         ("0", ArchiveMode::Off),
+    ];
+    OPTIONS
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case(text))
+        .map(|(_, mode)| *mode)
+}
+
+/// `recovery_prefetch_options` (xlogprefetcher.c): exact names,
+/// case-insensitive; the booleans mean on and off.
+pub(super) fn parse_recovery_prefetch(text: &str) -> Option<RecoveryPrefetch> {
+    const OPTIONS: [(&str, RecoveryPrefetch); 9] = [
+        ("off", RecoveryPrefetch::Off),
+        ("on", RecoveryPrefetch::On),
+        ("try", RecoveryPrefetch::Try),
+        ("true", RecoveryPrefetch::On),
+        ("false", RecoveryPrefetch::Off),
+        ("yes", RecoveryPrefetch::On),
+        ("no", RecoveryPrefetch::Off),
+        ("1", RecoveryPrefetch::On),
+        ("0", RecoveryPrefetch::Off),
     ];
     OPTIONS
         .iter()

@@ -19,6 +19,15 @@ impl Settings {
                 self.archive_mode != ArchiveMode::Off
                     || !matches!(spec.id, Id::ArchiveMode | Id::ArchiveTimeout)
             })
+            // Recovery's settings show in `catchup`'s result
+            // (`recovery_display`), not in those of run and model, which
+            // have no recovery.
+            .filter(|spec| {
+                !matches!(
+                    spec.id,
+                    Id::RecoveryPrefetch | Id::MaintenanceIoConcurrency | Id::WalDecodeBufferSize
+                )
+            })
             .map(|spec| {
                 let shown = match spec.id {
                     Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
@@ -66,6 +75,9 @@ impl Settings {
                     Id::ArchiveTimeout => {
                         format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
                     }
+                    Id::RecoveryPrefetch
+                    | Id::MaintenanceIoConcurrency
+                    | Id::WalDecodeBufferSize => unreachable!("filtered out above"),
                 };
                 (spec.name, shown)
             })
@@ -73,6 +85,24 @@ impl Settings {
     }
 
     /// An object of name -> display string (see [`Settings::to_display`]).
+    /// Recovery's settings as SHOW prints them, for `catchup`'s result.
+    pub fn recovery_display(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                "recovery_prefetch",
+                self.recovery_prefetch.name().to_string(),
+            ),
+            (
+                "maintenance_io_concurrency",
+                self.maintenance_io_concurrency.to_string(),
+            ),
+            (
+                "wal_decode_buffer_size",
+                format_bytes(self.wal_decode_buffer_size_bytes),
+            ),
+        ]
+    }
+
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::Value::Object(
             self.to_display()
@@ -399,8 +429,18 @@ mod tests {
     fn json_is_an_object_of_display_strings() {
         let json = with("shared_buffers", "16GB").to_json();
         let object = json.as_object().expect("an object");
-        // archive_mode and archive_timeout show only with archiving on.
-        assert_eq!(object.len(), Settings::NAMES.len() - 2);
+        // archive_mode and archive_timeout show only with archiving on;
+        // recovery's three only in a catch-up's result.
+        assert_eq!(object.len(), Settings::NAMES.len() - 2 - 3);
+        let recovery: Vec<&str> = with("shared_buffers", "16GB")
+            .recovery_display()
+            .iter()
+            .map(|(n, _)| *n)
+            .collect();
+        assert_eq!(
+            recovery,
+            ["recovery_prefetch", "maintenance_io_concurrency", "wal_decode_buffer_size"]
+        );
         assert_eq!(object["shared_buffers"], "16GB");
         assert_eq!(object["wal_buffers"], "16MB");
         assert_eq!(object["checkpoint_timeout"], "5min");
@@ -425,9 +465,9 @@ mod tests {
         /// What `SHOW` prints, `SET` takes back to the same value, for every
         /// memory and time setting over its whole range.
         #[test]
-        fn display_round_trips(index in 0usize..17, fraction in 0.0f64..=1.0) {
+        fn display_round_trips(index in 0usize..18, fraction in 0.0f64..=1.0) {
             let settings_with_units = unit_settings();
-            prop_assert_eq!(settings_with_units.len(), 17);
+            prop_assert_eq!(settings_with_units.len(), 18);
             let (name, min, max) = settings_with_units[index];
             let base = min + ((max - min) as f64 * fraction) as i64;
             // archive_mode on, so that archive_timeout shows.

@@ -13,6 +13,7 @@ use super::parse::{parse_int, split_number_and_unit};
 use super::show::{format_base, format_real, with_approximation};
 use super::{SettingError, Settings};
 use crate::core::archive::ArchiveMode;
+use crate::core::recovery::RecoveryPrefetch;
 use crate::core::replication::SynchronousCommit;
 
 /// PostgreSQL's data page size (`BLCKSZ`).
@@ -82,6 +83,9 @@ impl Default for Settings {
             vacuum_cost_page_dirty: 20,
             archive_mode: ArchiveMode::Off,
             archive_timeout_s: 0,
+            recovery_prefetch: RecoveryPrefetch::Try,
+            maintenance_io_concurrency: 10,
+            wal_decode_buffer_size_bytes: 512 * KB,
         }
     }
 }
@@ -119,6 +123,9 @@ pub(super) enum Id {
     SynchronousStandbyNames,
     ArchiveMode,
     ArchiveTimeout,
+    RecoveryPrefetch,
+    MaintenanceIoConcurrency,
+    WalDecodeBufferSize,
 }
 
 /// A setting's base unit: what a bare number counts.
@@ -150,6 +157,8 @@ pub(super) enum Kind {
     StandbyNames,
     /// archive_mode: off, on, always.
     ArchiveMode,
+    /// recovery_prefetch: off, on, try.
+    RecoveryPrefetch,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -167,6 +176,7 @@ pub(super) enum Parsed {
     Bool(bool),
     SyncCommit(SynchronousCommit),
     ArchiveMode(ArchiveMode),
+    RecoveryPrefetch(RecoveryPrefetch),
     /// A string setting, as written (already checked).
     Text(String),
 }
@@ -446,6 +456,31 @@ pub(super) const SPECS: &[Spec] = &[
             max: INT_MAX / 2,
         },
     },
+    Spec {
+        id: Id::RecoveryPrefetch,
+        name: "recovery_prefetch",
+        kind: Kind::RecoveryPrefetch,
+    },
+    Spec {
+        id: Id::MaintenanceIoConcurrency,
+        name: "maintenance_io_concurrency",
+        kind: Kind::Int {
+            unit: Unit::None,
+            min: 0,
+            // MAX_IO_CONCURRENCY.
+            max: 1000,
+        },
+    },
+    Spec {
+        id: Id::WalDecodeBufferSize,
+        name: "wal_decode_buffer_size",
+        kind: Kind::Int {
+            unit: Unit::Bytes(1),
+            min: 64 * KB as i64,
+            // MaxAllocSize.
+            max: 0x3fff_ffff,
+        },
+    },
 ];
 
 /// The names in the table's order: [`Settings::NAMES`].
@@ -489,9 +524,11 @@ impl Spec {
                 };
                 (min_text, with_approximation(unit, max))
             }
-            Kind::Bool | Kind::SynchronousCommit | Kind::StandbyNames | Kind::ArchiveMode => {
-                (String::new(), String::new())
-            }
+            Kind::Bool
+            | Kind::SynchronousCommit
+            | Kind::StandbyNames
+            | Kind::ArchiveMode
+            | Kind::RecoveryPrefetch => (String::new(), String::new()),
         }
     }
 
@@ -504,6 +541,9 @@ impl Spec {
             }
             Kind::ArchiveMode => {
                 "one of off, on, always (or a boolean: true, false, yes, no, 1, 0)".to_string()
+            }
+            Kind::RecoveryPrefetch => {
+                "one of off, on, try (or a boolean: true, false, yes, no, 1, 0)".to_string()
             }
             Kind::StandbyNames => "a list of standby names as PostgreSQL takes it: \
                  'ANY 1 (s1, s2)', 'FIRST 2 (s1, s2, s3)', '2 (s1, s2)', 's1, s2' or '*'"

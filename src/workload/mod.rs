@@ -10,6 +10,7 @@
 pub mod cpu_fit;
 pub mod distribution;
 pub mod load;
+pub mod replay;
 pub mod script;
 pub mod spec;
 

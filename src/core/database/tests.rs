@@ -96,6 +96,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         autovacuum_cost_delay: 2 * MS,
         vacuum_table: None,
         vacuum_shape: None,
+        recovery: None,
         maintenance_work_mem: 64 << 20,
         vacuum_cost_page: [1, 2, 20],
         vacuum_cost_limit: 200,
@@ -115,6 +116,8 @@ struct Outcome {
     writes: Vec<u64>,
     /// Merged reads (readahead windows) among the reads.
     runs: u64,
+    /// WAL bytes read (a standby's catch-up).
+    wal_read_bytes: u64,
 }
 
 /// A disk whose every operation of a kind takes the same time: the model of
@@ -149,6 +152,7 @@ struct Seen {
     reads: Vec<u64>,
     writes: Vec<u64>,
     runs: u64,
+    wal_read_bytes: u64,
 }
 
 /// The simulated device, recording what it is asked, with its timers
@@ -179,6 +183,7 @@ impl Device for TestDisk {
             }
             IoKind::WritePage { block, .. } => seen.writes.push(block),
             IoKind::WalSync { .. } => seen.syncs += 1,
+            IoKind::WalRead { len, .. } => seen.wal_read_bytes += len,
             IoKind::WalWrite { .. }
             | IoKind::DataSync
             | IoKind::StandbyWalWrite { .. }
@@ -270,6 +275,7 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         reads: seen.reads,
         writes: seen.writes,
         runs: seen.runs,
+        wal_read_bytes: seen.wal_read_bytes,
     }
 }
 
@@ -1119,4 +1125,120 @@ fn row_locks_are_held_through_the_sync_rep_wait() {
     let tps = s.transactions as f64 / 2.0;
     assert!(tps < 1000.0 / 3.0, "{tps}");
     assert!(s.bucket_sum_ns[Bucket::LockWait.index()] > s.bucket_sum_ns[Bucket::SyncRep.index()]);
+}
+
+/// A standby catching up on `backlog` bytes of tpcb-like's WAL at `scale`,
+/// with `nbuffers` shared buffers and no page cache unless `os_cache`.
+fn catchup(
+    backlog: u64,
+    scale: u64,
+    nbuffers: u32,
+    os_cache: u64,
+    fpw: bool,
+    prefetch: bool,
+    lat: Lat,
+) -> Outcome {
+    use crate::core::recovery::RecoveryConfig;
+    use crate::workload::replay::{Replay, ReplayShape};
+    let mut cfg = config(1, nbuffers);
+    cfg.duration = None;
+    cfg.autovacuum = false;
+    cfg.round_trip = 0;
+    cfg.os_cache_pages = os_cache;
+    cfg.recovery = Some(RecoveryConfig {
+        backlog_bytes: backlog,
+        read_ahead_bytes: 128 * 1024,
+        prefetch,
+        io_concurrency: 10,
+    });
+    let w = Script::new(&builtin("tpcb-like").unwrap(), scale).unwrap();
+    let replay = Replay::new(
+        Box::new(w),
+        ReplayShape {
+            record_cpu: 5 * US,
+            fpi_cpu: 2 * US,
+            checkpoint_every: 1 << 40,
+            full_page_writes: fpw,
+            lookahead_bytes: if prefetch { 512 * 1024 } else { 0 },
+        },
+    );
+    simulate_workload(cfg, Box::new(replay), lat)
+}
+
+#[test]
+fn catchup_replays_the_backlog_once_reading_every_byte_of_it() {
+    let backlog = 20 << 20;
+    let o = catchup(backlog, 2, 4096, 0, true, false, FAST);
+    let rec = o.db.recovery().unwrap();
+    assert!(o.db.is_finished());
+    // It stops at the first transaction boundary past the backlog.
+    assert!(rec.replayed() >= backlog && rec.replayed() < backlog + 64 * 1024);
+    assert_eq!(o.wal_read_bytes, backlog, "the WAL read once, in full");
+    assert_eq!(rec.counters().wal_read_bytes, backlog);
+    // No client: no WAL written but the restartpoints' ends.
+    assert!(o.db.wal_counters().records <= o.db.stats().counters.checkpoints_done);
+    let s = o.db.stats();
+    assert_eq!(
+        s.bucket_sum_ns.iter().sum::<u128>(),
+        s.latency_sum_ns,
+        "the startup process's time, bucket by bucket"
+    );
+}
+
+#[test]
+fn full_page_images_spare_the_reads_of_pages_first_changed_after_a_checkpoint() {
+    // Every page fits in shared buffers: a page is read only if its first
+    // change in the backlog carries no full-page image.
+    let with = catchup(8 << 20, 2, 8192, 0, true, false, FAST);
+    assert!(
+        with.reads.is_empty(),
+        "{} reads with images",
+        with.reads.len()
+    );
+    let without = catchup(8 << 20, 2, 8192, 0, false, false, FAST);
+    assert!(
+        without.reads.len() > 500,
+        "{} reads without",
+        without.reads.len()
+    );
+    // Each read once: the pool keeps what it read.
+    let mut r = without.reads.clone();
+    r.sort_unstable();
+    r.dedup();
+    assert_eq!(r.len(), without.reads.len());
+}
+
+#[test]
+fn recovery_prefetch_hides_read_latency_from_the_replay() {
+    // No full-page images and a pool too small: every change reads.
+    let slow = Lat {
+        read: 2_000 * US,
+        write: 50 * US,
+        sync: 1_000 * US,
+        timer_late: 0,
+    };
+    let cache = 1 << 20;
+    let off = catchup(4 << 20, 20, 256, cache, false, false, slow);
+    let on = catchup(4 << 20, 20, 256, cache, false, true, slow);
+    let t = |o: &Outcome| o.db.end_time().unwrap();
+    assert!(
+        t(&on) * 2 < t(&off),
+        "prefetch {} ms, none {} ms",
+        t(&on) / 1_000_000,
+        t(&off) / 1_000_000
+    );
+    let rec = on.db.recovery().unwrap().counters();
+    assert!(rec.prefetches > 100, "{rec:?}");
+    assert_eq!(off.db.recovery().unwrap().counters().prefetches, 0);
+    // The same backlog either way.
+    assert_eq!(on.wal_read_bytes, off.wal_read_bytes);
+}
+
+#[test]
+fn a_catchup_is_repeatable() {
+    let a = catchup(4 << 20, 5, 512, 4096, true, true, FAST);
+    let b = catchup(4 << 20, 5, 512, 4096, true, true, FAST);
+    assert_eq!(a.db.end_time(), b.db.end_time());
+    assert_eq!(a.reads, b.reads);
+    assert_eq!(a.writes, b.writes);
 }

@@ -1,0 +1,488 @@
+//! `pgiosim catchup`: a physical standby replaying a WAL backlog already in
+//! its pg_wal (after an outage, or a paused replay), timed on this disk or
+//! on a device model. The replay itself is the core's: the startup process
+//! ([`crate::core::recovery`]) over the buffer pool, page cache,
+//! checkpointer (restartpoints) and background writer, fed the workload's
+//! transactions as records ([`crate::workload::replay`]).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::args::{DirArgs, WorkloadChoice};
+use crate::core::breakdown::Bucket;
+use crate::core::database::Database;
+use crate::core::io::PAGE_BYTES;
+use crate::core::recovery::RecoveryConfig;
+use crate::core::time::{Nanos, US};
+use crate::datafiles;
+use crate::device::model::DeviceModel;
+use crate::engine::Device;
+use crate::engine::driver::{self, Ending};
+use crate::engine::sim::SimDevice;
+use crate::error::{exit, usage};
+use crate::output::{self, progress_bar_wanted, write_json};
+use crate::plan::{
+    Disk, EngineChoice, RunPlan, Shape, Target, layout_for, load_profile, resolve_settings,
+};
+use crate::workload::Workload;
+use crate::workload::replay::{Replay, ReplayCounts, ReplayShape};
+
+/// Name of the catch-up result's schema.
+pub const CATCHUP_SCHEMA: &str = "pgiosim.catchup";
+/// Version of the catch-up result's schema.
+pub const CATCHUP_SCHEMA_VERSION: u32 = 1;
+
+/// The startup process's CPU per WAL record replayed, µs: measured with
+/// PostgreSQL 15 on this project's 2-core VM (`scripts/catchup-compare
+/// --measure-cpu`, tpcb-like at scale 10 with every page cached, so that
+/// the replay is CPU alone; docs/validation.md, "Standby catch-up"): the
+/// startup process's utime + stime over the records pg_waldump counted.
+pub const REPLAY_CPU_US_PER_RECORD: f64 = 10.0;
+/// Its CPU for restoring a full-page image, on top of the record's, µs:
+/// the same measurement's difference between records with and without one
+/// (see [`REPLAY_CPU_US_PER_RECORD`]).
+pub const REPLAY_CPU_US_PER_FPI: f64 = 5.0;
+
+/// Linux's default read_ahead_kb (VM_READAHEAD_PAGES, 128 KiB).
+const READ_AHEAD_DEFAULT: &str = "128kB";
+
+/// Flags of `catchup`.
+#[derive(Debug, Clone, Args)]
+pub struct CatchupArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// WAL to replay (e.g. 10GB), with postgresql.conf's units.
+    #[arg(long, value_name = "SIZE")]
+    pub backlog: String,
+    #[command(flatten)]
+    pub workload: WorkloadChoice,
+    /// pgbench scale factor of the data set the backlog was written to.
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    pub scale: u64,
+    /// Model it on this device profile instead of running it on the disk.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
+    /// The standby's PostgreSQL settings (shared_buffers, max_wal_size,
+    /// checkpoint_timeout, checkpoint_completion_target, bgwriter_*,
+    /// full_page_writes, recovery_prefetch, maintenance_io_concurrency,
+    /// wal_decode_buffer_size). Repeatable.
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Read the standby's settings from a postgresql.conf.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// WAL between the primary's checkpoints inside the backlog: each
+    /// page's first change after one carries a full-page image, which
+    /// replay restores without reading the page [default: max_wal_size /
+    /// (1 + checkpoint_completion_target), where a busy primary's
+    /// checkpoints come from].
+    #[arg(long, value_name = "SIZE")]
+    pub checkpoint_every: Option<String>,
+    /// The standby's page cache [default: room for the data set and the
+    /// backlog; it starts empty, as after a restart].
+    #[arg(long, value_name = "SIZE")]
+    pub os_cache: Option<String>,
+    /// The kernel's readahead (read_ahead_kb of the WAL's disk): the WAL is
+    /// read in requests of this size, one ahead of the replay.
+    #[arg(long, value_name = "SIZE", default_value = READ_AHEAD_DEFAULT)]
+    pub read_ahead: String,
+    /// I/O engine (on the disk).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// Use the kernel page cache instead of O_DIRECT (on the disk).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write the result as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the random choices.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print nothing but the result.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+/// Where the startup process's time went, seconds.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CatchupBreakdown {
+    pub cpu: f64,
+    pub cpu_queue: f64,
+    pub page_read: f64,
+    pub wal_read: f64,
+    pub buffer_wait: f64,
+}
+
+/// What `pgiosim catchup` measured.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct CatchupResult {
+    pub schema: &'static str,
+    pub schema_version: u32,
+    /// "run" or "model".
+    pub mode: String,
+    pub device: String,
+    pub partial: bool,
+    pub workload: String,
+    pub scale: u64,
+    pub backlog_bytes: u64,
+    /// Time to replay the backlog.
+    pub seconds: f64,
+    pub wal_mb_per_s: f64,
+    pub transactions: u64,
+    pub records: u64,
+    pub full_page_images: u64,
+    /// The primary's checkpoints replayed, and the WAL between them.
+    pub primary_checkpoints: u64,
+    pub checkpoint_every_bytes: u64,
+    /// Data pages the replay found in shared buffers, in the page cache,
+    /// and read from the device itself.
+    pub pages_hit: u64,
+    pub pages_os_cache: u64,
+    pub pages_read: u64,
+    /// Pages recovery_prefetch asked of the kernel, and of those the
+    /// replay reached while still being read.
+    pub pages_prefetched: u64,
+    pub prefetch_waits: u64,
+    /// Data pages written by the startup process, the checkpointer and
+    /// the background writer.
+    pub pages_written: u64,
+    pub restartpoints: u64,
+    pub wal_reads: u64,
+    pub wal_read_bytes: u64,
+    pub read_ahead_bytes: u64,
+    pub os_cache_bytes: u64,
+    /// The startup process's CPU, seconds.
+    pub cpu_s: f64,
+    pub breakdown: CatchupBreakdown,
+    /// WAL replayed in each second, bytes.
+    pub replayed_per_second: Vec<u64>,
+    pub settings: serde_json::Value,
+}
+
+/// Parse a size flag: at least one page.
+fn size(flag: &str, v: &str) -> Result<u64> {
+    crate::units::parse_memory_bytes(v)
+        .filter(|b| *b >= PAGE_BYTES)
+        .ok_or_else(|| usage(format!("{flag} {v}: not a size of at least 8kB, e.g. 10GB")))
+}
+
+/// Replay the backlog, print the report, write its JSON; exits 130 if
+/// interrupted.
+pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
+    let backlog = size("--backlog", &args.backlog)?;
+    let read_ahead = crate::units::parse_memory_bytes(&args.read_ahead)
+        .filter(|b| *b >= PAGE_BYTES && *b <= 64 << 20)
+        .ok_or_else(|| {
+            usage(format!(
+                "--read-ahead {}: not a size between 8kB and 64MB, e.g. 128kB",
+                args.read_ahead
+            ))
+        })?
+        / PAGE_BYTES
+        * PAGE_BYTES;
+    let checkpoint_every = match &args.checkpoint_every {
+        Some(v) => size("--checkpoint-every", v)?,
+        // CheckPointSegments: a checkpoint is requested when this much WAL
+        // was written since the last one.
+        None => {
+            ((settings.max_wal_size_bytes as f64) / (1.0 + settings.checkpoint_completion_target))
+                as u64
+        }
+    };
+    let seed = args.seed.unwrap_or_else(rand::random);
+    let parts = args.workload.parts()?;
+    let probe = crate::workload::Script::mix(&parts, args.scale)?;
+    let target = match &args.device {
+        Some(d) => Target::Model(load_profile(d)?),
+        None => Target::Disk(Disk {
+            data: args.dirs.data_dir(),
+            io_engine: args.io_engine,
+            buffered: args.buffered,
+            emulate: None,
+            standby_root: args.dirs.dir.clone(),
+        }),
+    };
+    let plan = RunPlan::new(Shape::new(parts, args.scale, seed), settings, target)?;
+    let (settings, script, mut cfg) = (plan.settings, plan.workload, plan.cfg);
+    if !writes_wal(probe, seed) {
+        return Err(usage(format!(
+            "workload {}: its transactions write no WAL, so there is nothing to replay",
+            script.name()
+        )));
+    }
+    let data_bytes = script.data_blocks() * PAGE_BYTES;
+    let os_cache_bytes = match &args.os_cache {
+        Some(v) => crate::units::parse_memory_bytes(v)
+            .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?,
+        None => data_bytes + backlog,
+    };
+    let prefetch = settings.recovery_prefetch.enabled() && settings.maintenance_io_concurrency > 0;
+    cfg.clients = 1;
+    cfg.duration = None;
+    cfg.transactions_per_client = None;
+    cfg.rate = None;
+    cfg.latency_limit = None;
+    cfg.autovacuum = false;
+    cfg.vacuum_table = None;
+    cfg.replication = None;
+    cfg.archive = None;
+    cfg.client_threads = 0;
+    cfg.round_trip = 0;
+    cfg.os_cache_pages = os_cache_bytes / PAGE_BYTES;
+    cfg.os_cache_after_load = false;
+    cfg.recovery = Some(RecoveryConfig {
+        backlog_bytes: backlog,
+        read_ahead_bytes: read_ahead,
+        prefetch,
+        io_concurrency: settings.maintenance_io_concurrency,
+    });
+    let replay = Replay::new(
+        Box::new(script),
+        ReplayShape {
+            record_cpu: us(REPLAY_CPU_US_PER_RECORD),
+            fpi_cpu: us(REPLAY_CPU_US_PER_FPI),
+            checkpoint_every,
+            full_page_writes: settings.full_page_writes,
+            lookahead_bytes: if prefetch {
+                settings.wal_decode_buffer_size_bytes
+            } else {
+                0
+            },
+        },
+    );
+    // The data set's lock (on the disk) is held until the replay is done.
+    type Chosen = (
+        &'static str,
+        Box<dyn Device>,
+        Option<datafiles::DataSetLock>,
+    );
+    let (mode, mut dev, _held): Chosen = match &plan.target {
+        Target::Model(profile) => (
+            "model",
+            Box::new(SimDevice::new(DeviceModel::new(profile, seed))),
+            None,
+        ),
+        Target::Disk(disk) => {
+            let layout = layout_for(&replay, args.scale);
+            let held = datafiles::lock(&disk.data)?;
+            datafiles::prepare_locked(
+                &disk.data,
+                &layout,
+                progress_bar_wanted(args.quiet),
+                &held,
+                stop,
+            )?;
+            if disk.buffered {
+                // The backlog and the data are read from the disk, as after
+                // a restart: nothing of them in the page cache.
+                datafiles::drop_from_page_cache(&disk.data, &layout);
+            }
+            // The WAL window, the page read, prefetches, the writers.
+            let depth = 4 + settings.maintenance_io_concurrency.min(256);
+            let dev = crate::execute::open_device(disk, &layout, &[], depth, args.quiet)?;
+            ("run", dev, Some(held))
+        }
+    };
+    let device = args
+        .device
+        .clone()
+        .unwrap_or_else(|| dev.name().to_string());
+    let mut db = Database::new(cfg, Box::new(replay));
+    let (ending, _) = driver::drive(&mut db, dev.as_mut(), stop, None, &mut |_| {})?;
+    let r = result(
+        &db,
+        &settings,
+        Facts {
+            mode,
+            device,
+            partial: ending == Ending::Interrupted,
+            scale: args.scale,
+            backlog,
+            checkpoint_every,
+            read_ahead,
+            os_cache_bytes,
+        },
+    );
+    output::report(
+        &render(&r),
+        args.json.as_deref().is_some_and(output::is_stdout),
+    )?;
+    if let Some(path) = &args.json {
+        write_json(path, &r)?;
+    }
+    Ok(if r.partial {
+        exit::INTERRUPTED.into()
+    } else {
+        exit::OK.into()
+    })
+}
+
+fn us(v: f64) -> Nanos {
+    (v * US as f64).round() as Nanos
+}
+
+/// Whether the workload's transactions write any WAL (a replay of
+/// select-only would never end).
+fn writes_wal(mut probe: crate::workload::Script, seed: u64) -> bool {
+    use crate::workload::Step;
+    use rand::SeedableRng;
+    let mut rng = crate::core::SimRng::seed_from_u64(seed);
+    let mut steps = Vec::new();
+    (0..1000).any(|_| {
+        probe.next_transaction(&mut rng, &mut steps);
+        steps.iter().any(|s| match *s {
+            Step::Modify { wal_bytes, .. }
+            | Step::Extend { wal_bytes, .. }
+            | Step::Commit { wal_bytes } => wal_bytes > 0,
+            _ => false,
+        })
+    })
+}
+
+/// What the result says beyond the database's figures.
+struct Facts {
+    mode: &'static str,
+    device: String,
+    partial: bool,
+    scale: u64,
+    backlog: u64,
+    checkpoint_every: u64,
+    read_ahead: u64,
+    os_cache_bytes: u64,
+}
+
+fn result(db: &Database, settings: &crate::settings::Settings, f: Facts) -> CatchupResult {
+    let stats = db.stats();
+    let c = &stats.counters;
+    let rec = db.recovery().map(|r| r.counters()).unwrap_or_default();
+    let replayed: ReplayCounts = db
+        .workload()
+        .describe()
+        .get("replayed")
+        .and_then(|v| serde_json::from_value(v.clone()).ok())
+        .unwrap_or_default();
+    let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
+    let bucket = |b: Bucket| stats.bucket_sum_ns[b.index()] as f64 / 1e9;
+    let mut s = settings.to_json();
+    if let Some(o) = s.as_object_mut() {
+        for (k, v) in settings.recovery_display() {
+            o.insert(k.into(), serde_json::Value::String(v));
+        }
+    }
+    CatchupResult {
+        schema: CATCHUP_SCHEMA,
+        schema_version: CATCHUP_SCHEMA_VERSION,
+        mode: f.mode.into(),
+        device: f.device,
+        partial: f.partial,
+        workload: db.workload().name().to_string(),
+        scale: f.scale,
+        backlog_bytes: f.backlog,
+        seconds,
+        wal_mb_per_s: if seconds > 0.0 {
+            f.backlog.min(replayed.wal_bytes) as f64 / 1e6 / seconds
+        } else {
+            0.0
+        },
+        transactions: replayed.transactions,
+        records: replayed.records,
+        full_page_images: replayed.full_page_images,
+        primary_checkpoints: replayed.checkpoints,
+        checkpoint_every_bytes: f.checkpoint_every,
+        pages_hit: c.buffer_hits,
+        pages_os_cache: c.os_cache_hits,
+        pages_read: c.data_reads,
+        pages_prefetched: rec.prefetches,
+        prefetch_waits: rec.prefetch_waits,
+        pages_written: c.backend_writes + c.checkpoint_writes + c.bgwriter_writes,
+        restartpoints: c.checkpoints_done,
+        wal_reads: rec.wal_reads,
+        wal_read_bytes: rec.wal_read_bytes,
+        read_ahead_bytes: f.read_ahead,
+        os_cache_bytes: f.os_cache_bytes,
+        cpu_s: bucket(Bucket::Cpu),
+        breakdown: CatchupBreakdown {
+            cpu: bucket(Bucket::Cpu),
+            cpu_queue: bucket(Bucket::CpuQueue),
+            page_read: bucket(Bucket::PageRead),
+            wal_read: bucket(Bucket::Other),
+            buffer_wait: bucket(Bucket::BufferWait),
+        },
+        replayed_per_second: stats.seconds.iter().map(|s| s.wal_bytes).collect(),
+        settings: s,
+    }
+}
+
+/// The catch-up's text report.
+pub fn render(r: &CatchupResult) -> String {
+    let mut o = String::new();
+    if r.partial {
+        let _ = writeln!(
+            o,
+            "*** partial result: interrupted after {:.1} s ***",
+            r.seconds
+        );
+    }
+    let mb = |b: u64| b as f64 / 1e6;
+    let _ = writeln!(
+        o,
+        "catch-up of {} of {} WAL (scale {}) on {} ({}): {:.1} s, {:.1} MB/s of WAL",
+        crate::units::format_memory(r.backlog_bytes),
+        r.workload,
+        r.scale,
+        r.device,
+        r.mode,
+        r.seconds,
+        r.wal_mb_per_s
+    );
+    let _ = writeln!(
+        o,
+        "  {} transactions, {} records ({} full-page images), {} of the primary's checkpoints (every {:.0} MB of WAL)",
+        r.transactions,
+        r.records,
+        r.full_page_images,
+        r.primary_checkpoints,
+        mb(r.checkpoint_every_bytes)
+    );
+    let _ = writeln!(
+        o,
+        "  data pages: {} hit in shared buffers, {} from the page cache, {} read by the startup process; {} prefetched ({} waited for); {} written; {} restartpoints",
+        r.pages_hit,
+        r.pages_os_cache,
+        r.pages_read,
+        r.pages_prefetched,
+        r.prefetch_waits,
+        r.pages_written,
+        r.restartpoints
+    );
+    let _ = writeln!(
+        o,
+        "  WAL read: {} requests, {:.0} MB (readahead {})",
+        r.wal_reads,
+        mb(r.wal_read_bytes),
+        crate::units::format_memory(r.read_ahead_bytes)
+    );
+    let total = r.breakdown.cpu
+        + r.breakdown.cpu_queue
+        + r.breakdown.page_read
+        + r.breakdown.wal_read
+        + r.breakdown.buffer_wait;
+    let share = |v: f64| if total > 0.0 { 100.0 * v / total } else { 0.0 };
+    let _ = writeln!(o, "  the startup process's time:");
+    for (name, v) in [
+        ("cpu", r.breakdown.cpu),
+        ("cpu_queue", r.breakdown.cpu_queue),
+        ("page_read", r.breakdown.page_read),
+        ("wal_read", r.breakdown.wal_read),
+        ("buffer_wait", r.breakdown.buffer_wait),
+    ] {
+        let _ = writeln!(o, "    {name:<12} {v:>9.2} s {:>6.1}%", share(v));
+    }
+    o
+}
