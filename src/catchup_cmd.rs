@@ -38,15 +38,18 @@ pub const CATCHUP_SCHEMA: &str = "pgiosim.catchup";
 pub const CATCHUP_SCHEMA_VERSION: u32 = 1;
 
 /// The startup process's CPU per WAL record replayed, µs: measured with
-/// PostgreSQL 15 on this project's 2-core VM (`scripts/catchup-compare
-/// --measure-cpu`, tpcb-like at scale 10 with every page cached, so that
-/// the replay is CPU alone; docs/validation.md, "Standby catch-up"): the
-/// startup process's utime + stime over the records pg_waldump counted.
-pub const REPLAY_CPU_US_PER_RECORD: f64 = 10.0;
+/// PostgreSQL 15 on this project's 2-core VM on 2026-12-03
+/// (`scripts/catchup-compare --measure-cpu`: tpcb-like at scale 10, a
+/// 256 MB backlog replayed with the WAL and every page in the page cache,
+/// so that the replay is CPU alone): with full_page_writes off, 4.23 s of
+/// the startup process's utime + stime for 3,932,833 records (pg_waldump).
+/// docs/validation.md, "Standby catch-up".
+pub const REPLAY_CPU_US_PER_RECORD: f64 = 1.08;
 /// Its CPU for restoring a full-page image, on top of the record's, µs:
-/// the same measurement's difference between records with and without one
-/// (see [`REPLAY_CPU_US_PER_RECORD`]).
-pub const REPLAY_CPU_US_PER_FPI: f64 = 5.0;
+/// the same measurement with full_page_writes on, 1.87 s for 1,666,691
+/// records of which 19,654 carried an image, less the records' share at
+/// [`REPLAY_CPU_US_PER_RECORD`].
+pub const REPLAY_CPU_US_PER_FPI: f64 = 3.94;
 
 /// Linux's default read_ahead_kb (VM_READAHEAD_PAGES, 128 KiB).
 const READ_AHEAD_DEFAULT: &str = "128kB";

@@ -439,7 +439,11 @@ mod tests {
             .collect();
         assert_eq!(
             recovery,
-            ["recovery_prefetch", "maintenance_io_concurrency", "wal_decode_buffer_size"]
+            [
+                "recovery_prefetch",
+                "maintenance_io_concurrency",
+                "wal_decode_buffer_size"
+            ]
         );
         assert_eq!(object["shared_buffers"], "16GB");
         assert_eq!(object["wal_buffers"], "16MB");

@@ -1,0 +1,168 @@
+//! `pgiosim catchup` driven as a user would: on a model, on a small file in
+//! a temp dir, and with bad input.
+
+mod common;
+
+use common::{pgiosim, text, tmp};
+use serde_json::Value;
+
+fn num(v: &Value, key: &str) -> f64 {
+    v[key]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
+}
+
+#[test]
+fn model_replays_the_backlog_and_accounts_for_its_time() {
+    let o = pgiosim(&[
+        "catchup",
+        "--backlog",
+        "64MB",
+        "-s",
+        "2",
+        "--device",
+        "gp3",
+        "--seed",
+        "3",
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).expect("--json - is the JSON alone");
+    assert_eq!(r["schema"], "pgiosim.catchup");
+    assert_eq!(r["mode"], "model");
+    assert_eq!(num(&r, "backlog_bytes"), 64.0 * 1024.0 * 1024.0);
+    assert_eq!(num(&r, "wal_read_bytes"), num(&r, "backlog_bytes"));
+    let seconds = num(&r, "seconds");
+    assert!(seconds > 0.0);
+    // The startup process's time, bucket by bucket, is the catch-up's.
+    let b = &r["breakdown"];
+    let sum: f64 = ["cpu", "cpu_queue", "page_read", "wal_read", "buffer_wait"]
+        .iter()
+        .map(|k| num(b, k))
+        .sum();
+    assert!((sum - seconds).abs() < 0.01 * seconds, "{sum} vs {seconds}");
+    assert!(num(&r, "records") > num(&r, "transactions") * 3.0, "{r}");
+    assert_eq!(r["settings"]["recovery_prefetch"], "try");
+    assert_eq!(r["settings"]["maintenance_io_concurrency"], "10");
+    // The same seed, the same catch-up.
+    let again = pgiosim(&[
+        "catchup",
+        "--backlog",
+        "64MB",
+        "-s",
+        "2",
+        "--device",
+        "gp3",
+        "--seed",
+        "3",
+        "--json",
+        "-",
+    ]);
+    let r2: Value = serde_json::from_slice(&again.stdout).unwrap();
+    assert_eq!(r["seconds"], r2["seconds"]);
+}
+
+#[test]
+fn full_page_writes_off_means_reads_and_prefetch_shortens_them() {
+    let run = |sets: &[&str]| -> Value {
+        let mut args = vec![
+            "catchup",
+            "--backlog",
+            "32MB",
+            "-s",
+            "20",
+            "--device",
+            "gp3",
+            "--seed",
+            "1",
+            "--set",
+            "shared_buffers=16MB",
+            "--os-cache",
+            "64MB",
+            "--json",
+            "-",
+            "-q",
+        ];
+        for s in sets {
+            args.extend(["--set", s]);
+        }
+        let o = pgiosim(&args);
+        assert!(o.status.success(), "{}", text(&o));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let on = run(&["full_page_writes=off"]);
+    let off = run(&["full_page_writes=off", "recovery_prefetch=off"]);
+    assert!(num(&off, "pages_read") > 1000.0, "{off}");
+    assert_eq!(num(&off, "pages_prefetched"), 0.0);
+    assert!(num(&on, "pages_prefetched") > 1000.0, "{on}");
+    assert!(
+        num(&on, "seconds") < num(&off, "seconds"),
+        "prefetch {} s, none {} s",
+        num(&on, "seconds"),
+        num(&off, "seconds")
+    );
+}
+
+#[test]
+fn on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup() {
+    let d = tmp("catchup");
+    let dir = d.path().join("data");
+    let dir_s = dir.display().to_string();
+    let o = pgiosim(&[
+        "catchup",
+        "--backlog",
+        "8MB",
+        "-s",
+        "1",
+        "--dir",
+        &dir_s,
+        "--seed",
+        "1",
+        "--json",
+        "-",
+        "-q",
+    ]);
+    if text(&o).contains("O_DIRECT") {
+        return common::skip("the temp dir's filesystem has no O_DIRECT");
+    }
+    assert!(o.status.success(), "{}", text(&o));
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["mode"], "run");
+    assert_eq!(num(&r, "wal_read_bytes"), 8.0 * 1024.0 * 1024.0);
+    assert!(num(&r, "wal_reads") >= 64.0, "128 kB windows: {r}");
+    let c = pgiosim(&["cleanup", "--dir", &dir_s]);
+    assert!(c.status.success(), "{}", text(&c));
+    assert!(!dir.exists());
+}
+
+#[test]
+fn bad_input_names_the_flag_or_setting() {
+    for (args, want) in [
+        (vec!["--backlog", "5parsecs"], "--backlog 5parsecs"),
+        (
+            vec!["--backlog", "1GB", "--set", "recovery_prefetch=maybe"],
+            "recovery_prefetch",
+        ),
+        (
+            vec![
+                "--backlog",
+                "1GB",
+                "--set",
+                "maintenance_io_concurrency=5000",
+            ],
+            "maintenance_io_concurrency",
+        ),
+        (
+            vec!["--backlog", "1GB", "--read-ahead", "1MBB"],
+            "--read-ahead",
+        ),
+        (vec!["--backlog", "1GB", "-S"], "write no WAL"),
+    ] {
+        let mut a = vec!["catchup", "--device", "nvme"];
+        a.extend(args);
+        let o = pgiosim(&a);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{a:?}: {}", text(&o));
+    }
+}
