@@ -155,6 +155,9 @@ pub struct CatchupResult {
     /// the background writer.
     pub pages_written: u64,
     pub restartpoints: u64,
+    /// Control file updates before a page write (minRecoveryPoint,
+    /// IO:ControlFileSyncUpdate).
+    pub control_file_updates: u64,
     pub wal_reads: u64,
     pub wal_read_bytes: u64,
     pub read_ahead_bytes: u64,
@@ -405,6 +408,7 @@ fn result(db: &Database, settings: &crate::settings::Settings, f: Facts) -> Catc
         prefetch_waits: rec.prefetch_waits,
         pages_written: c.backend_writes + c.checkpoint_writes + c.bgwriter_writes,
         restartpoints: c.checkpoints_done,
+        control_file_updates: rec.control_updates,
         wal_reads: rec.wal_reads,
         wal_read_bytes: rec.wal_read_bytes,
         read_ahead_bytes: f.read_ahead,
@@ -455,14 +459,15 @@ pub fn render(r: &CatchupResult) -> String {
     );
     let _ = writeln!(
         o,
-        "  data pages: {} hit in shared buffers, {} from the page cache, {} read by the startup process; {} prefetched ({} waited for); {} written; {} restartpoints",
+        "  data pages: {} hit in shared buffers, {} from the page cache, {} read by the startup process; {} prefetched ({} waited for); {} written; {} restartpoints; {} control file updates",
         r.pages_hit,
         r.pages_os_cache,
         r.pages_read,
         r.pages_prefetched,
         r.prefetch_waits,
         r.pages_written,
-        r.restartpoints
+        r.restartpoints,
+        r.control_file_updates
     );
     let _ = writeln!(
         o,

@@ -25,7 +25,7 @@ use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
-use super::recovery::{PrefetchAction, Recovery};
+use super::recovery::{MinRecoveryPoint, PrefetchAction, Recovery};
 use super::replication::{ReplAction, ReplTimer, Replication};
 use super::stats::Stats;
 use super::time::{MS, Nanos};
@@ -218,6 +218,11 @@ enum Purpose {
     /// recovery_prefetch's read of `block` into the page cache.
     Prefetch {
         block: u64,
+    },
+    /// A control file update for minRecoveryPoint: its write, then
+    /// (`sync`) its fsync.
+    ControlFile {
+        sync: bool,
     },
 }
 
@@ -772,6 +777,24 @@ impl Database {
                 }
             }
             Purpose::Prefetch { block } => self.prefetch_done(now, block),
+            Purpose::ControlFile { sync: false } => {
+                let segment = self.control_segment();
+                self.issue(
+                    IoKind::WalSync { segment },
+                    Purpose::ControlFile { sync: true },
+                    now,
+                );
+            }
+            Purpose::ControlFile { sync: true } => {
+                let waiters = self
+                    .recovery
+                    .as_mut()
+                    .map(Recovery::control_updated)
+                    .unwrap_or_default();
+                for w in waiters {
+                    self.wal_flushed_for(now, w);
+                }
+            }
             Purpose::DataSync => {
                 self.ckpt.synced();
                 let lsn = self
@@ -1604,10 +1627,11 @@ impl Database {
                         return;
                     };
                     if self.recovery.is_some() {
-                        // Redo writes no WAL: the page is dirtied at the
-                        // LSN already durable (its record's), so evicting
-                        // it waits for no flush.
-                        self.pool.mark_dirty(b, self.wal.flushed_lsn());
+                        // Redo writes no WAL: the page's LSN is its
+                        // record's, the replay position, which writing it
+                        // must see covered by minRecoveryPoint.
+                        let lsn = self.recovery.as_ref().map_or(0, Recovery::replayed);
+                        self.pool.mark_dirty(b, lsn);
                         self.pool.unpin(b);
                         self.clients[ci].pc += 1;
                         continue;
@@ -1846,7 +1870,7 @@ impl Database {
                 let cl = &mut self.clients[ci];
                 cl.victim = Some(v);
                 cl.clock.switch(now, Bucket::BufferWait);
-                if self.wal.wait_for_flush(lsn, Waiter::Client(c)) {
+                if self.flush_for_write(now, lsn, Waiter::Client(c)) {
                     self.start_victim_write(now, c);
                 } else {
                     self.clients[ci].wait = Wait::VictimFlush;
@@ -1868,13 +1892,14 @@ impl Database {
         }
         // Changed again while its WAL was flushed: FlushBuffer flushes WAL up
         // to the LSN the page has when it is written.
-        if !self.wal.wait_for_flush(self.pool.lsn(v), Waiter::Client(c)) {
+        let lsn = self.pool.lsn(v);
+        if !self.flush_for_write(now, lsn, Waiter::Client(c)) {
             self.clients[c as usize].wait = Wait::VictimFlush;
             return;
         }
         let (block, lsn) = self.pool.start_write(v);
         assert!(
-            self.wal.flushed_lsn() >= lsn,
+            self.recovery.is_some() || self.wal.flushed_lsn() >= lsn,
             "dirty victim written before its WAL"
         );
         self.stats.counters.backend_writes += 1;
@@ -2049,7 +2074,7 @@ impl Database {
         match self.ckpt.next_write(&self.pool) {
             Some(buf) => {
                 let (block, lsn) = self.pool.start_write(buf);
-                if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
+                if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
                     self.ckpt_wait = CkptWait::Io;
                     self.issue(
                         IoKind::WritePage {
@@ -2069,6 +2094,40 @@ impl Database {
                 self.issue(IoKind::DataSync, Purpose::DataSync, now);
             }
         }
+    }
+
+    /// Before a data page changed at `lsn` is written: the WAL must be
+    /// durable up to it (`XLogFlush`), or in recovery minRecoveryPoint must
+    /// cover it (`UpdateMinRecoveryPoint`: a control file write and fsync,
+    /// IO:ControlFileSyncUpdate). True if the write can go now; otherwise
+    /// `who` is woken through `wal_flushed_for`.
+    fn flush_for_write(&mut self, now: Nanos, lsn: Lsn, who: Waiter) -> bool {
+        let Some(rec) = self.recovery.as_mut() else {
+            return self.wal.wait_for_flush(lsn, who);
+        };
+        match rec.min_recovery_point_for(lsn, who) {
+            MinRecoveryPoint::Covered => true,
+            MinRecoveryPoint::Wait => false,
+            MinRecoveryPoint::Update => {
+                let segment = self.control_segment();
+                self.issue(
+                    IoKind::WalWrite {
+                        segment,
+                        offset: 0,
+                        len: PAGE_BYTES,
+                    },
+                    Purpose::ControlFile { sync: false },
+                    now,
+                );
+                false
+            }
+        }
+    }
+
+    /// The file standing for pg_control in recovery: the WAL ring's last
+    /// segment (a page write and an fsync of a small file either way).
+    fn control_segment(&self) -> u32 {
+        self.cfg.wal_segments.saturating_sub(1)
     }
 
     /// The WAL position checkpoints are measured by: the insert position,
@@ -2579,7 +2638,7 @@ impl Database {
                 continue;
             }
             let (block, lsn) = self.pool.start_write(buf);
-            if self.wal.wait_for_flush(lsn, Waiter::BgWriter) {
+            if self.flush_for_write(now, lsn, Waiter::BgWriter) {
                 self.issue(
                     IoKind::WritePage {
                         block,

@@ -27,6 +27,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use super::buffer_pool::BufId;
 use super::io::{PAGE_BYTES, WAL_SEGMENT_BYTES};
+use super::wal::Waiter;
 
 /// recovery_prefetch (PostgreSQL 15): `try` prefetches where the system
 /// has `posix_fadvise`, which Linux has, so it is `on` here.
@@ -91,6 +92,17 @@ pub struct WalNeed {
     pub wait: bool,
 }
 
+/// Whether a data page may be written now (recovery's `XLogFlush`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MinRecoveryPoint {
+    /// minRecoveryPoint covers its changes: write it.
+    Covered,
+    /// Start a control file update (write + fsync), then write it.
+    Update,
+    /// An update is under way: wait for it.
+    Wait,
+}
+
 /// What to do with a block a record ahead will need.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrefetchAction {
@@ -112,6 +124,8 @@ pub struct RecoveryCounters {
     /// replay had to wait for (still in flight when it got there).
     pub prefetches: u64,
     pub prefetch_waits: u64,
+    /// Control file updates for minRecoveryPoint (IO:ControlFileSyncUpdate).
+    pub control_updates: u64,
 }
 
 /// The startup process's WAL stream and prefetcher.
@@ -128,6 +142,13 @@ pub struct Recovery {
     queued: VecDeque<u64>,
     /// Blocks being prefetched, with the replay's buffer waiting for one.
     prefetching: HashMap<u64, Option<BufId>>,
+    /// minRecoveryPoint: every data page written must have its changes
+    /// replayed at or before it.
+    min_recovery_point: u64,
+    /// The point a control file update in flight will set.
+    control_in_flight: Option<u64>,
+    /// Writers waiting for that update before they write their page.
+    control_waiters: Vec<Waiter>,
     counters: RecoveryCounters,
 }
 
@@ -144,8 +165,45 @@ impl Recovery {
             in_flight: None,
             queued: VecDeque::new(),
             prefetching: HashMap::default(),
+            min_recovery_point: 0,
+            control_in_flight: None,
+            control_waiters: Vec::new(),
             counters: RecoveryCounters::default(),
         }
+    }
+
+    /// `who` is about to write a data page last changed at replay position
+    /// `lsn` (`XLogFlush` in recovery → `UpdateMinRecoveryPoint`). True if
+    /// minRecoveryPoint covers it; otherwise `who` waits for a control file
+    /// update, and the result says whether to start one now (none in
+    /// flight): it will set minRecoveryPoint to the replay position, not
+    /// just to `lsn`, so that few writes need one.
+    pub fn min_recovery_point_for(&mut self, lsn: u64, who: Waiter) -> MinRecoveryPoint {
+        if lsn <= self.min_recovery_point {
+            return MinRecoveryPoint::Covered;
+        }
+        self.control_waiters.push(who);
+        // An update under way that will not cover `lsn` still comes first:
+        // one control file write at a time (ControlFileLock).
+        match self.control_in_flight {
+            Some(_) => MinRecoveryPoint::Wait,
+            None => {
+                self.control_in_flight = Some(self.replayed);
+                self.counters.control_updates += 1;
+                MinRecoveryPoint::Update
+            }
+        }
+    }
+
+    /// The control file update is durable: minRecoveryPoint moves, and the
+    /// writers that waited go on (they check again).
+    pub fn control_updated(&mut self) -> Vec<Waiter> {
+        let point = self
+            .control_in_flight
+            .take()
+            .expect("a control file update");
+        self.min_recovery_point = self.min_recovery_point.max(point);
+        std::mem::take(&mut self.control_waiters)
     }
 
     /// WAL replayed so far, bytes.
