@@ -20,12 +20,9 @@ use crate::core::io::PAGE_BYTES;
 use crate::core::recovery::RecoveryConfig;
 use crate::core::time::{Nanos, US};
 use crate::datafiles;
-use crate::device::model::DeviceModel;
-use crate::engine::Device;
 use crate::engine::driver::{self, Ending};
-use crate::engine::sim::SimDevice;
 use crate::error::{exit, usage};
-use crate::output::{self, progress_bar_wanted, write_json};
+use crate::output::{self, write_json};
 use crate::plan::{
     Disk, EngineChoice, RunPlan, Shape, Target, layout_for, load_profile, resolve_settings,
 };
@@ -263,38 +260,27 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         },
     );
     // The data set's lock (on the disk) is held until the replay is done.
-    type Chosen = (
-        &'static str,
-        Box<dyn Device>,
-        Option<datafiles::DataSetLock>,
-    );
-    let (mode, mut dev, _held): Chosen = match &plan.target {
-        Target::Model(profile) => (
-            "model",
-            Box::new(SimDevice::new(DeviceModel::new(profile, seed))),
-            None,
-        ),
-        Target::Disk(disk) => {
-            let layout = layout_for(&replay, args.scale);
-            let held = datafiles::lock(&disk.data)?;
-            datafiles::prepare_locked(
-                &disk.data,
-                &layout,
-                progress_bar_wanted(args.quiet),
-                &held,
-                stop,
-            )?;
+    // Its I/Os: the WAL window, the page read, prefetches, the writers.
+    let layout = layout_for(&replay, args.scale);
+    let crate::execute::OneShotDevice {
+        mode,
+        mut dev,
+        held: _held,
+    } = crate::execute::one_shot_device(
+        &plan.target,
+        &layout,
+        seed,
+        4 + settings.maintenance_io_concurrency.min(256),
+        args.quiet,
+        stop,
+        |disk| {
             if disk.buffered {
                 // The backlog and the data are read from the disk, as after
                 // a restart: nothing of them in the page cache.
                 datafiles::drop_from_page_cache(&disk.data, &layout);
             }
-            // The WAL window, the page read, prefetches, the writers.
-            let depth = 4 + settings.maintenance_io_concurrency.min(256);
-            let dev = crate::execute::open_device(disk, &layout, &[], depth, args.quiet)?;
-            ("run", dev, Some(held))
-        }
-    };
+        },
+    )?;
     let device = args
         .device
         .clone()

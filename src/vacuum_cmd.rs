@@ -15,13 +15,9 @@ use clap::Args;
 use crate::args::DirArgs;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::datafiles;
-use crate::device::model::DeviceModel;
-use crate::engine::Device;
 use crate::engine::driver::{self, Ending};
-use crate::engine::sim::SimDevice;
 use crate::error::{exit, usage};
-use crate::output::{self, progress_bar_wanted, write_json};
+use crate::output::{self, write_json};
 use crate::plan::{
     Disk, EngineChoice, RunPlan, Shape, Target, layout_for, load_profile, resolve_settings,
 };
@@ -224,32 +220,20 @@ pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         read_ahead_pages: (b.read_ahead_bytes / PAGE_BYTES).max(1),
     });
     // The data set's lock (on the disk) is held until the vacuum is done.
-    type Chosen = (
-        &'static str,
-        Box<dyn Device>,
-        Option<datafiles::DataSetLock>,
-    );
-    let (mode, mut dev, _held): Chosen = match &plan.target {
-        Target::Model(profile) => (
-            "model",
-            Box::new(SimDevice::new(DeviceModel::new(profile, seed))),
-            None,
-        ),
-        Target::Disk(disk) => {
-            let layout = layout_for(&workload, 1);
-            let held = datafiles::lock(&disk.data)?;
-            datafiles::prepare_locked(
-                &disk.data,
-                &layout,
-                progress_bar_wanted(args.quiet),
-                &held,
-                stop,
-            )?;
-            // The vacuum's ring reads and its writes: a few in flight.
-            let dev = crate::execute::open_device(disk, &layout, &[], 8, true)?;
-            ("run", dev, Some(held))
-        }
-    };
+    // The vacuum's ring reads and its writes: a few in flight.
+    let crate::execute::OneShotDevice {
+        mode,
+        mut dev,
+        held: _held,
+    } = crate::execute::one_shot_device(
+        &plan.target,
+        &layout_for(&workload, 1),
+        seed,
+        8,
+        args.quiet,
+        stop,
+        |_| {},
+    )?;
     let device = args
         .device
         .clone()
