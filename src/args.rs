@@ -11,7 +11,9 @@ use clap::Args;
 use crate::core::time::{MS, SEC};
 use crate::datafiles::DataDir;
 use crate::error::usage;
-use crate::plan::{DEFAULT_DURATION, Length, Shape, resolve_settings};
+use crate::plan::{
+    DEFAULT_DURATION, Disk, EngineChoice, Length, Shape, Target, load_profile, resolve_settings,
+};
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
 
@@ -340,5 +342,58 @@ impl DirArgs {
     /// The data file's and WAL's directories.
     pub fn data_dir(&self) -> DataDir {
         DataDir::new(&self.dir, self.wal_dir.as_deref())
+    }
+}
+
+/// The flags a one-shot command (`vacuum`, `catchup`) shares: on a model
+/// or on the disk, its settings file, its engine and its output.
+#[derive(Debug, Clone, Args)]
+pub struct OneShotArgs {
+    /// Model it on this device profile instead of running it on the disk.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub device: Option<String>,
+    /// Read settings from a postgresql.conf (--set wins over it).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// I/O engine (on the disk).
+    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
+    pub io_engine: EngineChoice,
+    /// Use the kernel page cache instead of O_DIRECT (on the disk).
+    #[arg(long)]
+    pub buffered: bool,
+    /// Write the result as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seed of the random choices.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Print nothing but the result.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+impl OneShotArgs {
+    /// The settings: defaults, --config, then each of `sets`.
+    pub fn settings(&self, sets: &[String]) -> Result<Settings> {
+        resolve_settings(self.config.as_deref(), sets, self.quiet)
+    }
+
+    /// The device profile's model, or the disk under `dirs`.
+    pub fn target(&self, dirs: &DirArgs) -> Result<Target> {
+        Ok(match &self.device {
+            Some(d) => Target::Model(load_profile(d)?),
+            None => Target::Disk(Disk {
+                data: dirs.data_dir(),
+                io_engine: self.io_engine,
+                buffered: self.buffered,
+                emulate: None,
+                standby_root: dirs.dir.clone(),
+            }),
+        })
+    }
+
+    /// The seed given, or a random one.
+    pub fn seed(&self) -> u64 {
+        self.seed.unwrap_or_else(rand::random)
     }
 }

@@ -6,14 +6,13 @@
 //! transactions as records ([`crate::workload::replay`]).
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
 
-use crate::args::{DirArgs, WorkloadChoice};
+use crate::args::{DirArgs, OneShotArgs, WorkloadChoice};
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
@@ -23,9 +22,7 @@ use crate::datafiles;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
-use crate::plan::{
-    Disk, EngineChoice, RunPlan, Shape, Target, layout_for, load_profile, resolve_settings,
-};
+use crate::plan::{RunPlan, Shape, layout_for};
 use crate::workload::Workload;
 use crate::workload::replay::{Replay, ReplayCounts, ReplayShape};
 
@@ -64,18 +61,12 @@ pub struct CatchupArgs {
     /// pgbench scale factor of the data set the backlog was written to.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
-    /// Model it on this device profile instead of running it on the disk.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub device: Option<String>,
     /// The standby's PostgreSQL settings (shared_buffers, max_wal_size,
     /// checkpoint_timeout, checkpoint_completion_target, bgwriter_*,
     /// full_page_writes, recovery_prefetch, maintenance_io_concurrency,
     /// wal_decode_buffer_size). Repeatable.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Read the standby's settings from a postgresql.conf.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// WAL between the primary's checkpoints inside the backlog: each
     /// page's first change after one carries a full-page image, which
     /// replay restores without reading the page [default: max_wal_size /
@@ -91,21 +82,8 @@ pub struct CatchupArgs {
     /// read in requests of this size, one ahead of the replay.
     #[arg(long, value_name = "SIZE", default_value = READ_AHEAD_DEFAULT)]
     pub read_ahead: String,
-    /// I/O engine (on the disk).
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub io_engine: EngineChoice,
-    /// Use the kernel page cache instead of O_DIRECT (on the disk).
-    #[arg(long)]
-    pub buffered: bool,
-    /// Write the result as JSON to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Seed of the random choices.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Print nothing but the result.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub one: OneShotArgs,
 }
 
 /// Where the startup process's time went, seconds.
@@ -177,7 +155,7 @@ fn size(flag: &str, v: &str) -> Result<u64> {
 /// Replay the backlog, print the report, write its JSON; exits 130 if
 /// interrupted.
 pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
-    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
+    let settings = args.one.settings(&args.set)?;
     let backlog = size("--backlog", &args.backlog)?;
     let read_ahead = crate::units::parse_memory_bytes(&args.read_ahead)
         .filter(|b| *b >= PAGE_BYTES && *b <= 64 << 20)
@@ -198,19 +176,10 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
                 as u64
         }
     };
-    let seed = args.seed.unwrap_or_else(rand::random);
+    let seed = args.one.seed();
     let parts = args.workload.parts()?;
     let probe = crate::workload::Script::mix(&parts, args.scale)?;
-    let target = match &args.device {
-        Some(d) => Target::Model(load_profile(d)?),
-        None => Target::Disk(Disk {
-            data: args.dirs.data_dir(),
-            io_engine: args.io_engine,
-            buffered: args.buffered,
-            emulate: None,
-            standby_root: args.dirs.dir.clone(),
-        }),
-    };
+    let target = args.one.target(&args.dirs)?;
     let plan = RunPlan::new(Shape::new(parts, args.scale, seed), settings, target)?;
     let (settings, script, mut cfg) = (plan.settings, plan.workload, plan.cfg);
     if !writes_wal(probe, seed) {
@@ -271,7 +240,7 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         &layout,
         seed,
         4 + settings.maintenance_io_concurrency.min(256),
-        args.quiet,
+        args.one.quiet,
         stop,
         |disk| {
             if disk.buffered {
@@ -282,6 +251,7 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         },
     )?;
     let device = args
+        .one
         .device
         .clone()
         .unwrap_or_else(|| dev.name().to_string());
@@ -303,9 +273,9 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     );
     output::report(
         &render(&r),
-        args.json.as_deref().is_some_and(output::is_stdout),
+        args.one.json.as_deref().is_some_and(output::is_stdout),
     )?;
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.one.json {
         write_json(path, &r)?;
     }
     Ok(if r.partial {

@@ -295,8 +295,8 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
     match command {
         Command::Run(a) => json(&a.w.json),
         Command::Model(a) => json(&a.w.json),
-        Command::Vacuum(a) => json(&a.json),
-        Command::Catchup(a) => json(&a.json),
+        Command::Vacuum(a) => json(&a.one.json),
+        Command::Catchup(a) => json(&a.one.json),
         Command::Sweep(a) => {
             json(&a.w.json);
             v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));

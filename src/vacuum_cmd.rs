@@ -5,22 +5,19 @@
 //! [`crate::core::vacuum`]; this is the command around it.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
 
-use crate::args::DirArgs;
+use crate::args::{DirArgs, OneShotArgs};
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
-use crate::plan::{
-    Disk, EngineChoice, RunPlan, Shape, Target, layout_for, load_profile, resolve_settings,
-};
+use crate::plan::{RunPlan, Shape, Target, layout_for};
 use crate::workload::WorkloadSpec;
 
 /// Name of the vacuum result's schema.
@@ -78,31 +75,12 @@ pub struct VacuumArgs {
     /// room for all of it: the heap, the index and the WAL].
     #[arg(long, value_name = "SIZE")]
     pub os_cache: Option<String>,
-    /// Model it on this device profile instead of running it on the disk.
-    #[arg(long, value_name = "NAME|FILE")]
-    pub device: Option<String>,
     /// PostgreSQL settings (vacuum_cost_limit, vacuum_cost_delay,
     /// shared_buffers, ...), as for `run`.
     #[arg(long = "set", value_name = "NAME=VALUE")]
     pub set: Vec<String>,
-    /// Read settings from a postgresql.conf.
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// I/O engine (on the disk).
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub io_engine: EngineChoice,
-    /// Use the kernel page cache instead of O_DIRECT (on the disk).
-    #[arg(long)]
-    pub buffered: bool,
-    /// Write the result as JSON to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Seed of the random choices.
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Print nothing but the result.
-    #[arg(short, long)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub one: OneShotArgs,
 }
 
 /// One phase of the vacuum, as reported.
@@ -189,21 +167,12 @@ pub struct VacuumResult {
 /// Run the vacuum, print its report, write its JSON; exits 130 if
 /// interrupted.
 pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
-    let settings = resolve_settings(args.config.as_deref(), &args.set, args.quiet)?;
+    let settings = args.one.settings(&args.set)?;
     let b = Bloat::from_args(args)?;
     let spec = bloated_table(&b)?;
     let pages = b.pages;
-    let seed = args.seed.unwrap_or_else(rand::random);
-    let target = match &args.device {
-        Some(d) => Target::Model(load_profile(d)?),
-        None => Target::Disk(Disk {
-            data: args.dirs.data_dir(),
-            io_engine: args.io_engine,
-            buffered: args.buffered,
-            emulate: None,
-            standby_root: args.dirs.dir.clone(),
-        }),
-    };
+    let seed = args.one.seed();
+    let target = args.one.target(&args.dirs)?;
     // The core's configuration of a default run of one client, whose
     // clients the vacuum then replaces.
     let plan = RunPlan::new(Shape::new(vec![(spec, 1.0)], 1, seed), settings, target)?;
@@ -230,11 +199,12 @@ pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         &layout_for(&workload, 1),
         seed,
         8,
-        args.quiet,
+        args.one.quiet,
         stop,
         |_| {},
     )?;
     let device = args
+        .one
         .device
         .clone()
         .unwrap_or_else(|| dev.name().to_string());
@@ -328,9 +298,9 @@ pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     };
     output::report(
         &render(&r),
-        args.json.as_deref().is_some_and(output::is_stdout),
+        args.one.json.as_deref().is_some_and(output::is_stdout),
     )?;
-    if let Some(path) = &args.json {
+    if let Some(path) = &args.one.json {
         write_json(path, &r)?;
     }
     Ok(if r.partial {
