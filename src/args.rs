@@ -381,7 +381,7 @@ impl OneShotArgs {
     /// The device profile's model, or the disk under `dirs`.
     pub fn target(&self, dirs: &DirArgs) -> Result<Target> {
         Ok(match &self.device {
-            Some(d) => Target::Model(load_profile(d)?),
+            Some(d) => Target::Model(Box::new(load_profile(d)?)),
             None => Target::Disk(Disk {
                 data: dirs.data_dir(),
                 io_engine: self.io_engine,

@@ -470,7 +470,7 @@ impl ModelArgs {
             None => None,
         };
         let profile = model_device(self.device.as_deref(), inst, w.quiet)?;
-        let plan = RunPlan::new(shape, settings, Target::Model(profile))?;
+        let plan = RunPlan::new(shape, settings, Target::Model(Box::new(profile)))?;
         if let Some(i) = inst
             && !w.quiet
         {

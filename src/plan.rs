@@ -156,7 +156,7 @@ impl Shape {
 #[derive(Debug, Clone)]
 pub enum Target {
     /// The device model, in virtual time (`model`).
-    Model(Profile),
+    Model(Box<Profile>),
     /// Real files on this disk (`run`).
     Disk(Disk),
 }

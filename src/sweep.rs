@@ -562,7 +562,7 @@ impl Common<'_> {
                 if let Some(inst) = self.instance {
                     shape.apply_instance(inst, &settings)?;
                 }
-                Target::Model(profile.clone())
+                Target::Model(Box::new(profile.clone()))
             }
             None => Target::Disk(self.disk.clone()),
         };

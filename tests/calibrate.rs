@@ -82,7 +82,12 @@ fn calibrate_writes_a_valid_profile_and_removes_its_files() {
     assert!(num(&p, &["bandwidth_mib_s"]) > 1.0);
     let cal = read_json(&json);
     assert_eq!(cal["sweep"].as_array().unwrap().len(), 7);
-    assert_eq!(cal["tests"].as_array().unwrap().len(), 14);
+    // 14 tests, three sizes of WAL write, three idle gaps of read and WAL.
+    assert_eq!(cal["tests"].as_array().unwrap().len(), 23);
+    // Every probe the model can run is checked against it.
+    let checks = cal["model_check"].as_array().unwrap();
+    assert!(checks.len() >= 20, "{checks:?}");
+    assert_eq!(p["idle"].as_array().map(Vec::len), Some(3), "{p}");
     // The profile is usable as it is.
     let o = pgiosim(&[
         "model",
@@ -187,9 +192,10 @@ fn calibrate_refuses_bad_flags() {
         "/var/tmp",
         "-o",
         "/tmp/p.json",
-        "--think-us=-5",
+        "--size",
+        "1MB",
     ]);
-    fails_with(&o, 2, &["--think-us", "-5"]);
+    fails_with(&o, 2, &["--size 1MB", "at least 16MB"]);
     let o = pgiosim(&[
         "calibrate",
         "--dir",

@@ -4,20 +4,18 @@
 //! same tests, to check it.
 
 use anyhow::{Context, Result, anyhow};
-use rand::rngs::SmallRng;
-use rand::{RngExt, SeedableRng};
+use serde::Serialize;
 
 use crate::core::io::PAGE_BYTES;
-use crate::core::time::Nanos;
 use crate::device::fio::sig3;
 use crate::device::microbench;
-use crate::device::model::{DeviceModel, Op};
-use crate::device::profile::{Caps, Latency, Profile};
+use crate::device::model::Op;
+use crate::device::profile::{Caps, IdlePoint, Latency, Profile};
 
 use super::probe::{Measured, apart};
 use super::{
-    AGREE, CalibrateArgs, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, STREAMS,
-    THROTTLED_QD1, hostname, utc_now,
+    AGREE, CalibrateArgs, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, SEQ_IO_BYTES,
+    STREAMS, THROTTLED_QD1, hostname, utc_now,
 };
 
 pub(super) fn latency_of(l: Option<LatencyUs>, what: &str) -> Result<LatencyUs> {
@@ -98,9 +96,11 @@ pub(super) fn sweep_error(sweep: &[(u32, f64)], model: impl Fn(f64) -> f64) -> f
 /// In steps, each adding its findings in turn: a throttle first, as it
 /// shapes how every other figure is read (`throttle`); whether flushes
 /// scale (`flush_to_media`); bandwidth (`bandwidth`); latencies
-/// (`set_latencies`); the parallelism the read sweep shows
-/// (`set_parallelism`); what the pause of the isolated tests changed
-/// (`isolation_finding`); and the profile's `source` (`source`).
+/// (`set_latencies`); how the fdatasync grows with the bytes before it
+/// (`set_flush_bytes`); what an idle gap adds (`set_idle`); the
+/// parallelism the read sweep shows and what writes and flushes in flight
+/// add (`set_parallelism`, `set_write_and_flush_contention`); and the
+/// profile's `source` (`source`).
 pub fn derive(
     m: &Measured,
     name: &str,
@@ -111,14 +111,14 @@ pub fn derive(
     let mut findings = Vec::new();
     let lat = Latencies::of(m)?;
     let knee_qd = knee(&m.sweep);
-    let throttle = throttle(m, lat.b2b_read, &mut findings);
+    let throttle = throttle(m, lat.read, &mut findings);
     let capped = throttle.is_some();
     let (mut caps, capped_pairs) = match throttle {
         Some(t) => (t.caps, t.capped_pairs),
         None => (Caps::default(), None),
     };
     let flush_to_media = flush_to_media(m, capped_pairs, &mut findings);
-    let bandwidth = bandwidth(m, &lat, capped, &mut caps, &mut findings);
+    let (bandwidth, write_bandwidth) = bandwidth(m, &lat, capped, &mut caps, &mut findings);
     let placeholder = Latency {
         median_us: 1.0,
         p99_us: 1.0,
@@ -133,16 +133,27 @@ pub fn derive(
         flush: placeholder,
         channels: 1,
         contention_us: 0.0,
+        write_contention_us: None,
+        flush_contention_us: None,
         bandwidth_mib_s: bandwidth,
+        write_bandwidth_mib_s: write_bandwidth,
+        flush_us_per_mib: 0.0,
+        idle: Vec::new(),
         network_rtt_us: 0.0,
         flush_to_media,
         caps,
     };
     set_latencies(&mut p, &lat, capped, &mut findings);
-    set_parallelism(&mut p, m, lat.b2b_read, knee_qd, capped, &mut findings);
-    findings.extend(isolation_finding(m, &lat));
+    if !capped {
+        set_flush_bytes(&mut p, m, &lat, &mut findings);
+        set_idle(&mut p, m, &lat, &mut findings);
+    }
+    set_parallelism(&mut p, m, lat.read, knee_qd, capped, &mut findings);
+    if !capped {
+        set_write_and_flush_contention(&mut p, m, &mut findings);
+    }
     p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
-    p.source = source(m, args, device, engine, &lat, knee_qd, &findings);
+    p.source = source(m, args, device, engine, knee_qd, &findings);
     let text = serde_json::to_string(&p)?;
     let p = Profile::from_json(&text, "the calibrated profile")
         .context("calibrate: the measured figures do not make a valid profile")?;
@@ -154,26 +165,24 @@ pub(super) fn agree(a: f64, b: f64) -> bool {
     a.max(b) / a.min(b).max(1e-9) <= AGREE
 }
 
-/// The latencies the profile is fitted to. Its latencies are those of
-/// isolated I/O (see --think-us); rates and the throttle test use the
-/// back-to-back runs.
+/// The latencies the profile is fitted to: QD1, back to back, as fio
+/// runs them. What a pause before an I/O adds is the `idle` curve's.
 pub(super) struct Latencies {
-    /// QD1 reads `think_us` apart.
     read: LatencyUs,
-    /// QD1 reads back to back.
-    b2b_read: LatencyUs,
     write: LatencyUs,
-    /// The fdatasync alone, `think_us` apart.
+    /// The fdatasync alone, after an 8 KiB WAL write.
     flush: LatencyUs,
+    /// The 8 KiB WAL write + fdatasync pair.
+    pair: LatencyUs,
 }
 
 impl Latencies {
     fn of(m: &Measured) -> Result<Self> {
         Ok(Latencies {
-            read: latency_of(m.iso_read.read, "isolated QD1 read")?,
-            b2b_read: latency_of(m.qd1_read.read, "QD1 read")?,
+            read: latency_of(m.qd1_read.read, "QD1 read")?,
             write: latency_of(m.qd1_write.write, "QD1 write")?,
-            flush: latency_of(m.iso_wal.sync, "isolated WAL fdatasync")?,
+            flush: latency_of(m.wal1.sync, "WAL fdatasync")?,
+            pair: latency_of(m.wal1.pair, "WAL append + fdatasync")?,
         })
     }
 }
@@ -289,22 +298,21 @@ pub(super) fn flush_to_media(
     }
 }
 
-/// `bandwidth_mib_s`. The sequential tests see the medium or a throughput
-/// cap, whichever is lower. Behind a throttle it is the cap (set in
-/// `caps`); and the medium must never take more than half the fastest
-/// median to move one 8 KiB page.
+/// `bandwidth_mib_s` and `write_bandwidth_mib_s`. The sequential tests see
+/// the medium or a throughput cap, whichever is lower. Behind a throttle it
+/// is the cap (set in `caps`); and the medium must never take more than
+/// half the fastest median to move one 8 KiB page.
 pub(super) fn bandwidth(
     m: &Measured,
     lat: &Latencies,
     capped: bool,
     caps: &mut Caps,
     findings: &mut Vec<String>,
-) -> f64 {
-    let bandwidth = sig3(m.seq_read.mib_per_s.max(m.seq_write.mib_per_s).max(1.0));
+) -> (f64, Option<f64>) {
     let floor_mib_s =
         2.0 * PAGE_BYTES as f64 / 1_048_576.0 / (lat.read.p50.min(lat.write.p50).max(0.1) / 1e6);
+    let (r, w) = (sig3(m.seq_read.mib_per_s), sig3(m.seq_write.mib_per_s));
     if capped {
-        let (r, w) = (sig3(m.seq_read.mib_per_s), sig3(m.seq_write.mib_per_s));
         if caps.iops.is_some() {
             caps.mib_s = Some(r.max(w).max(1.0));
         } else {
@@ -315,9 +323,14 @@ pub(super) fn bandwidth(
             "sequential 1 MiB reads {r} MiB/s and writes {w} MiB/s behind the throttle: taken as \
              its throughput caps; bandwidth_mib_s is set so it does not bind"
         ));
-        sig3((10.0 * r.max(w)).max(floor_mib_s))
+        (sig3((10.0 * r.max(w)).max(floor_mib_s)), None)
     } else {
-        sig3(bandwidth.max(floor_mib_s))
+        let (read_bw, write_bw) = (sig3(r.max(floor_mib_s)), sig3(w.max(floor_mib_s)));
+        findings.push(format!(
+            "sequential 1 MiB reads {r} MiB/s, writes {w} MiB/s ({STREAMS} streams): \
+             bandwidth_mib_s {read_bw}, write_bandwidth_mib_s {write_bw}"
+        ));
+        (read_bw, Some(write_bw))
     }
 }
 
@@ -436,26 +449,126 @@ pub(super) fn set_parallelism(
     }
 }
 
-/// With `--think-us`, how much slower isolated I/O was than back to back.
-pub(super) fn isolation_finding(m: &Measured, lat: &Latencies) -> Option<String> {
-    let (read_m, b2b_read) = (lat.read, lat.b2b_read);
-    if m.think_us > 0.0
-        && let (Some(iso), Some(pair)) = (m.iso_wal.pair, m.wal1.pair)
-    {
-        return Some(format!(
-            "I/O {} µs apart, as a database issues it between stretches of CPU work, is what \
-             read, write and flush describe: a read takes {:.1} µs on average against {:.1} µs \
-             back to back ({:+.0}%), WAL append + fdatasync {:.1} µs against {:.1} µs ({:+.0}%)",
-            m.think_us,
-            read_m.mean,
-            b2b_read.mean,
-            100.0 * (read_m.mean / b2b_read.mean.max(1e-9) - 1.0),
-            iso.mean,
-            pair.mean,
-            100.0 * (iso.mean / pair.mean.max(1e-9) - 1.0)
+/// `flush_us_per_mib`: the slope of the fdatasync's mean latency against
+/// the bytes of the WAL write before it (8 KiB to 1 MiB), least squares
+/// through the 8 KiB point.
+pub(super) fn set_flush_bytes(
+    p: &mut Profile,
+    m: &Measured,
+    lat: &Latencies,
+    findings: &mut Vec<String>,
+) {
+    let base = lat.flush.mean;
+    let (mut num, mut den) = (0.0, 0.0);
+    let mut points = vec![format!("8 KiB {base:.0} µs")];
+    for (bytes, t) in &m.wal_sizes {
+        let Some(sync) = t.sync else { continue };
+        let x = (*bytes - PAGE_BYTES) as f64 / 1_048_576.0;
+        num += x * (sync.mean - base);
+        den += x * x;
+        points.push(format!(
+            "{} {:.0} µs",
+            crate::units::format_memory(*bytes),
+            sync.mean
         ));
     }
-    None
+    let slope = if den > 0.0 { (num / den).max(0.0) } else { 0.0 };
+    p.flush_us_per_mib = sig3(slope);
+    findings.push(format!(
+        "fdatasync after a WAL write of {}: flush_us_per_mib = {}",
+        points.join(", "),
+        p.flush_us_per_mib
+    ));
+}
+
+/// The `idle` curve: at each gap, the mean read and the mean WAL write +
+/// fdatasync against back to back (the flush follows its write at once, so
+/// the pair's extra is the write's).
+pub(super) fn set_idle(p: &mut Profile, m: &Measured, lat: &Latencies, findings: &mut Vec<String>) {
+    let mut words = Vec::new();
+    for t in &m.idle {
+        let (Some(read), Some(pair)) = (t.read.read, t.wal.pair) else {
+            continue;
+        };
+        let point = IdlePoint {
+            gap_us: t.gap_us,
+            read_us: sig3((read.mean - lat.read.mean).max(0.0)),
+            write_us: sig3((pair.mean - lat.pair.mean).max(0.0)),
+        };
+        words.push(format!(
+            "{} µs: read +{} µs, write +{} µs",
+            point.gap_us, point.read_us, point.write_us
+        ));
+        p.idle.push(point);
+    }
+    findings.push(format!(
+        "after a pause, against back to back ({:.1} µs read, {:.1} µs WAL write + fdatasync): {}",
+        lat.read.mean,
+        lat.pair.mean,
+        words.join("; ")
+    ));
+}
+
+/// `write_contention_us` so that the model's QD32 50/50 mix runs at the
+/// measured rate, then `flush_contention_us` so that its four streams of
+/// write + fdatasync do (on a disk whose flushes go to media, the serial
+/// flushes decide that rate instead).
+pub(super) fn set_write_and_flush_contention(
+    p: &mut Profile,
+    m: &Measured,
+    findings: &mut Vec<String>,
+) {
+    let reads = p.contention_us;
+    let fitted = fit_monotone(m.mixed.ops_per_s, |c| {
+        let mut q = p.clone();
+        q.write_contention_us = Some(c);
+        microbench::mixed_iops(&q, PAGE_BYTES, 32, 1)
+    });
+    p.write_contention_us = Some(sig3(fitted));
+    findings.push(format!(
+        "QD32 50/50 mix {:.0} IOPS: write_contention_us = {} (reads' {reads})",
+        m.mixed.ops_per_s,
+        sig3(fitted)
+    ));
+    if p.flush_to_media {
+        return;
+    }
+    let fitted = fit_monotone(m.wal4.ops_per_s, |c| {
+        let mut q = p.clone();
+        q.flush_contention_us = Some(c);
+        microbench::parallel_flush_rate(&q, STREAMS, 1, 1)
+    });
+    p.flush_contention_us = Some(sig3(fitted));
+    findings.push(format!(
+        "{STREAMS} streams of WAL append + fdatasync {:.0}/s: flush_contention_us = {}",
+        m.wal4.ops_per_s,
+        sig3(fitted)
+    ));
+}
+
+/// The contention c ≥ 0 at which `rate(c)`, falling as c grows, meets
+/// `target`: 0 if even no contention is too slow, by bisection.
+fn fit_monotone(target: f64, rate: impl Fn(f64) -> f64) -> f64 {
+    if target.is_nan() || target <= 0.0 || rate(0.0) <= target {
+        return 0.0;
+    }
+    let mut hi = 10.0;
+    while rate(hi) > target {
+        hi *= 2.0;
+        if hi > 1e6 {
+            return hi;
+        }
+    }
+    let mut lo = 0.0;
+    for _ in 0..16 {
+        let mid = (lo + hi) / 2.0;
+        if rate(mid) > target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
 }
 
 /// The profile's `source`: where, when and how it was measured, every
@@ -465,117 +578,147 @@ pub(super) fn source(
     args: &CalibrateArgs,
     device: &str,
     engine: &str,
-    lat: &Latencies,
     knee_qd: u32,
     findings: &[String],
 ) -> String {
-    let (read_m, b2b_read, flush_m) = (lat.read, lat.b2b_read, lat.flush);
-    let qd1_flush = m.wal1.ops_per_s;
-    let par_flush = m.wal4.ops_per_s;
     let sweep_text: Vec<String> = m
         .sweep
         .iter()
         .map(|(q, r)| format!("QD{q} {r:.0}"))
         .collect();
+    let lat = |l: Option<LatencyUs>| l.map_or(0.0, |l| l.p50);
     format!(
         "pgiosim calibrate {} in {} on {}, {device}, {engine}, O_DIRECT, data file {}, {} s per \
-         test: QD1 8 KiB random read p50 {:.1} µs p99 {:.1} µs (pause{think}; back to back p50 \
-         {:.1} µs); QD1 8 KiB random write p50 {:.1} µs p99 {:.1} µs (pause{think}); 8 KiB \
-         WAL append + fdatasync {:.0}/s back to back, the fdatasync alone p50 {:.1} µs p99 {:.1} \
-         µs (pause{think}), {STREAMS} streams {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 \
-         random write {:.0} IOPS; QD32 50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, \
-         write {:.0} MiB/s. {}",
+         test: QD1 8 KiB random read p50 {:.1} µs; QD1 8 KiB random write p50 {:.1} µs; 8 KiB \
+         WAL append + fdatasync {:.0}/s, the fdatasync alone p50 {:.1} µs, {STREAMS} streams \
+         {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 random write {:.0} IOPS; QD32 \
+         50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, write {:.0} MiB/s. {}",
         utc_now(),
         args.dir.display(),
         hostname(),
         crate::units::format_memory(m.size_bytes),
         args.seconds_per_test,
-        read_m.p50,
-        read_m.p99,
-        b2b_read.p50,
-        m.qd1_write.write.map_or(0.0, |l| l.p50),
-        m.qd1_write.write.map_or(0.0, |l| l.p99),
-        qd1_flush,
-        flush_m.p50,
-        flush_m.p99,
-        par_flush,
+        lat(m.qd1_read.read),
+        lat(m.qd1_write.write),
+        m.wal1.ops_per_s,
+        lat(m.wal1.sync),
+        m.wal4.ops_per_s,
         sweep_text.join(", "),
         m.write16.ops_per_s,
         m.mixed.ops_per_s,
         m.seq_read.mib_per_s,
         m.seq_write.mib_per_s,
         findings.join("; "),
-        think = if m.think_us > 0.0 {
-            format!(" {} µs", m.think_us)
-        } else {
-            " none".to_string()
-        }
     )
 }
 
-/// 8 KiB random reads and writes mixed `write_share`, closed loop at `qd`,
-/// in the model: operations per second.
-pub(super) fn model_mixed_iops(p: &Profile, qd: u32, write_share: f64) -> f64 {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let mut m = DeviceModel::new(p, 7);
-    let mut rng = SmallRng::seed_from_u64(7);
-    let mut op = || {
-        if rng.random::<f64>() < write_share {
-            Op::Write
-        } else {
-            Op::Read
-        }
-    };
-    let mut inflight: BinaryHeap<Reverse<Nanos>> = (0..qd)
-        .map(|_| Reverse(m.submit(0, op(), PAGE_BYTES)))
-        .collect();
-    let n = 100_000u64;
-    let (mut first, mut last) = (0, 0);
-    for i in 0..n + n / 10 {
-        let Reverse(t) = inflight.pop().expect("qd ≥ 1");
-        if i == n / 10 {
-            first = t;
-        }
-        last = t;
-        inflight.push(Reverse(m.submit(t, op(), PAGE_BYTES)));
-    }
-    n as f64 / ((last - first) as f64 / 1e9)
+/// One probe, measured and run in the profile's model.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Check {
+    pub probe: String,
+    pub measured: f64,
+    pub model: f64,
 }
 
-/// (figure, measured, the profile's model) for the tests the model can run.
-pub(super) fn model_check(p: &Profile, m: &Measured) -> Vec<(String, f64, f64)> {
-    let (_, p50, _) = microbench::qd1_read_latency(p, 1);
-    let mut v = vec![(
-        format!("QD1 read p50{}, µs", apart(m.think_us)),
-        m.iso_read.read.map_or(0.0, |l| l.p50),
-        p50,
-    )];
-    for &(qd, iops) in &m.sweep {
-        if qd == 1 || qd == 8 || qd == 32 || qd == 64 {
-            let back = if qd == 1 { ", back to back" } else { "" };
-            v.push((
-                format!("QD{qd} read IOPS{back}"),
-                iops,
-                microbench::read_iops(p, qd, 1),
-            ));
-        }
+impl Check {
+    /// The model's relative error against the measurement.
+    pub fn error(&self) -> f64 {
+        self.model / self.measured.max(1e-9) - 1.0
     }
-    v.push((
-        format!("write+fdatasync{}, µs", apart(m.think_us)),
-        m.iso_wal.pair.map_or(0.0, |l| l.mean),
+}
+
+/// Every probe the model can run: measured against the profile's model.
+pub(super) fn model_check(p: &Profile, m: &Measured) -> Vec<Check> {
+    let mut v = Vec::new();
+    let mut push = |probe: String, measured: f64, model: f64| {
+        if measured > 0.0 {
+            v.push(Check {
+                probe,
+                measured,
+                model,
+            });
+        }
+    };
+    let mean = |l: Option<LatencyUs>| l.map_or(0.0, |l| l.mean);
+    let (read_mean, _, _) = microbench::qd1_read_latency(p, 1);
+    push("QD1 read, mean µs".into(), mean(m.qd1_read.read), read_mean);
+    push(
+        "QD1 write, mean µs".into(),
+        mean(m.qd1_write.write),
+        1e6 / microbench::closed_loop_rate(p, Op::Write, PAGE_BYTES, 1, 1),
+    );
+    for &(qd, iops) in &m.sweep[1..] {
+        push(
+            format!("QD{qd} read IOPS"),
+            iops,
+            microbench::read_iops(p, qd, 1),
+        );
+    }
+    push(
+        "write+fdatasync, mean µs".into(),
+        mean(m.wal1.pair),
         1e6 / microbench::qd1_flush_rate(p, 1),
-    ));
-    v.push((
+    );
+    for (bytes, t) in &m.wal_sizes {
+        push(
+            format!(
+                "fdatasync after {}, mean µs",
+                crate::units::format_memory(*bytes)
+            ),
+            mean(t.sync),
+            microbench::gap_latency(p, true, *bytes, 0.0, 1).1,
+        );
+    }
+    for t in &m.idle {
+        push(
+            format!("read{}, mean µs", apart(t.gap_us)),
+            mean(t.read.read),
+            microbench::gap_latency(p, false, PAGE_BYTES, t.gap_us, 1).0,
+        );
+        push(
+            format!("write+fdatasync{}, mean µs", apart(t.gap_us)),
+            mean(t.wal.pair),
+            microbench::gap_latency(p, true, PAGE_BYTES, t.gap_us, 1).0,
+        );
+    }
+    push(
         format!("{STREAMS} × write+fdatasync /s"),
         m.wal4.ops_per_s,
         microbench::parallel_flush_rate(p, STREAMS, 1, 1),
-    ));
-    v.push((
+    );
+    push(
+        "QD16 write IOPS".into(),
+        m.write16.ops_per_s,
+        microbench::closed_loop_rate(p, Op::Write, PAGE_BYTES, 16, 1),
+    );
+    push(
         "QD32 50/50 mix IOPS".into(),
         m.mixed.ops_per_s,
-        model_mixed_iops(p, 32, 0.5),
-    ));
+        microbench::mixed_iops(p, PAGE_BYTES, 32, 1),
+    );
+    let mib = |ops: f64| ops * SEQ_IO_BYTES as f64 / 1_048_576.0;
+    push(
+        format!("{STREAMS} × 1 MiB read MiB/s"),
+        m.seq_read.mib_per_s,
+        mib(microbench::closed_loop_rate(
+            p,
+            Op::Read,
+            SEQ_IO_BYTES,
+            STREAMS,
+            1,
+        )),
+    );
+    push(
+        format!("{STREAMS} × 1 MiB write MiB/s"),
+        m.seq_write.mib_per_s,
+        mib(microbench::closed_loop_rate(
+            p,
+            Op::Write,
+            SEQ_IO_BYTES,
+            STREAMS,
+            1,
+        )),
+    );
     v
 }
 
@@ -584,7 +727,8 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::calibrate::{THINK_US, TestResult};
+    use crate::calibrate::TestResult;
+    use crate::calibrate::probe::Idle;
 
     #[test]
     fn knee_is_where_doubling_stops_paying() {
@@ -631,11 +775,41 @@ mod tests {
         }
     }
 
+    /// A WAL test: the pair is the sync plus an 8 KiB write as long as
+    /// [`this_vm`]'s QD1 write.
     fn wal(pairs: f64, sync: Option<LatencyUs>) -> TestResult {
+        let pair = sync.map(|l| LatencyUs {
+            mean: l.mean + 85.4,
+            p50: l.p50 + 77.1,
+            p99: l.p99 + 188.2,
+            ..l
+        });
         TestResult {
             sync,
+            pair,
             ..test(pairs, None, None)
         }
+    }
+
+    /// Idle-gap tests adding `read` and `write` µs at every gap.
+    fn idle(read: LatencyUs, sync: LatencyUs, read_us: f64, write_us: f64) -> Vec<Idle> {
+        [50.0, 250.0, 1000.0]
+            .iter()
+            .map(|&gap_us| {
+                let more = |l: LatencyUs, us: f64| {
+                    Some(LatencyUs {
+                        mean: l.mean + us,
+                        p50: l.p50 + us,
+                        ..l
+                    })
+                };
+                Idle {
+                    gap_us,
+                    read: test(1e3, more(read, read_us), None),
+                    wal: wal(1e3, more(sync, write_us)),
+                }
+            })
+            .collect()
     }
 
     fn seq(mib: f64) -> TestResult {
@@ -650,7 +824,6 @@ mod tests {
             dir: PathBuf::from("/mnt/disk"),
             output: PathBuf::from("disk.json"),
             seconds_per_test: 4.0,
-            think_us: THINK_US,
             size: "1GB".into(),
             name: None,
             json: None,
@@ -663,11 +836,18 @@ mod tests {
     fn this_vm() -> Measured {
         Measured {
             qd1_read: test(14_320.0, lat(64.6, 69.6, 131.7), None),
-            iso_read: test(1_750.0, lat(64.6, 69.6, 131.7), None),
             qd1_write: test(11_700.0, None, lat(77.1, 85.4, 188.2)),
             wal1: wal(7744.0, lat(54.8, 64.1, 165.6)),
-            iso_wal: wal(1_600.0, lat(54.8, 64.1, 165.6)),
-            think_us: 500.0,
+            wal_sizes: vec![
+                (64 << 10, wal(7000.0, lat(60.0, 70.0, 170.0))),
+                (1 << 20, wal(3000.0, lat(150.0, 160.0, 300.0))),
+            ],
+            idle: idle(
+                lat(64.6, 69.6, 131.7).unwrap(),
+                lat(54.8, 64.1, 165.6).unwrap(),
+                10.0,
+                30.0,
+            ),
             wal4: wal(14_261.0, lat(60.0, 70.0, 200.0)),
             sweep: vec![
                 (1, 14_320.0),
@@ -699,7 +879,25 @@ mod tests {
         assert_eq!(p.caps, Caps::default());
         assert!(!p.flush_to_media, "{findings:?}");
         assert_eq!(p.read.median_us, 64.6);
-        assert_eq!(p.bandwidth_mib_s, 2720.0);
+        assert_eq!(p.bandwidth_mib_s, 1530.0);
+        assert_eq!(p.write_bandwidth_mib_s, Some(2720.0));
+        // 1 MiB before the fdatasync: 160 − 64.1 µs more than 8 KiB, 70 − 64.1
+        // at 64 KiB: the least-squares slope through the 8 KiB point.
+        assert_eq!(p.flush_us_per_mib, 96.7);
+        // Every gap adds what the tests measured.
+        assert_eq!(p.idle.len(), 3);
+        assert!(
+            p.idle
+                .iter()
+                .all(|i| i.read_us == 10.0 && i.write_us == 30.0)
+        );
+        // The model reproduces the mix and the four flush streams.
+        let checks = model_check(&p, &this_vm());
+        for c in &checks {
+            if c.probe.contains("mix") || c.probe.starts_with("4 ×") || c.probe.contains("apart") {
+                assert!(c.error().abs() < 0.05, "{c:?}");
+            }
+        }
         // The p99 is fitted so that the model's mean is the measured one.
         assert!((p.qd1_mean_us(Op::Read) - 69.6).abs() < 0.5);
         assert!((p.qd1_mean_us(Op::Flush) - 64.1).abs() < 0.5);
@@ -754,11 +952,10 @@ mod tests {
         // design.md (3,000 read and write IOPS, 125 MiB/s each way).
         let m = Measured {
             qd1_read: test(3000.0, lat(70.5, 333.0, 104.0), None),
-            iso_read: test(1_700.0, lat(70.5, 80.0, 104.0), None),
             qd1_write: test(3000.0, None, lat(62.0, 337.0, 2742.0)),
             wal1: wal(1476.7, lat(64.0, 640.0, 3942.0)),
-            iso_wal: wal(1_300.0, lat(64.0, 100.0, 3942.0)),
-            think_us: 500.0,
+            wal_sizes: Vec::new(),
+            idle: Vec::new(),
             wal4: wal(1440.0, lat(70.0, 700.0, 4000.0)),
             sweep: vec![
                 (1, 3000.0),

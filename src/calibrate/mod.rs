@@ -4,18 +4,25 @@
 //! Every probe goes through the same engine `run` uses (io_uring, falling
 //! back to psync; O_DIRECT) on pgiosim's own files, so the profile describes
 //! the disk as `run` sees it, submission and reaping included. About a
-//! minute by default: 14 tests of `--seconds-per-test` (4 s) each, the first
-//! tenth of each (at most 0.5 s) a warm-up that is not counted.
+//! minute and a half by default: 14 tests of `--seconds-per-test` (4 s)
+//! each and nine of half that, the first tenth of each (at most 0.5 s) a
+//! warm-up that is not counted.
 //!
 //! | test | → profile |
 //! |---|---|
 //! | QD1 8 KiB random read | `read.median_us`, `read.p99_us` |
 //! | QD1 8 KiB random write | `write` |
 //! | 8 KiB WAL append + fdatasync, 1 stream | `flush`: the fdatasync alone (that is, the pair less the write) |
-//! | the same, 4 streams on 4 WAL files | `flush_to_media`: true if 4 streams do not reach 1.5 × one stream's rate |
-//! | random read at QD 2, 4, …, 64, two passes (up, then down) of half a test each, the better kept | the knee, the first QD no deeper one beats by 15%; `channels` from the plateau (Little's law: its IOPS × the profile's mean QD1 read latency) |
-//! | random write at QD16, mixed 50/50 at QD32 | a cap: when QD1 already runs far below its own latency's rate (a throttle, not the disk) and the read sweep is flat, `caps.iops` (mixed ≈ read plateau) or `caps.read_iops`/`caps.write_iops` (mixed ≈ twice); `flush_counts_as_io` when write+fdatasync runs at half the write cap |
-//! | sequential 1 MiB reads and WAL writes, 4 streams | `bandwidth_mib_s`: the faster of the two |
+//! | 64 KiB, 256 KiB and 1 MiB WAL appends + fdatasync, 1 stream | `flush_us_per_mib`: how the fdatasync grows with the bytes written before it |
+//! | QD1 read, and 8 KiB WAL append + fdatasync, 50, 250 and 1000 µs apart | `idle`: what a pause before an I/O adds to it |
+//! | the 8 KiB WAL test, 4 streams on 4 WAL files | `flush_to_media`: true if 4 streams do not reach 1.5 × one stream's rate; else `flush_contention_us`, so that the model's 4 streams run at the measured rate |
+//! | random read at QD 2, 4, …, 64, two passes (up, then down) of half a test each, the better kept | the knee, the first QD no deeper one beats by 15%; `contention_us` or `channels` (Little's law: the plateau's IOPS × the profile's mean QD1 read latency), whichever fits the sweep better |
+//! | random write at QD16, mixed 50/50 at QD32 | `write_contention_us`, so that the model's mix runs at the measured rate; or a cap: when QD1 already runs far below its own latency's rate (a throttle, not the disk) and the read sweep is flat, `caps.iops` (mixed ≈ read plateau) or `caps.read_iops`/`caps.write_iops` (mixed ≈ twice); `flush_counts_as_io` when write+fdatasync runs at half the write cap |
+//! | sequential 1 MiB reads and WAL writes, 4 streams | `bandwidth_mib_s` and `write_bandwidth_mib_s` |
+//!
+//! Then the profile's model runs every test in virtual time, and the table
+//! shows measured against modelled; a test the model misses by more than a
+//! quarter is named in a warning and in the profile's description.
 //!
 //! The probe files live in `DIR/pgiosim-calibrate/` and are removed at the
 //! end (`--keep` keeps them for the next calibration).
@@ -42,11 +49,11 @@ use crate::output;
 use probe::Probed;
 
 mod fit;
-mod probe;
+pub(crate) mod probe;
 mod profile_command;
 mod render;
 
-pub use fit::{contention_fit, derive, knee, mean_matching_p99};
+pub use fit::{Check, contention_fit, derive, knee, mean_matching_p99};
 pub use probe::Measured;
 pub use profile_command::{FromFioArgs, FromYabsArgs, ProfileCommand, ShowArgs, profile_command};
 pub use render::render_table;
@@ -73,10 +80,9 @@ pub const SIZE_MIN_BYTES: u64 = 16 << 20;
 /// Name of the subdirectory of --dir the probe files go to.
 pub const SUBDIR: &str = "pgiosim-calibrate";
 
-/// Default pause between the isolated tests' operations, µs.
-pub const THINK_US: f64 = 0.0;
-/// Longest pause `--think-us` takes, µs.
-const THINK_US_MAX: f64 = 100_000.0;
+/// A probe the profile's model misses by more than this is named in the
+/// profile's description and in a warning.
+pub const MISS_WARN: f64 = 0.25;
 
 /// Flags of `calibrate`.
 #[derive(Debug, Clone, clap::Args)]
@@ -88,23 +94,14 @@ pub struct CalibrateArgs {
     /// Where to write the device profile (JSON).
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
-    /// Length of each of the 14 tests (16 with --think-us), seconds
-    /// (fractions allowed).
+    /// Length of each test, seconds (fractions allowed); the read sweep's
+    /// depths, the larger WAL writes and the idle gaps run half as long each.
     #[arg(long, value_name = "SECONDS", default_value_t = 4.0)]
     pub seconds_per_test: f64,
     /// Size of the data file random reads go to, with postgresql.conf units
     /// (1GB, 512MB). Larger than the disk's cache gives truer latencies.
     #[arg(long, value_name = "SIZE", default_value = "1GB")]
     pub size: String,
-    /// Pause between operations of the tests that give the profile's QD1
-    /// latencies, µs; 0 (the default): back to back, as fio runs. A database
-    /// issues I/O between stretches of CPU work, and on a virtualised disk an
-    /// isolated I/O can be slower than one right after another: on this VM
-    /// 200 µs apart, WAL write + fdatasync took +6% to +61% longer in
-    /// different runs, reads +6% to +20%. Try 200 to describe the disk as a
-    /// lightly loaded database sees it.
-    #[arg(long, value_name = "US", default_value_t = THINK_US)]
-    pub think_us: f64,
     /// Name of the profile [default: the output file's name without .json].
     #[arg(long)]
     pub name: Option<String>,
@@ -167,7 +164,9 @@ pub struct Calibration {
     /// What was concluded, one line each.
     pub findings: Vec<String>,
     /// What the written profile's model gives for the same tests.
-    pub model_check: Vec<(String, f64, f64)>,
+    pub model_check: Vec<Check>,
+    /// The probes the model misses by more than [`MISS_WARN`].
+    pub misses: Vec<String>,
     pub profile: Profile,
 }
 
@@ -181,12 +180,6 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     }
     if args.seconds_per_test > 3600.0 {
         return Err(usage("--seconds-per-test: at most 3600"));
-    }
-    if !(args.think_us >= 0.0 && args.think_us <= THINK_US_MAX) {
-        return Err(usage(format!(
-            "--think-us: must be between 0 and {THINK_US_MAX}, got {}",
-            args.think_us
-        )));
     }
     let size = crate::units::parse_memory_bytes(&args.size).ok_or_else(|| {
         usage(format!(
@@ -269,6 +262,14 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
         args.output.display()
     );
     output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
+    if !cal.misses.is_empty() {
+        eprintln!(
+            "warning: the profile's model misses {} of calibrate's probes by more than {:.0}%: {}",
+            cal.misses.len(),
+            100.0 * MISS_WARN,
+            cal.misses.join(", ")
+        );
+    }
     if let Some(path) = &args.json {
         let j = serde_json::to_string_pretty(&cal)? + "\n";
         output::write_file("--json", path, &j)?;
@@ -291,8 +292,22 @@ fn calibration(
         engine,
     } = probed;
     let device = probe::device_of(&dd.dir);
-    let (profile, knee_qd, findings) = derive(&m, name, args, &device, &engine)?;
+    let (mut profile, knee_qd, findings) = derive(&m, name, args, &device, &engine)?;
     let model_check = fit::model_check(&profile, &m);
+    let misses: Vec<String> = model_check
+        .iter()
+        .filter(|c| c.error().abs() > MISS_WARN)
+        .map(|c| format!("{} by {:+.0}%", c.probe, 100.0 * c.error()))
+        .collect();
+    if !misses.is_empty() {
+        profile.description = format!(
+            "{}; its model misses {} of its probes by more than {:.0}%: {}",
+            profile.description,
+            misses.len(),
+            100.0 * MISS_WARN,
+            misses.join(", ")
+        );
+    }
     Ok(Calibration {
         dir: args.dir.display().to_string(),
         device,
@@ -304,6 +319,7 @@ fn calibration(
         knee_qd,
         findings,
         model_check,
+        misses,
         profile,
     })
 }

@@ -21,10 +21,15 @@ use crate::engine::uring::{AlignedBuf, UringDevice};
 use super::{CalibrateArgs, LatencyUs, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult};
 
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
-/// half-length passes count as 6.
-pub(super) const TESTS: u64 = 14;
-/// Tests added by `--think-us` (isolated reads and WAL syncs).
-pub(super) const ISOLATED_TESTS: u64 = 2;
+/// half-length passes count as 6, the WAL sizes' and the idle gaps'
+/// half-length tests as half each.
+pub(super) const TESTS: u64 = 14 + (WAL_SIZES.len() + 2 * IDLE_GAPS_US.len()) as u64 / 2;
+/// Sizes of the WAL writes before an fdatasync whose latency gives
+/// `flush_us_per_mib` (besides the 8 KiB of the one-stream test).
+pub const WAL_SIZES: [u64; 3] = [64 << 10, 256 << 10, 1 << 20];
+/// Idle gaps before a QD1 read, and before a WAL write + fdatasync, that
+/// give the profile's `idle` curve, µs.
+pub const IDLE_GAPS_US: [f64; 3] = [50.0, 250.0, 1000.0];
 
 /// The probe directory, and what to remove at the end.
 pub(super) struct ProbeDir {
@@ -535,13 +540,7 @@ pub(super) fn measure(
     let length = (args.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;
     let bar = if progress {
-        let tests = TESTS
-            + if args.think_us > 0.0 {
-                ISOLATED_TESTS
-            } else {
-                0
-            };
-        let bar = indicatif::ProgressBar::new(tests * length / MS);
+        let bar = indicatif::ProgressBar::new(TESTS * length / MS);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "calibrate [{bar:30}] {percent:>3}% ETA {eta} {msg}",
         ) {
@@ -554,16 +553,15 @@ pub(super) fn measure(
     let mut dev = open_engine(dd, layout, args.quiet)?;
     let engine = dev.name().to_string();
     let mut tests: Vec<TestResult> = Vec::new();
-    let think = (args.think_us * 1e3).round() as Nanos;
     macro_rules! run {
         ($name:expr, $pattern:expr) => {
-            run!($name, $pattern, 0)
+            run!($name, $pattern, 0, length)
         };
-        ($name:expr, $pattern:expr, $think:expr) => {{
+        ($name:expr, $pattern:expr, $think:expr, $length:expr) => {{
             let name: String = $name;
             bar.set_message(name.clone());
             let mut p = $pattern;
-            match closed_loop(&name, dev.as_mut(), &mut p, length, $think, stop, &bar)? {
+            match closed_loop(&name, dev.as_mut(), &mut p, $length, $think, stop, &bar)? {
                 Some(r) => {
                     tests.push(r.clone());
                     r
@@ -576,37 +574,49 @@ pub(super) fn measure(
         "QD1 8 KiB random read".into(),
         RandIo::new(1, blocks, 0.0, 1)
     );
-    // With no pause, the back-to-back tests are the isolated ones too.
-    let iso_read = if think > 0 {
-        run!(
-            format!("QD1 8 KiB random read{}", apart(args.think_us)),
-            RandIo::new(1, blocks, 0.0, 3),
-            think
-        )
-    } else {
-        qd1_read.clone()
-    };
     let qd1_write = run!(
-        format!("QD1 8 KiB random write{}", apart(args.think_us)),
-        RandIo::new(1, blocks, 1.0, 2),
-        think
+        "QD1 8 KiB random write".into(),
+        RandIo::new(1, blocks, 1.0, 2)
     );
     let wal1 = run!(
         "8 KiB WAL append + fdatasync, 1 stream".into(),
         WalLoop::new(1, PAGE_BYTES, true, STREAMS)
     );
-    let iso_wal = if think > 0 {
-        run!(
+    let mut wal_sizes = Vec::new();
+    for &bytes in &WAL_SIZES {
+        let r = run!(
             format!(
-                "8 KiB WAL append + fdatasync, 1 stream{}",
-                apart(args.think_us)
+                "{} WAL append + fdatasync, 1 stream",
+                crate::units::format_memory(bytes)
             ),
+            WalLoop::new(1, bytes, true, STREAMS),
+            0,
+            length / 2
+        );
+        wal_sizes.push((bytes, r));
+    }
+    // I/O after a pause, as a database issues it between stretches of CPU.
+    let mut idle = Vec::new();
+    for (i, &gap) in IDLE_GAPS_US.iter().enumerate() {
+        let think = (gap * 1e3).round() as Nanos;
+        let read = run!(
+            format!("QD1 8 KiB random read{}", apart(gap)),
+            RandIo::new(1, blocks, 0.0, 3 + i as u64),
+            think,
+            length / 2
+        );
+        let wal = run!(
+            format!("8 KiB WAL append + fdatasync, 1 stream{}", apart(gap)),
             WalLoop::new(1, PAGE_BYTES, true, STREAMS),
-            think
-        )
-    } else {
-        wal1.clone()
-    };
+            think,
+            length / 2
+        );
+        idle.push(Idle {
+            gap_us: gap,
+            read,
+            wal,
+        });
+    }
     let wal4 = run!(
         format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
         WalLoop::new(STREAMS, PAGE_BYTES, true, STREAMS)
@@ -660,11 +670,10 @@ pub(super) fn measure(
 
     let m = Measured {
         qd1_read,
-        iso_read,
         qd1_write,
         wal1,
-        iso_wal,
-        think_us: args.think_us,
+        wal_sizes,
+        idle,
         wal4,
         sweep,
         write16,
@@ -683,18 +692,18 @@ pub(super) fn measure(
 /// The tests the profile is derived from.
 #[derive(Clone, Debug)]
 pub struct Measured {
-    /// QD1 reads back to back (the sweep's first depth).
+    /// QD1 reads back to back (the sweep's first depth): the profile's `read`.
     pub qd1_read: TestResult,
-    /// QD1 reads `think_us` apart: the profile's `read`.
-    pub iso_read: TestResult,
-    /// QD1 writes `think_us` apart: the profile's `write`.
+    /// QD1 writes back to back: the profile's `write`.
     pub qd1_write: TestResult,
-    /// WAL append + fdatasync back to back: the one-stream rate.
+    /// 8 KiB WAL append + fdatasync back to back: the one-stream rate, and
+    /// the profile's `flush`.
     pub wal1: TestResult,
-    /// WAL append + fdatasync `think_us` apart: the profile's `flush`.
-    pub iso_wal: TestResult,
-    /// The pause of the isolated tests, µs.
-    pub think_us: f64,
+    /// WAL appends of more bytes before each fdatasync ([`WAL_SIZES`]):
+    /// `flush_us_per_mib`.
+    pub wal_sizes: Vec<(u64, TestResult)>,
+    /// QD1 reads and WAL append + fdatasync after a pause: `idle`.
+    pub idle: Vec<Idle>,
     pub wal4: TestResult,
     pub sweep: Vec<(u32, f64)>,
     pub write16: TestResult,
@@ -705,11 +714,17 @@ pub struct Measured {
     pub size_bytes: u64,
 }
 
-/// ", N µs apart" for isolated tests, "" for back to back.
-pub(super) fn apart(think_us: f64) -> String {
-    if think_us > 0.0 {
-        format!(", {think_us} µs apart")
-    } else {
-        String::new()
-    }
+/// The idle-gap tests of one gap.
+#[derive(Clone, Debug)]
+pub struct Idle {
+    /// The pause before each operation (a read, or a WAL write and its
+    /// fdatasync), µs.
+    pub gap_us: f64,
+    pub read: TestResult,
+    pub wal: TestResult,
+}
+
+/// ", N µs apart" for the idle-gap tests.
+pub(super) fn apart(gap_us: f64) -> String {
+    format!(", {gap_us} µs apart")
 }

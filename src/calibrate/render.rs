@@ -1,6 +1,6 @@
 //! The table `calibrate` prints.
 
-use super::{Calibration, KNEE_GAIN, LatencyUs};
+use super::{Calibration, KNEE_GAIN, LatencyUs, MISS_WARN};
 
 pub(super) fn fmt_lat(l: Option<LatencyUs>) -> String {
     match l {
@@ -52,11 +52,22 @@ pub fn render_table(c: &Calibration) -> String {
         s.push_str(&format!("* {f}\n"));
     }
     s.push_str(&format!(
-        "\n{:<28} {:>12} {:>14}\n",
-        "check", "measured", "profile model"
+        "\n{:<44} {:>12} {:>14} {:>7}\n",
+        "check", "measured", "profile model", "error"
     ));
-    for (what, meas, model) in &c.model_check {
-        s.push_str(&format!("{what:<28} {meas:>12.1} {model:>14.1}\n"));
+    for k in &c.model_check {
+        let flag = if k.error().abs() > MISS_WARN {
+            "  miss"
+        } else {
+            ""
+        };
+        s.push_str(&format!(
+            "{:<44} {:>12.1} {:>14.1} {:>+6.0}%{flag}\n",
+            k.probe,
+            k.measured,
+            k.model,
+            100.0 * k.error()
+        ));
     }
     s.push_str(&format!("\n{}\n", c.profile.summary_line()));
     s

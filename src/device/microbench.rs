@@ -143,6 +143,56 @@ pub fn parallel_flush_rate(p: &Profile, jobs: u32, qd: u32, seed: u64) -> f64 {
     OPS as f64 / ((last - first) as f64 / 1e9)
 }
 
+/// `qd` independent loops of `op`s of `bytes` against one device, closed
+/// loop: operations per second (multiply by `bytes` for the throughput).
+pub fn closed_loop_rate(p: &Profile, op: Op, bytes: u64, qd: u32, seed: u64) -> f64 {
+    assert!(qd >= 1, "queue depth must be at least 1");
+    let mut m = DeviceModel::new(p, seed);
+    let mut inflight: BinaryHeap<Reverse<Nanos>> =
+        (0..qd).map(|_| Reverse(m.submit(0, op, bytes))).collect();
+    let (mut first, mut last) = (0, 0);
+    for i in 0..WARMUP_OPS + OPS {
+        let Reverse(t) = inflight.pop().expect("qd ≥ 1 in flight");
+        if i == WARMUP_OPS {
+            first = t;
+        }
+        last = t;
+        inflight.push(Reverse(m.submit(t, op, bytes)));
+    }
+    OPS as f64 / ((last - first) as f64 / 1e9)
+}
+
+/// Mean latency, µs, of a QD1 read (`pair` false) or of a write of
+/// `bytes` followed by a flush (`pair` true), each started `gap_us` after
+/// the previous one completed; with `pair`, also the flush's own mean.
+pub fn gap_latency(p: &Profile, pair: bool, bytes: u64, gap_us: f64, seed: u64) -> (f64, f64) {
+    let mut m = DeviceModel::new(p, seed);
+    let gap = (gap_us * 1e3).round() as Nanos;
+    let ops = OPS / 4;
+    let (mut t, mut sum, mut flush_sum) = (0, 0u64, 0u64);
+    for i in 0..WARMUP_OPS / 4 + ops {
+        let start = t + gap;
+        let done = if pair {
+            let written = m.submit(start, Op::Write, bytes);
+            let synced = m.submit(written, Op::Flush, 0);
+            if i >= WARMUP_OPS / 4 {
+                flush_sum += synced - written;
+            }
+            synced
+        } else {
+            m.submit(start, Op::Read, bytes)
+        };
+        if i >= WARMUP_OPS / 4 {
+            sum += done - start;
+        }
+        t = done;
+    }
+    (
+        sum as f64 / ops as f64 / 1e3,
+        flush_sum as f64 / ops as f64 / 1e3,
+    )
+}
+
 /// A profile's microbenchmark figures, for `pgiosim devices` and reports.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Figures {

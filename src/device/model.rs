@@ -109,7 +109,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
-use super::profile::{Limiter, Profile, lognormal_sigma};
+use super::profile::{IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
 use crate::core::time::Nanos;
 
@@ -267,7 +267,17 @@ pub struct DeviceModel {
     /// Service time in ns for read, write, flush.
     service: [LogNormal<f64>; 3],
     rtt_ns: f64,
+    /// ns the medium takes per byte read, and per byte written.
     ns_per_byte: f64,
+    ns_per_byte_write: f64,
+    /// ns a flush's service time grows by per byte written since the
+    /// previous flush, and those bytes.
+    flush_ns_per_byte: f64,
+    bytes_since_flush: u64,
+    /// The idle curve ([`Profile::idle`]) and when the device last had
+    /// nothing in flight from (ns, device side).
+    idle: Vec<IdlePoint>,
+    busy_until: f64,
     flush_to_media: bool,
     flush_counts_as_io: bool,
     kernel_writeback_uncapped: bool,
@@ -290,20 +300,25 @@ pub struct DeviceModel {
     /// The `now` of the last call: calls must not go back in time.
     last_now: Nanos,
     rng: SimRng,
-    /// ns added to the service time per other operation in flight.
-    contention_ns: f64,
+    /// ns added to the service time per other operation in flight, by
+    /// the kind of that operation (read, write, flush).
+    contention_ns: [f64; 3],
+    /// Whether any kind contends.
+    contends: bool,
     /// With contention: when each operation past the caps completes on the
-    /// device, with how many complete then (as many entries as operations
-    /// in flight).
-    in_flight: BTreeMap<Nanos, u32>,
+    /// device, with how many of each kind complete then.
+    in_flight: BTreeMap<Nanos, Kinds>,
     /// The sum of `in_flight`'s counts: what is on the device once
     /// `advance` has dropped what completed (a sum over the map was most
     /// of a submission's work at 64 clients).
-    in_flight_ops: usize,
+    in_flight_ops: [usize; 3],
     /// With contention: operations not on the device yet (a cap holds
     /// them, or they wait for a channel), (starts, completes).
-    held: BTreeMap<(Nanos, Nanos), u32>,
+    held: BTreeMap<(Nanos, Nanos), Kinds>,
 }
+
+/// Operations of each kind (read, write, flush).
+type Kinds = [u32; 3];
 
 impl DeviceModel {
     /// A model of `profile`'s disk, idle at time 0, its buckets full, its
@@ -338,6 +353,11 @@ impl DeviceModel {
             service,
             rtt_ns: profile.network_rtt_us * 1e3,
             ns_per_byte: 1e9 / (profile.bandwidth_mib_s * MIB),
+            ns_per_byte_write: 1e9 / (profile.bandwidth_for(Op::Write) * MIB),
+            flush_ns_per_byte: profile.flush_us_per_mib * 1e3 / MIB,
+            bytes_since_flush: 0,
+            idle: profile.idle.clone(),
+            busy_until: 0.0,
             flush_to_media: profile.flush_to_media,
             flush_counts_as_io: caps.flush_counts_as_io,
             kernel_writeback_uncapped: caps.kernel_writeback_uncapped,
@@ -351,9 +371,13 @@ impl DeviceModel {
             flush_free: 0.0,
             last_now: 0,
             rng: SimRng::seed_from_u64(seed),
-            contention_ns: profile.contention_us * 1e3,
+            contention_ns: [Op::Read, Op::Write, Op::Flush]
+                .map(|op| profile.contention_of(op) * 1e3),
+            contends: [Op::Read, Op::Write, Op::Flush]
+                .iter()
+                .any(|&op| profile.contention_of(op) > 0.0),
             in_flight: BTreeMap::new(),
-            in_flight_ops: 0,
+            in_flight_ops: [0; 3],
             held: BTreeMap::new(),
         }
     }
@@ -388,7 +412,20 @@ impl DeviceModel {
             self.last_now
         );
         self.last_now = now;
-        let drawn = self.service[op as usize].sample(&mut self.rng);
+        let mut drawn = self.service[op as usize].sample(&mut self.rng);
+        // A device that finds itself idle answers slower (the idle curve).
+        let gap_ns = now as f64 - self.busy_until;
+        if gap_ns > 0.0 && !self.idle.is_empty() {
+            drawn += 1e3 * idle_extra_us(&self.idle, op, gap_ns / 1e3);
+        }
+        match op {
+            Op::Write => self.bytes_since_flush += bytes,
+            Op::Flush => {
+                drawn += self.bytes_since_flush as f64 * self.flush_ns_per_byte;
+                self.bytes_since_flush = 0;
+            }
+            Op::Read => {}
+        }
         let admitted = if kernel_writeback && self.kernel_writeback_uncapped {
             now as f64
         } else {
@@ -399,7 +436,7 @@ impl DeviceModel {
         // at depth n ≤ channels every operation then sees n − 1 others, what
         // the calibration fitted; past the channels, those queued for one
         // do not slow the ones being served.
-        let starts = (self.contention_ns > 0.0).then(|| {
+        let starts = self.contends.then(|| {
             let on_channel = if op == Op::Flush && self.flush_to_media {
                 now
             } else {
@@ -408,7 +445,7 @@ impl DeviceModel {
             (admitted.round() as Nanos).max(now).max(on_channel)
         });
         let service = match starts {
-            Some(at) => drawn + self.contention_ns * self.on_device(now, at) as f64,
+            Some(at) => drawn + self.on_device(now, at),
             None => drawn,
         };
         let done = if op == Op::Flush && self.flush_to_media {
@@ -417,7 +454,12 @@ impl DeviceModel {
             self.flush_free
         } else {
             let bytes = if op == Op::Flush { 0 } else { bytes };
-            let transfer = bytes as f64 * self.ns_per_byte;
+            let per_byte = if op == Op::Write {
+                self.ns_per_byte_write
+            } else {
+                self.ns_per_byte
+            };
+            let transfer = bytes as f64 * per_byte;
             let mut channel = self.channels.peek_mut().expect("k ≥ 1 channels");
             let start = now.max(channel.0) as f64;
             let end = if bytes == 0 {
@@ -435,12 +477,13 @@ impl DeviceModel {
             }
             done
         };
+        self.busy_until = self.busy_until.max(done);
         if let Some(starts) = starts {
             let done = done.round() as Nanos;
             if starts > now {
-                *self.held.entry((starts, done)).or_default() += 1;
+                self.held.entry((starts, done)).or_default()[op as usize] += 1;
             } else {
-                self.add_in_flight(done, 1);
+                self.add_in_flight(done, op as usize, 1);
             }
         }
         ((done + self.rtt_ns).round() as Nanos, drawn)
@@ -468,28 +511,29 @@ impl DeviceModel {
     /// instead: `run --emulate` moves completions to match the real disk.
     /// With `contention_us`, the operation counts as in flight until then.
     pub fn moved(&mut self, now: Nanos, modelled: Nanos, delivered: Nanos) {
-        if self.contention_ns <= 0.0 || modelled == delivered {
+        if !self.contends || modelled == delivered {
             return;
         }
         let rtt = self.rtt_ns.round() as Nanos;
         let (old, new) = (modelled.saturating_sub(rtt), delivered.saturating_sub(rtt));
         self.advance(now);
-        if take_one(&mut self.in_flight, &old) {
-            self.in_flight_ops -= 1;
-            self.add_in_flight(new, 1);
+        if let Some(kind) = take_one(&mut self.in_flight, &old) {
+            self.in_flight_ops[kind] -= 1;
+            self.add_in_flight(new, kind, 1);
         } else if let Some(&key) = self.held.keys().find(|k| k.1 == old) {
-            take_one(&mut self.held, &key);
-            *self.held.entry((key.0, new.max(key.0))).or_default() += 1;
+            let kind = take_one(&mut self.held, &key).expect("the key is there");
+            self.held.entry((key.0, new.max(key.0))).or_default()[kind] += 1;
         } else if new > now {
-            // Already complete in the model, still running for real.
-            self.add_in_flight(new, 1);
+            // Already complete in the model, still running for real; its
+            // kind is not known here: counted as a read.
+            self.add_in_flight(new, Op::Read as usize, 1);
         }
     }
 
-    /// `n` more operations on the device, completing at `done`.
-    fn add_in_flight(&mut self, done: Nanos, n: u32) {
-        *self.in_flight.entry(done).or_default() += n;
-        self.in_flight_ops += n as usize;
+    /// `n` more operations of `kind` on the device, completing at `done`.
+    fn add_in_flight(&mut self, done: Nanos, kind: usize, n: u32) {
+        self.in_flight.entry(done).or_default()[kind] += n;
+        self.in_flight_ops[kind] += n as usize;
     }
 
     /// Moves operations the caps have let through by `now` onto the device
@@ -501,41 +545,49 @@ impl DeviceModel {
                 break;
             }
             let n = entry.remove();
-            self.add_in_flight(done, n);
+            for (kind, &k) in n.iter().enumerate() {
+                self.add_in_flight(done, kind, k);
+            }
         }
         while let Some(entry) = self.in_flight.first_entry() {
             if *entry.key() > now {
                 break;
             }
-            self.in_flight_ops -= entry.remove() as usize;
+            for (total, k) in self.in_flight_ops.iter_mut().zip(entry.remove()) {
+                *total -= k as usize;
+            }
         }
     }
 
-    /// Operations that will be on the device at `at` (≥ `now`) as far as
-    /// is known at `now`: past the caps, not yet complete. A later time
+    /// The contention (ns) of the operations that will be on the device
+    /// at `at` (≥ `now`) as far as is known at `now`: past the caps, not
+    /// yet complete, each weighted by its kind's contention. A later time
     /// than `now` (an operation a cap holds) costs a scan.
-    fn on_device(&mut self, now: Nanos, at: Nanos) -> usize {
+    fn on_device(&mut self, now: Nanos, at: Nanos) -> f64 {
         self.advance(now);
+        let weigh = |n: [usize; 3]| -> f64 {
+            n.iter()
+                .zip(self.contention_ns)
+                .map(|(&k, c)| k as f64 * c)
+                .sum()
+        };
         if at == now {
             // Everything left completes after `now`.
-            debug_assert_eq!(
-                self.in_flight_ops,
-                self.in_flight.values().map(|&n| n as usize).sum::<usize>()
-            );
-            return self.in_flight_ops;
+            return weigh(self.in_flight_ops);
         }
-        let running: usize = self
-            .in_flight
-            .range(at + 1..)
-            .map(|(_, &n)| n as usize)
-            .sum();
-        let admitted: usize = self
+        let mut n = [0usize; 3];
+        let running = self.in_flight.range(at + 1..).map(|(_, k)| k);
+        let admitted = self
             .held
             .iter()
             .filter(|(k, _)| k.0 <= at && k.1 > at)
-            .map(|(_, &n)| n as usize)
-            .sum();
-        running + admitted
+            .map(|(_, k)| k);
+        for k in running.chain(admitted) {
+            for (total, &x) in n.iter_mut().zip(k) {
+                *total += x as usize;
+            }
+        }
+        weigh(n)
     }
 
     /// Operations `bytes` counts as against the IOPS caps.
@@ -595,19 +647,16 @@ impl DeviceModel {
     }
 }
 
-/// Removes one count of `key`; false if it is not there.
-fn take_one<K: Ord>(m: &mut BTreeMap<K, u32>, key: &K) -> bool {
-    match m.get_mut(key) {
-        Some(n) if *n > 1 => {
-            *n -= 1;
-            true
-        }
-        Some(_) => {
-            m.remove(key);
-            true
-        }
-        None => false,
+/// Removes one operation at `key`, of the first kind there; its kind, or
+/// None if there is none.
+fn take_one<K: Ord>(m: &mut BTreeMap<K, Kinds>, key: &K) -> Option<usize> {
+    let n = m.get_mut(key)?;
+    let kind = n.iter().position(|&k| k > 0)?;
+    n[kind] -= 1;
+    if n.iter().all(|&k| k == 0) {
+        m.remove(key);
     }
+    Some(kind)
 }
 
 /// The log-normal (in ns) of `op`'s service time: median and p99 are the

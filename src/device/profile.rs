@@ -26,6 +26,11 @@
 //! | `channels` | count | operations the device services at once (internal parallelism) |
 //! | `contention_us` | µs | added to an operation's service time for each other operation in flight on the device when it starts: a disk that slows per operation under load before its channels run out (a virtualised or network disk); QD n then takes QD1 latency + (n − 1) × this; default 0 |
 //! | `bandwidth_mib_s` | MiB/s | the medium's own bandwidth, shared by all channels: an I/O of b bytes holds it for b / bandwidth |
+//! | `write_contention_us` | µs | like `contention_us`, for each write in flight; absent: `contention_us` |
+//! | `flush_contention_us` | µs | like `contention_us`, for each flush in flight; absent: `contention_us` |
+//! | `write_bandwidth_mib_s` | MiB/s | the medium's bandwidth for writes; absent: `bandwidth_mib_s` |
+//! | `flush_us_per_mib` | µs | added to a flush's service time per MiB written since the previous flush; default 0 |
+//! | `idle[].gap_us`, `idle[].read_us`, `idle[].write_us` | µs | latency added to a read, or to a write or flush, that finds the device idle for `gap_us`: a piecewise-linear curve from 0 at no gap, flat after its last point; default none |
 //! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
 //! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
 //! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
@@ -59,6 +64,8 @@ pub const CHANNELS_MAX: u32 = 65_536;
 pub const LATENCY_US_MAX: f64 = 60_000_000.0;
 /// Largest `latency_io_kib` and `caps.op_size_kib`, KiB (1 GiB).
 pub const IO_KIB_MAX: u32 = 1 << 20;
+/// Most points of `idle`.
+pub const IDLE_POINTS_MAX: usize = 64;
 /// Largest `caps.bucket_ms`.
 pub const BUCKET_MS_MAX: f64 = 60_000.0;
 
@@ -114,9 +121,37 @@ pub struct Profile {
     /// runs at n / (QD1 latency + (n − 1) × `contention_us`).
     #[serde(default)]
     pub contention_us: f64,
+    /// µs a write in flight adds to each other operation's service time,
+    /// in place of `contention_us`. Absent: `contention_us`. On a virtual
+    /// disk whose host serves reads and writes through one queue, reads slow
+    /// more beside writes than beside reads (a mixed load's IOPS fall short
+    /// of the read sweep's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_contention_us: Option<f64>,
+    /// µs a flush in flight adds to each other operation's service time, in
+    /// place of `contention_us`. Absent: `contention_us`. Concurrent
+    /// fdatasyncs on one disk scale by this, not by the reads' figure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush_contention_us: Option<f64>,
     /// The medium's bandwidth in MiB/s, shared by all channels: an I/O of
     /// b bytes holds the medium for b / bandwidth.
     pub bandwidth_mib_s: f64,
+    /// The medium's bandwidth for writes, MiB/s. Absent: `bandwidth_mib_s`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_bandwidth_mib_s: Option<f64>,
+    /// µs a flush's service time grows by per MiB written since the
+    /// previous flush (a WAL group flush after 1 MiB of writes costs more
+    /// than one after 8 KiB). Default 0.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flush_us_per_mib: f64,
+    /// Latency added to an operation that finds the device idle, by how
+    /// long it has been idle: points of a piecewise-linear curve, from 0 µs
+    /// added at an idle gap of 0, flat after the last point. A virtual disk
+    /// (the host's I/O thread goes to sleep) or a power-managed NVMe drive
+    /// answers slower after a pause, so a backend doing 300 µs of CPU
+    /// between commits sees more than back-to-back I/O does. Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub idle: Vec<IdlePoint>,
     /// Fixed network round trip in µs, added to every operation outside the
     /// device (0 for a local disk).
     #[serde(default)]
@@ -130,6 +165,44 @@ pub struct Profile {
     /// Provisioned caps; absent or null: none.
     #[serde(default, deserialize_with = "caps_or_null")]
     pub caps: Caps,
+}
+
+/// One point of [`Profile::idle`]: after `gap_us` idle, a read takes
+/// `read_us` longer and a write or flush `write_us` longer than back to
+/// back.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IdlePoint {
+    /// Time the device was idle (nothing in flight) before the operation, µs.
+    pub gap_us: f64,
+    /// µs added to a read.
+    pub read_us: f64,
+    /// µs added to a write or a flush.
+    pub write_us: f64,
+}
+
+/// µs the curve `points` (see [`Profile::idle`]) adds to `op` after
+/// `gap_us` idle.
+pub fn idle_extra_us(points: &[IdlePoint], op: Op, gap_us: f64) -> f64 {
+    let y = |p: &IdlePoint| match op {
+        Op::Read => p.read_us,
+        Op::Write | Op::Flush => p.write_us,
+    };
+    if gap_us <= 0.0 || points.is_empty() {
+        return 0.0;
+    }
+    let (mut x0, mut y0) = (0.0, 0.0);
+    for p in points {
+        if gap_us <= p.gap_us {
+            return y0 + (y(p) - y0) * (gap_us - x0) / (p.gap_us - x0);
+        }
+        (x0, y0) = (p.gap_us, y(p));
+    }
+    y0
+}
+
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 /// A latency distribution at queue depth 1, as fio reports it. Fitted as a
@@ -517,6 +590,31 @@ impl Profile {
         u64::from(self.latency_io_kib) * 1024
     }
 
+    /// µs added to `op` when it finds the device idle for `gap_us`: the
+    /// `idle` curve, linear between its points, 0 at no gap, flat after
+    /// the last point.
+    pub fn idle_extra_us(&self, op: Op, gap_us: f64) -> f64 {
+        idle_extra_us(&self.idle, op, gap_us)
+    }
+
+    /// µs an operation of kind `op` in flight adds to another's service
+    /// time.
+    pub fn contention_of(&self, op: Op) -> f64 {
+        match op {
+            Op::Read => self.contention_us,
+            Op::Write => self.write_contention_us.unwrap_or(self.contention_us),
+            Op::Flush => self.flush_contention_us.unwrap_or(self.contention_us),
+        }
+    }
+
+    /// The medium's bandwidth for `op`, MiB/s.
+    pub fn bandwidth_for(&self, op: Op) -> f64 {
+        match op {
+            Op::Write => self.write_bandwidth_mib_s.unwrap_or(self.bandwidth_mib_s),
+            Op::Read | Op::Flush => self.bandwidth_mib_s,
+        }
+    }
+
     /// Time the medium takes to move `bytes`, µs.
     pub fn transfer_us(&self, bytes: u64) -> f64 {
         bytes as f64 / (self.bandwidth_mib_s * MIB) * 1e6
@@ -529,9 +627,11 @@ impl Profile {
     /// time = stated latency − this.
     pub fn fixed_us(&self, op: Op) -> f64 {
         let rtt = self.network_rtt_us;
-        let transfer = self.transfer_us(self.latency_io_bytes());
+        let bytes = self.latency_io_bytes() as f64;
+        let transfer = bytes / (self.bandwidth_for(Op::Write) * MIB) * 1e6;
         match op {
-            Op::Read | Op::Write => rtt + transfer,
+            Op::Read => rtt + self.transfer_us(self.latency_io_bytes()),
+            Op::Write => rtt + transfer,
             Op::Flush if self.flush_to_media => rtt + (transfer - rtt).max(0.0),
             Op::Flush => rtt,
         }
@@ -591,6 +691,50 @@ impl Profile {
             return Err(format!(
                 "contention_us: {} must be between 0 and {LATENCY_US_MAX}",
                 self.contention_us
+            ));
+        }
+        for (field, v) in [
+            ("write_contention_us", self.write_contention_us),
+            ("flush_contention_us", self.flush_contention_us),
+        ] {
+            if let Some(v) = v
+                && !(0.0..=LATENCY_US_MAX).contains(&v)
+            {
+                return Err(format!(
+                    "{field}: {v} must be between 0 and {LATENCY_US_MAX}"
+                ));
+            }
+        }
+        if let Some(w) = self.write_bandwidth_mib_s {
+            positive("write_bandwidth_mib_s", w)?;
+        }
+        if !(self.flush_us_per_mib >= 0.0 && self.flush_us_per_mib <= LATENCY_US_MAX) {
+            return Err(format!(
+                "flush_us_per_mib: {} must be between 0 and {LATENCY_US_MAX}",
+                self.flush_us_per_mib
+            ));
+        }
+        let mut last_gap = 0.0;
+        for (i, pt) in self.idle.iter().enumerate() {
+            if !(pt.gap_us > last_gap && pt.gap_us <= LATENCY_US_MAX) {
+                return Err(format!(
+                    "idle[{i}].gap_us: {} must be above the previous point's ({last_gap}) and at most {LATENCY_US_MAX}",
+                    pt.gap_us
+                ));
+            }
+            last_gap = pt.gap_us;
+            for (name, v) in [("read_us", pt.read_us), ("write_us", pt.write_us)] {
+                if !(0.0..=LATENCY_US_MAX).contains(&v) {
+                    return Err(format!(
+                        "idle[{i}].{name}: {v} must be between 0 and {LATENCY_US_MAX}"
+                    ));
+                }
+            }
+        }
+        if self.idle.len() > IDLE_POINTS_MAX {
+            return Err(format!(
+                "idle: {} points, at most {IDLE_POINTS_MAX}",
+                self.idle.len()
             ));
         }
         if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {
