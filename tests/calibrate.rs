@@ -41,7 +41,6 @@ fn fails_with(o: &Output, code: i32, parts: &[&str]) {
 
 // ---- calibrate ---------------------------------------------------------------
 
-#[test]
 fn calibrate_writes_a_valid_profile_and_removes_its_files() {
     let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("disk");
@@ -106,7 +105,6 @@ fn calibrate_writes_a_valid_profile_and_removes_its_files() {
     assert!(num(&shown, &["figures", "qd32_read_iops"]) > 0.0);
 }
 
-#[test]
 fn calibrate_refuses_an_unwritable_dir() {
     let d = tmp("pgiosim-calibrate-test");
     let locked = d.path().join("locked");
@@ -119,7 +117,6 @@ fn calibrate_refuses_an_unwritable_dir() {
         .is_ok_and(|s| s.success());
     if !ok {
         skip("chattr +i is not available here");
-        return;
     }
     let dir = locked.display().to_string();
     let out = d.path().join("p.json");
@@ -137,7 +134,6 @@ fn calibrate_refuses_an_unwritable_dir() {
     assert!(!out.exists());
 }
 
-#[test]
 fn calibrate_refuses_a_dir_with_too_little_room() {
     let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("disk");
@@ -156,7 +152,6 @@ fn calibrate_refuses_a_dir_with_too_little_room() {
     assert!(!dir.exists(), "calibrate left {} behind", dir.display());
 }
 
-#[test]
 fn calibrate_refuses_bad_flags() {
     let o = pgiosim(&[
         "calibrate",
@@ -208,7 +203,6 @@ fn calibrate_refuses_bad_flags() {
 
 // ---- profile from-fio ------------------------------------------------------
 
-#[test]
 fn from_fio_reads_the_16_test_battery() {
     let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("vm.json");
@@ -244,7 +238,6 @@ fn from_fio_reads_the_16_test_battery() {
     assert_eq!(p["flush_to_media"], false);
 }
 
-#[test]
 fn from_fio_merges_files_fills_missing_tests_and_says_so() {
     let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("part.json");
@@ -280,7 +273,6 @@ fn from_fio_merges_files_fills_missing_tests_and_says_so() {
     assert!(p["source"].as_str().unwrap().contains("base profile nvme"));
 }
 
-#[test]
 fn from_fio_refuses_what_is_not_fio_output() {
     let d = tmp("pgiosim-calibrate-test");
     let out = d.path().join("x.json");
@@ -319,7 +311,6 @@ fn bad_profile(dir: &Path, name: &str, edit: impl FnOnce(&mut Value)) -> PathBuf
     p
 }
 
-#[test]
 fn bad_profiles_name_the_file_and_the_field() {
     let d = tmp("pgiosim-calibrate-test");
     let cases: Vec<(PathBuf, &str)> = vec![
@@ -394,7 +385,6 @@ fn bad_profiles_name_the_file_and_the_field() {
 
 // ---- run --emulate ---------------------------------------------------------
 
-#[test]
 fn emulated_run_is_shaped_like_the_profile() {
     let d = tmp("pgiosim-calibrate-test");
     let data = d.path().join("data");
@@ -464,11 +454,9 @@ fn script(name: &str, args: &[&str]) -> Output {
     .expect("start script")
 }
 
-#[test]
 fn script_model_vs_run_quick() {
     if !have("python3") {
         skip("python3 is not installed");
-        return;
     }
     let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("mvr");
@@ -510,15 +498,12 @@ fn script_model_vs_run_quick() {
     assert!(!dir.exists(), "the script left {} behind", dir.display());
 }
 
-#[test]
 fn script_calibrate_vs_fio_quick() {
     if !have("python3") {
         skip("python3 is not installed");
-        return;
     }
     if !have("fio") {
         skip("fio is not installed (.ci/run installs it)");
-        return;
     }
     let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("cvf");
@@ -545,11 +530,9 @@ fn script_calibrate_vs_fio_quick() {
     assert!(!dir.exists(), "the script left {} behind", dir.display());
 }
 
-#[test]
 fn script_emulate_vs_cap_quick() {
     if !have("python3") {
         skip("python3 is not installed");
-        return;
     }
     let d = tmp("pgiosim-calibrate-test");
     let dir = d.path().join("evc");
@@ -567,7 +550,6 @@ fn script_emulate_vs_cap_quick() {
     if o.status.code() == Some(3) {
         assert!(text(&o).contains("SKIP:"), "{}", text(&o));
         skip(text(&o).trim().trim_start_matches("SKIP: "));
-        return;
     }
     assert!(o.status.success(), "{}", text(&o));
     let v = read_json(&json);
@@ -605,4 +587,21 @@ fn script_emulate_vs_cap_quick() {
         })
         .unwrap_or_default();
     assert!(left.is_empty(), "cgroups left behind: {left:?}");
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        calibrate_writes_a_valid_profile_and_removes_its_files,
+        calibrate_refuses_an_unwritable_dir,
+        calibrate_refuses_a_dir_with_too_little_room,
+        calibrate_refuses_bad_flags,
+        from_fio_reads_the_16_test_battery,
+        from_fio_merges_files_fills_missing_tests_and_says_so,
+        from_fio_refuses_what_is_not_fio_output,
+        bad_profiles_name_the_file_and_the_field,
+        emulated_run_is_shaped_like_the_profile,
+        script_model_vs_run_quick,
+        script_calibrate_vs_fio_quick,
+        script_emulate_vs_cap_quick,
+    ])
 }

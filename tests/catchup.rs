@@ -31,7 +31,6 @@ fn model_gp3_64mb() -> Value {
     serde_json::from_slice(&o.stdout).expect("--json - is the JSON alone")
 }
 
-#[test]
 fn model_replays_the_backlog_and_accounts_for_its_time() {
     let r = model_gp3_64mb();
     assert_eq!(r["schema"], "pgiosim.catchup");
@@ -54,7 +53,6 @@ fn model_replays_the_backlog_and_accounts_for_its_time() {
     assert_eq!(r["seconds"], model_gp3_64mb()["seconds"]);
 }
 
-#[test]
 fn full_page_writes_off_means_reads_and_prefetch_shortens_them() {
     let run = |sets: &[&str]| -> Value {
         let mut args = vec![
@@ -95,7 +93,6 @@ fn full_page_writes_off_means_reads_and_prefetch_shortens_them() {
     );
 }
 
-#[test]
 fn on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup() {
     let d = tmp("catchup");
     let dir = d.path().join("data");
@@ -115,7 +112,7 @@ fn on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup() {
         "-q",
     ]);
     if text(&o).contains("O_DIRECT") {
-        return common::skip("the temp dir's filesystem has no O_DIRECT");
+        common::skip("the temp dir's filesystem has no O_DIRECT");
     }
     assert!(o.status.success(), "{}", text(&o));
     let r: Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -127,7 +124,6 @@ fn on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup() {
     assert!(!dir.exists());
 }
 
-#[test]
 fn bad_input_names_the_flag_or_setting() {
     for (args, want) in [
         (vec!["--backlog", "5parsecs"], "--backlog 5parsecs"),
@@ -156,4 +152,13 @@ fn bad_input_names_the_flag_or_setting() {
         assert_eq!(o.status.code(), Some(2), "{a:?}: {}", text(&o));
         assert!(text(&o).contains(want), "{a:?}: {}", text(&o));
     }
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        model_replays_the_backlog_and_accounts_for_its_time,
+        full_page_writes_off_means_reads_and_prefetch_shortens_them,
+        on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup,
+        bad_input_names_the_flag_or_setting,
+    ])
 }

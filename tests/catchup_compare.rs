@@ -6,7 +6,8 @@
 //! docs/validation.md is what holds the time to ±20%.
 //!
 //! Needs root (drop_caches, a cgroup, a system user), python3, cgroup v1
-//! blkio and PostgreSQL; otherwise it prints `SKIP: <reason>`.
+//! blkio and PostgreSQL; otherwise it shows as ignored with the
+//! reason, or fails under `CI=true`.
 
 mod common;
 
@@ -24,17 +25,16 @@ fn num(v: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
 }
 
-#[test]
 fn catchup_compare_small_run() {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        return common::skip("catchup-compare needs root (drop_caches, cgroups)");
+        common::skip("catchup-compare needs root (drop_caches, cgroups)");
     }
     if !Path::new("/usr/lib/postgresql/15/bin/postgres").exists() {
-        return common::skip("PostgreSQL 15 is not installed");
+        common::skip("PostgreSQL 15 is not installed");
     }
     if !Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists() {
-        return common::skip("no cgroup v1 blkio throttling here");
+        common::skip("no cgroup v1 blkio throttling here");
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/catchup-compare");
     let work = tempfile::Builder::new()
@@ -55,14 +55,14 @@ fn catchup_compare_small_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
-        return common::skip(stderr.lines().last().unwrap_or("cannot run here"));
+        common::skip(stderr.lines().last().unwrap_or("cannot run here"));
     }
     assert!(
         out.status.success(),
         "catchup-compare failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
-    eprintln!("{stdout}");
+    common::note!("{stdout}");
     assert!(stdout.contains("pgiosim model"), "no table:\n{stdout}");
 
     // Everything it made is gone: its work directory and its cgroups.
@@ -121,4 +121,8 @@ fn catchup_compare_small_run() {
             assert!((0.05..20.0).contains(&t), "{side}: time ratio {t}");
         }
     }
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![catchup_compare_small_run])
 }

@@ -43,7 +43,6 @@ fn f(v: &Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{path:?} not a number: {x}"))
 }
 
-#[test]
 fn run_report_is_consistent() {
     let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
@@ -93,7 +92,6 @@ fn run_report_is_consistent() {
     assert!(f(lag, &["mean_us"]) >= 0.0 && f(lag, &["max_us"]) >= f(lag, &["p99_us"]));
 }
 
-#[test]
 fn transactions_per_client_and_reuse_of_prepared_files() {
     let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-t", "25", "-c", "3"]);
@@ -109,7 +107,6 @@ fn transactions_per_client_and_reuse_of_prepared_files() {
     assert!(text(&o).contains("data set prepared"), "{}", text(&o));
 }
 
-#[test]
 fn report_text_has_pgbench_lines_and_breakdown() {
     let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
@@ -135,11 +132,9 @@ fn report_text_has_pgbench_lines_and_breakdown() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("progress: 1.0 s"));
 }
 
-#[test]
 fn psync_fdatasyncs_match_the_real_syscalls() {
     if Command::new("strace").arg("-V").output().is_err() {
         skip("strace is not installed (.ci/run installs it)");
-        return;
     }
     let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
@@ -186,7 +181,6 @@ fn psync_fdatasyncs_match_the_real_syscalls() {
     );
 }
 
-#[test]
 fn checkpoint_runs_and_counts_writes() {
     // Scale 10 keeps nearly every change a first touch, so each transaction
     // logs a full-page image (~8 KB): 3,200 of them pass the 16 MB of WAL
@@ -220,7 +214,6 @@ fn checkpoint_runs_and_counts_writes() {
     );
 }
 
-#[test]
 fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
     let d = tmp("pgiosim-test");
     let conf = d.path().join("postgresql.conf");
@@ -255,7 +248,6 @@ fn config_file_is_read_with_a_notice_for_unmodelled_settings() {
     assert!(text(&o).contains("postgresql.conf:1"), "{}", text(&o));
 }
 
-#[test]
 fn interrupt_prints_a_partial_report() {
     let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
@@ -293,7 +285,6 @@ fn assert_fails(args: &[&str], code: i32, needle: &str) {
     );
 }
 
-#[test]
 fn bad_missing_dir() {
     assert_fails(
         &["run", "--dir", "/nonexistent/pgiosim/x", "-t", "1"],
@@ -302,7 +293,6 @@ fn bad_missing_dir() {
     );
 }
 
-#[test]
 fn bad_unwritable_dir() {
     let d = tmp("pgiosim-test");
     let locked = d.path().join("locked");
@@ -315,7 +305,6 @@ fn bad_unwritable_dir() {
         .is_ok_and(|s| s.success());
     if !ok {
         skip("chattr +i is not available here");
-        return;
     }
     let dir = locked.display().to_string();
     let o = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
@@ -326,7 +315,6 @@ fn bad_unwritable_dir() {
     assert!(t.contains("writ") || t.contains("not permitted"), "{t}");
 }
 
-#[test]
 fn bad_not_enough_space() {
     let d = tmp("pgiosim-test");
     let small = d.path().join("small");
@@ -338,7 +326,6 @@ fn bad_not_enough_space() {
         .is_ok_and(|s| s.success());
     if !mounted {
         skip("cannot mount a small tmpfs here (needs root)");
-        return;
     }
     let dir = small.join("data").display().to_string();
     let o = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
@@ -348,7 +335,6 @@ fn bad_not_enough_space() {
     assert!(t.contains("needs") && t.contains("free"), "{t}");
 }
 
-#[test]
 fn bad_foreign_file_is_never_overwritten() {
     let d = tmp("pgiosim-test");
     let data = d.path().join("data");
@@ -368,7 +354,6 @@ fn bad_foreign_file_is_never_overwritten() {
     assert_eq!(std::fs::read(&victim).unwrap(), b"precious user data");
 }
 
-#[test]
 fn bad_block_device_is_refused() {
     let d = tmp("pgiosim-test");
     let data = d.path().join("data");
@@ -381,7 +366,6 @@ fn bad_block_device_is_refused() {
         .is_ok_and(|s| s.success());
     if !made {
         skip("mknod is not permitted here");
-        return;
     }
     let dir = data.display().to_string();
     assert_fails(
@@ -391,7 +375,6 @@ fn bad_block_device_is_refused() {
     );
 }
 
-#[test]
 fn bad_unknown_setting_suggests() {
     assert_fails(
         &["run", "--set", "shared_buffer=1GB", "-t", "1"],
@@ -400,7 +383,6 @@ fn bad_unknown_setting_suggests() {
     );
 }
 
-#[test]
 fn bad_unit() {
     assert_fails(
         &["run", "--set", "shared_buffers=16XB", "-t", "1"],
@@ -409,7 +391,6 @@ fn bad_unit() {
     );
 }
 
-#[test]
 fn bad_out_of_range() {
     assert_fails(
         &["run", "--set", "checkpoint_completion_target=2", "-t", "1"],
@@ -418,18 +399,15 @@ fn bad_out_of_range() {
     );
 }
 
-#[test]
 fn bad_zero_clients() {
     assert_fails(&["run", "-c", "0", "-t", "1"], 2, "clients");
 }
 
-#[test]
 fn bad_duration() {
     assert_fails(&["run", "-T", "0"], 2, "-T/--time");
     assert_fails(&["run", "--time=-5"], 2, "-T/--time");
 }
 
-#[test]
 fn bad_shared_buffers_too_small_for_clients() {
     assert_fails(
         &["run", "-c", "200", "--set", "shared_buffers=1MB", "-t", "1"],
@@ -438,12 +416,10 @@ fn bad_shared_buffers_too_small_for_clients() {
     );
 }
 
-#[test]
 fn bad_os_cache_size() {
     assert_fails(&["run", "--os-cache", "lots", "-t", "1"], 2, "--os-cache");
 }
 
-#[test]
 fn bad_o_direct_unsupported_suggests_buffered() {
     // ramfs has no O_DIRECT (tmpfs gained it in Linux 6.6).
     let d = tmp("pgiosim-test");
@@ -456,7 +432,6 @@ fn bad_o_direct_unsupported_suggests_buffered() {
         .is_ok_and(|s| s.success());
     if !mounted {
         skip("cannot mount ramfs here (needs root)");
-        return;
     }
     let dir = ram.join("data").display().to_string();
     let refused = run(&["run", "--dir", &dir, "-s", "1", "-t", "1"]);
@@ -478,7 +453,6 @@ fn bad_o_direct_unsupported_suggests_buffered() {
     assert!(buffered.status.success(), "{}", text(&buffered));
 }
 
-#[test]
 fn cleanup_removes_only_its_files() {
     let d = tmp("pgiosim-test");
     let dir = dir_arg(d.path());
@@ -495,7 +469,6 @@ fn cleanup_removes_only_its_files() {
     assert!(d.path().join("data/notes.txt").exists());
 }
 
-#[test]
 fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
     let d = tmp("pgiosim-test");
     let sdir = d.path().join("standbys");
@@ -560,7 +533,6 @@ fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
 
 /// docs/settings.md lists exactly the settings pgiosim accepts, each in a
 /// table row of its own, so the guide cannot fall behind the settings table.
-#[test]
 fn settings_guide_lists_every_setting_and_no_other() {
     let page =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/settings.md"))
@@ -578,7 +550,6 @@ fn settings_guide_lists_every_setting_and_no_other() {
 
 /// The README stays a newcomer's page: at most 300 lines, every command of
 /// `--help` in its table.
-#[test]
 fn readme_is_short_and_names_every_command() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let readme = std::fs::read_to_string(root.join("README.md")).expect("read README.md");
@@ -606,7 +577,6 @@ fn readme_is_short_and_names_every_command() {
 
 /// `workload fit-cpu` turns pgbench-compare's measurements into a workload
 /// file `model` runs, with every fitted figure sourced; bad input exits 2.
-#[test]
 fn workload_fit_cpu_writes_a_workload_model_runs() {
     let d = tmp("fit-cpu");
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -654,4 +624,34 @@ fn workload_fit_cpu_writes_a_workload_model_runs() {
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("no runs"), "{}", text(&o));
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        run_report_is_consistent,
+        transactions_per_client_and_reuse_of_prepared_files,
+        report_text_has_pgbench_lines_and_breakdown,
+        psync_fdatasyncs_match_the_real_syscalls,
+        checkpoint_runs_and_counts_writes,
+        config_file_is_read_with_a_notice_for_unmodelled_settings,
+        interrupt_prints_a_partial_report,
+        bad_missing_dir,
+        bad_unwritable_dir,
+        bad_not_enough_space,
+        bad_foreign_file_is_never_overwritten,
+        bad_block_device_is_refused,
+        bad_unknown_setting_suggests,
+        bad_unit,
+        bad_out_of_range,
+        bad_zero_clients,
+        bad_duration,
+        bad_shared_buffers_too_small_for_clients,
+        bad_os_cache_size,
+        bad_o_direct_unsupported_suggests_buffered,
+        cleanup_removes_only_its_files,
+        run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them,
+        settings_guide_lists_every_setting_and_no_other,
+        readme_is_short_and_names_every_command,
+        workload_fit_cpu_writes_a_workload_model_runs,
+    ])
 }

@@ -158,13 +158,11 @@ fn cell(dir: &Path, profile: &Path, name: &str, common: &[&str]) -> Result<Strin
     }
 }
 
-#[test]
 fn model_predicts_run_on_this_disk_at_a_small_size() {
     if let Err(busy) = wait_for_quiet(Duration::from_secs(30)) {
         skip(&format!(
             "the host is not quiet enough to measure ({busy}) for 30 s"
         ));
-        return;
     }
     let d = tmp("pgiosim-model-vs-run-test");
     let profile = d.path().join("calibrated.json");
@@ -214,4 +212,10 @@ fn model_predicts_run_on_this_disk_at_a_small_size() {
         100.0 * TPS_TARGET,
         lines.join("\n")
     );
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run_one_at_a_time(common::trials![
+        model_predicts_run_on_this_disk_at_a_small_size
+    ])
 }

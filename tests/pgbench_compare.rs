@@ -5,8 +5,8 @@
 //! (that is the full matrix's job).
 //!
 //! Needs root (cgroups, drop_caches, a system user) and PostgreSQL (`.ci/run`
-//! installs it); otherwise it prints `SKIP: <reason>` and passes, or fails
-//! under `CI=true`.
+//! installs it); otherwise it shows as ignored with the reason, or
+//! fails under `CI=true`.
 
 use std::path::Path;
 use std::process::Command;
@@ -47,22 +47,18 @@ fn num(v: &Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{} is not a number: {cur}", path.join(".")))
 }
 
-#[test]
 fn pgbench_compare_small_run() {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         skip("pgbench-compare needs root (cgroups, drop_caches, a system user)");
-        return;
     }
     if !on_path("python3") {
         skip("python3 is not installed");
-        return;
     }
     // The script would install PostgreSQL with apt-get; a test never
     // installs (`.ci/run` does), and PGIOSIM_NO_INSTALL tells the script so.
     if !have_postgres() {
         skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
-        return;
     }
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pgbench-compare");
@@ -97,14 +93,13 @@ fn pgbench_compare_small_run() {
     if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
         let reason = stderr.lines().last().unwrap_or("cannot run here");
         skip(reason);
-        return;
     }
     assert!(
         out.status.success(),
         "pgbench-compare failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
-    eprintln!(
+    common::note!(
         "pgbench-compare took {:.0} s:\n{stdout}",
         started.elapsed().as_secs_f64()
     );
@@ -238,4 +233,8 @@ fn pgbench_compare_small_run() {
         .filter(|n| n != "result.json")
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![pgbench_compare_small_run])
 }

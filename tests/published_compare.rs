@@ -6,12 +6,10 @@ use std::process::Command;
 
 mod common;
 
-#[test]
 fn published_compare_prints_the_published_figure_next_to_the_model() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     if Command::new("python3").arg("--version").output().is_err() {
         common::skip("python3 is not installed");
-        return;
     }
     let o = Command::new("python3")
         .arg(root.join("scripts/published-compare"))
@@ -45,4 +43,10 @@ fn published_compare_prints_the_published_figure_next_to_the_model() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("talk-nvme"));
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        published_compare_prints_the_published_figure_next_to_the_model
+    ])
 }

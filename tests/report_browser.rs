@@ -3,8 +3,8 @@
 //! SVG, and its screenshot is not blank (decoded, with the breakdown's
 //! colours in it).
 //!
-//! Without Chromium (`.ci/run` installs it) the test prints `SKIP:` and
-//! passes, or fails under `CI=true`.
+//! Without Chromium (`.ci/run` installs it) the test shows as ignored
+//! with the reason, or fails under `CI=true`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -129,7 +129,6 @@ impl Image {
     }
 }
 
-#[test]
 fn report_renders_in_headless_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let d = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
@@ -207,7 +206,6 @@ fn report_renders_in_headless_chromium() {
         Ok(c) => c,
         Err(why) => {
             skip(&format!("report_renders_in_headless_chromium: {why}"));
-            return;
         }
     };
     let profile = dir.path().join("chromium");
@@ -260,7 +258,7 @@ fn report_renders_in_headless_chromium() {
             ink += 1;
         }
     }
-    eprintln!(
+    common::note!(
         "screenshot: {} colours, {:.1}% ink, cpu {cpu} px, wal_fsync {wal_fsync} px, lock_wait {lock_wait} px",
         colours.len(),
         100.0 * ink as f64 / total as f64
@@ -280,4 +278,8 @@ fn report_renders_in_headless_chromium() {
             "{name}: {n} pixels of its colour: breakdown bars not drawn"
         );
     }
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![report_renders_in_headless_chromium])
 }

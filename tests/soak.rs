@@ -6,12 +6,10 @@ use std::process::Command;
 
 mod common;
 
-#[test]
 fn soak_samples_memory_and_timer_lag_and_memory_stays_flat() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     if Command::new("python3").arg("--version").output().is_err() {
         common::skip("python3 is not installed");
-        return;
     }
     let dir = common::tmp("soak");
     let data = dir.path().join("data");
@@ -51,4 +49,10 @@ fn soak_samples_memory_and_timer_lag_and_memory_stays_flat() {
     );
     // The data set it made is gone.
     assert!(!data.exists());
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        soak_samples_memory_and_timer_lag_and_memory_stays_flat
+    ])
 }

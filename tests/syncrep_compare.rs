@@ -7,23 +7,19 @@
 //! docs/validation.md, is what holds it to the targets).
 //!
 //! Needs root (a network namespace, a system user), ip(8), python3 and
-//! PostgreSQL (or apt-get to install it); otherwise it prints
-//! `SKIP: <reason>` and passes, or fails when CI=true.
+//! PostgreSQL (or apt-get to install it); otherwise it shows as
+//! ignored with the reason, or fails when CI=true.
 
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::skip;
+
 /// Exit code of the script when this machine cannot run it.
 const EXIT_CANNOT_RUN_HERE: i32 = 3;
-
-fn skip(reason: &str) {
-    if std::env::var("CI").as_deref() == Ok("true") {
-        panic!("syncrep-compare cannot run under CI: {reason}");
-    }
-    eprintln!("SKIP: {reason}");
-}
 
 fn on_path(program: &str) -> bool {
     Command::new("sh")
@@ -48,19 +44,18 @@ fn num(v: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
 }
 
-#[test]
 fn syncrep_compare_small_run() {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        return skip("syncrep-compare needs root (a network namespace, a system user)");
+        skip("syncrep-compare needs root (a network namespace, a system user)");
     }
     for p in ["python3", "ip"] {
         if !on_path(p) {
-            return skip(&format!("{p} is not installed"));
+            skip(&format!("{p} is not installed"));
         }
     }
     if !have_postgres() && !on_path("apt-get") {
-        return skip("PostgreSQL is not installed and there is no apt-get to install it");
+        skip("PostgreSQL is not installed and there is no apt-get to install it");
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/syncrep-compare");
     let work = tempfile::Builder::new()
@@ -91,14 +86,14 @@ fn syncrep_compare_small_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
-        return skip(stderr.lines().last().unwrap_or("cannot run here"));
+        skip(stderr.lines().last().unwrap_or("cannot run here"));
     }
     assert!(
         out.status.success(),
         "syncrep-compare failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
-    eprintln!("{stdout}");
+    common::note!("{stdout}");
     assert!(stdout.contains("checks vs real"), "no table:\n{stdout}");
 
     // Everything it made is gone: its temporary directory and namespace.
@@ -148,4 +143,8 @@ fn syncrep_compare_small_run() {
     assert!((0.5..2.0).contains(&ratio), "run {run} vs real {real}");
     let points = num(&run["checks"], "share_points").abs();
     assert!(points < 0.2, "run {run} vs real {real}");
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![syncrep_compare_small_run])
 }

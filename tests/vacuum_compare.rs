@@ -7,7 +7,8 @@
 //! docs/validation.md is what holds it to ±20%.
 //!
 //! Needs root (drop_caches, a cgroup, a system user), python3, cgroup v1
-//! blkio and PostgreSQL; otherwise it prints `SKIP: <reason>`.
+//! blkio and PostgreSQL; otherwise it shows as ignored with the
+//! reason, or fails under `CI=true`.
 
 mod common;
 
@@ -31,17 +32,16 @@ fn num(v: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("{key} is not a number in {v}"))
 }
 
-#[test]
 fn vacuum_compare_small_run() {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        return common::skip("vacuum-compare needs root (drop_caches, cgroups)");
+        common::skip("vacuum-compare needs root (drop_caches, cgroups)");
     }
     if !have_postgres() {
-        return common::skip("PostgreSQL 15 is not installed");
+        common::skip("PostgreSQL 15 is not installed");
     }
     if !Path::new("/sys/fs/cgroup/blkio/blkio.throttle.read_iops_device").exists() {
-        return common::skip("no cgroup v1 blkio throttling here");
+        common::skip("no cgroup v1 blkio throttling here");
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/vacuum-compare");
     let work = tempfile::Builder::new()
@@ -62,14 +62,14 @@ fn vacuum_compare_small_run() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let stdout = String::from_utf8_lossy(&out.stdout);
     if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
-        return common::skip(stdout.lines().last().unwrap_or("cannot run here"));
+        common::skip(stdout.lines().last().unwrap_or("cannot run here"));
     }
     assert!(
         out.status.success() || out.status.code() == Some(EXIT_MISS),
         "vacuum-compare failed ({}):\n{stdout}\n{stderr}",
         out.status
     );
-    eprintln!("{stdout}");
+    common::note!("{stdout}");
     assert!(
         stdout.contains("| gp3 | pgiosim model |"),
         "no table:\n{stdout}"
@@ -126,4 +126,8 @@ fn vacuum_compare_small_run() {
             assert!((0.1..10.0).contains(&ratio), "{side}: ratio {ratio}");
         }
     }
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![vacuum_compare_small_run])
 }

@@ -4,6 +4,10 @@
 
 use std::process::{Command, Output};
 
+pub mod harness;
+#[allow(unused_imports)]
+pub(crate) use harness::{note, trials};
+
 /// Run pgiosim with `args` and wait for it.
 #[allow(dead_code)]
 pub fn pgiosim(args: &[&str]) -> Output {
@@ -33,16 +37,16 @@ pub fn tmp(prefix: &str) -> tempfile::TempDir {
         .unwrap()
 }
 
-/// A test that cannot run here: prints `SKIP: reason` and returns, except
-/// under `CI=true`, where every test must run, so a skip fails. Tests never
-/// install what they miss; `.ci/run` installs it.
+/// A test that cannot run here (a program, a permission or a service it
+/// needs is missing): stops the test, which [`harness`] reports as ignored
+/// with `reason`, except under `CI=true`, where every test must run, so a
+/// skip fails. Tests never install what they miss; `.ci/run` installs it.
+/// Only for tests run by [`harness::run`] (`harness = false` in Cargo.toml):
+/// under libtest's own harness it fails the test.
 #[allow(dead_code)]
-pub fn skip(reason: &str) {
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "SKIP is a failure under CI=true: {reason}"
-    );
-    eprintln!("SKIP: {reason}");
+pub fn skip(reason: &str) -> ! {
+    // resume_unwind, not panic!: no panic message, the harness says why.
+    std::panic::resume_unwind(Box::new(harness::Skip(reason.to_string())))
 }
 
 /// Path of an example device profile under `examples/devices/` (a disk
