@@ -498,6 +498,75 @@ fn script_model_vs_run_quick() {
     assert!(!dir.exists(), "the script left {} behind", dir.display());
 }
 
+/// `--disk ram` and `--disk cap3000`: the script makes the disk, calibrates
+/// and runs on it, and removes the loop device, the tmpfs file and the
+/// cgroup it made.
+fn script_model_vs_run_on_other_disks() {
+    if !have("python3") {
+        skip("python3 is not installed");
+    }
+    if !Path::new("/sys/fs/cgroup/blkio").is_dir() || !have("losetup") || !is_root() {
+        skip("needs root, losetup and cgroup v1 blkio");
+    }
+    let loops = || {
+        std::fs::read_dir("/sys/block")
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().join("loop/backing_file").exists())
+            .count()
+    };
+    let loops_before = loops();
+    for disk in ["ram", "cap3000"] {
+        let d = tmp("pgiosim-calibrate-test");
+        let json = d.path().join("mvr.json");
+        // The throttle shows in calibrate's tests from 1 s on (its windows
+        // are 100 ms, and a test's first tenth is not counted).
+        let spt = if disk == "ram" { "0.2" } else { "1" };
+        let o = script(
+            "model-vs-run",
+            &[
+                "--quick",
+                "--seconds-per-test",
+                spt,
+                "--disk",
+                disk,
+                "--dir",
+                d.path().join("mvr").to_str().unwrap(),
+                "--json",
+                json.to_str().unwrap(),
+            ],
+        );
+        assert!(o.status.success(), "{disk}: {}", text(&o));
+        let v = read_json(&json);
+        assert_eq!(v["disk"], disk);
+        assert_eq!(v["cells"].as_array().unwrap().len(), 4);
+        if disk == "cap3000" {
+            // The calibration found the throttle.
+            let caps = &v["profile"]["caps"];
+            let read = caps["read_iops"].as_f64().or(caps["iops"].as_f64());
+            assert!(read.is_some_and(|r| (r - 3000.0).abs() < 600.0), "{caps}");
+        }
+    }
+    let cgroups: Vec<_> = std::fs::read_dir("/sys/fs/cgroup/blkio")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("pgiosim-model-vs-run")
+        })
+        .map(|e| e.path())
+        .collect();
+    assert!(cgroups.is_empty(), "cgroups left behind: {cgroups:?}");
+    assert_eq!(loops_before, loops(), "a loop device was left behind");
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
 fn script_calibrate_vs_fio_quick() {
     if !have("python3") {
         skip("python3 is not installed");
@@ -601,6 +670,7 @@ fn main() -> std::process::ExitCode {
         bad_profiles_name_the_file_and_the_field,
         emulated_run_is_shaped_like_the_profile,
         script_model_vs_run_quick,
+        script_model_vs_run_on_other_disks,
         script_calibrate_vs_fio_quick,
         script_emulate_vs_cap_quick,
     ])
