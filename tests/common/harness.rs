@@ -9,7 +9,9 @@
 //! }
 //! ```
 //!
-//! Each test is a plain `fn()`, run as a libtest-mimic trial with libtest's
+//! Each test is a plain `fn()` listed in `trials!`; a `#[test]` attribute
+//! there would make it vanish without a word (those binaries are not built
+//! with `--test`). Each runs as a libtest-mimic trial with libtest's
 //! command line (`--list`, a name filter, `--exact`, `--skip`,
 //! `--test-threads`...). A test that calls [`super::skip`] stops there and
 //! shows as `ignored (reason)`; under `CI=true`, where every test must run,
