@@ -511,7 +511,13 @@ fn script_model_vs_run_on_other_disks() {
     let loops = || {
         std::fs::read_dir("/sys/block")
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().path().join("loop/backing_file").exists())
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .path()
+                    .join("loop/backing_file")
+                    .exists()
+            })
             .count()
     };
     let loops_before = loops();

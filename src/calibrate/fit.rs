@@ -134,6 +134,7 @@ pub fn derive(
         channels: 1,
         contention_us: 0.0,
         write_contention_us: None,
+        read_write_contention_us: None,
         flush_contention_us: None,
         bandwidth_mib_s: bandwidth,
         write_bandwidth_mib_s: write_bandwidth,
@@ -363,15 +364,29 @@ pub(super) fn set_latencies(
     } else {
         p.read = fitted(read_m, p.fixed_us(Op::Read));
         p.write = fitted(write_m, p.fixed_us(Op::Write));
-        p.flush = fitted(flush_m, p.fixed_us(Op::Flush));
+        // The flush is what the WAL pair takes beyond the profile's write
+        // (a WAL append may be faster or slower than a random write), with
+        // the spread the fdatasync alone showed.
+        let mean = (lat.pair.mean - write_m.mean).max(flush_m.mean.min(1.0));
+        let ratio = mean / flush_m.mean.max(1e-9);
+        let shifted = LatencyUs {
+            mean,
+            p50: flush_m.p50 * ratio,
+            p99: flush_m.p99 * ratio,
+            ..flush_m
+        };
+        p.flush = fitted(shifted, p.fixed_us(Op::Flush));
         findings.push(format!(
             "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give \
-             the measured means ({:.1}, {:.1}, {:.1} µs); measured p99s {:.0}, {:.0}, {:.0} µs",
+             the measured means ({:.1}, {:.1} µs; the flush {:.1} µs, the WAL pair's {:.1} less \
+             the write, the fdatasync alone took {:.1}); measured p99s {:.0}, {:.0}, {:.0} µs",
             p.read.p99_us,
             p.write.p99_us,
             p.flush.p99_us,
             read_m.mean,
             write_m.mean,
+            lat.pair.mean - write_m.mean,
+            lat.pair.mean,
             flush_m.mean,
             read_m.p99,
             write_m.p99,
@@ -509,40 +524,47 @@ pub(super) fn set_idle(p: &mut Profile, m: &Measured, lat: &Latencies, findings:
     ));
 }
 
-/// `write_contention_us` so that the model's QD32 50/50 mix runs at the
-/// measured rate, then `flush_contention_us` so that its four streams of
-/// write + fdatasync do (on a disk whose flushes go to media, the serial
-/// flushes decide that rate instead).
+/// `write_contention_us` so that the model's QD16 writes run at the
+/// measured rate, `read_write_contention_us` so that its QD32 50/50 mix
+/// does, then `flush_contention_us` so that its four streams of write +
+/// fdatasync do (on a disk whose flushes go to media, the serial flushes
+/// decide that rate instead).
 pub(super) fn set_write_and_flush_contention(
     p: &mut Profile,
     m: &Measured,
     findings: &mut Vec<String>,
 ) {
     let reads = p.contention_us;
-    let fitted = fit_monotone(m.mixed.ops_per_s, |c| {
+    let ww = sig3(fit_monotone(m.write16.ops_per_s, |c| {
         let mut q = p.clone();
         q.write_contention_us = Some(c);
+        microbench::closed_loop_rate(&q, Op::Write, PAGE_BYTES, 16, 1)
+    }));
+    p.write_contention_us = Some(ww);
+    let rw = sig3(fit_monotone(m.mixed.ops_per_s, |c| {
+        let mut q = p.clone();
+        q.read_write_contention_us = Some(c);
         microbench::mixed_iops(&q, PAGE_BYTES, 32, 1)
-    });
-    p.write_contention_us = Some(sig3(fitted));
+    }));
+    p.read_write_contention_us = Some(rw);
     findings.push(format!(
-        "QD32 50/50 mix {:.0} IOPS: write_contention_us = {} (reads' {reads})",
-        m.mixed.ops_per_s,
-        sig3(fitted)
+        "QD16 writes {:.0} IOPS and the QD32 50/50 mix {:.0} IOPS: each write in flight adds \
+         {ww} µs to a write (write_contention_us), {rw} µs to a read \
+         (read_write_contention_us), against a read's {reads} µs to a read",
+        m.write16.ops_per_s, m.mixed.ops_per_s,
     ));
     if p.flush_to_media {
         return;
     }
-    let fitted = fit_monotone(m.wal4.ops_per_s, |c| {
+    let fitted = sig3(fit_monotone(m.wal4.ops_per_s, |c| {
         let mut q = p.clone();
         q.flush_contention_us = Some(c);
         microbench::parallel_flush_rate(&q, STREAMS, 1, 1)
-    });
-    p.flush_contention_us = Some(sig3(fitted));
+    }));
+    p.flush_contention_us = Some(fitted);
     findings.push(format!(
-        "{STREAMS} streams of WAL append + fdatasync {:.0}/s: flush_contention_us = {}",
+        "{STREAMS} streams of WAL append + fdatasync {:.0}/s: flush_contention_us = {fitted}",
         m.wal4.ops_per_s,
-        sig3(fitted)
     ));
 }
 

@@ -379,7 +379,22 @@ pub(super) fn closed_loop(
         bar.set_position(base_pos + (now.min(end) - t0) / MS);
         out.clear();
         let wake = resting.front().map_or(end, |r| r.0.min(end));
-        dev.wait((now < wake).then_some(wake), MAX_BLOCK, &mut out)?;
+        // A pause ends the way `run` ends a modelled CPU burst: asleep until
+        // just before it, then polling (see `Device::timer_spin`), so that
+        // what a pause does to the next I/O is what `run` sees.
+        let spin = if resting.is_empty() {
+            0
+        } else {
+            dev.timer_spin()
+        };
+        let until = if now >= wake {
+            None
+        } else if wake <= now + spin {
+            Some(now)
+        } else {
+            Some(wake - spin)
+        };
+        dev.wait(until, MAX_BLOCK, &mut out)?;
         let go_on = dev.now() < end && !stopped;
         for c in &out {
             recs.clear();

@@ -124,6 +124,9 @@ pub enum Op {
     Flush,
 }
 
+/// The kinds of operation, in their index order.
+const OPS: [Op; 3] = [Op::Read, Op::Write, Op::Flush];
+
 /// Indices into [`DeviceModel::buckets`].
 const B_IOPS: usize = 0;
 const B_READ_IOPS: usize = 1;
@@ -300,9 +303,10 @@ pub struct DeviceModel {
     /// The `now` of the last call: calls must not go back in time.
     last_now: Nanos,
     rng: SimRng,
-    /// ns added to the service time per other operation in flight, by
-    /// the kind of that operation (read, write, flush).
-    contention_ns: [f64; 3],
+    /// ns added to the service time of an operation of one kind (the
+    /// first index: read, write, flush) per other operation in flight of
+    /// each kind (the second).
+    contention_ns: [[f64; 3]; 3],
     /// Whether any kind contends.
     contends: bool,
     /// With contention: when each operation past the caps completes on the
@@ -371,11 +375,11 @@ impl DeviceModel {
             flush_free: 0.0,
             last_now: 0,
             rng: SimRng::seed_from_u64(seed),
-            contention_ns: [Op::Read, Op::Write, Op::Flush]
-                .map(|op| profile.contention_of(op) * 1e3),
-            contends: [Op::Read, Op::Write, Op::Flush]
+            contention_ns: OPS
+                .map(|op| OPS.map(|other| profile.contention_between(op, other) * 1e3)),
+            contends: OPS
                 .iter()
-                .any(|&op| profile.contention_of(op) > 0.0),
+                .any(|&op| OPS.iter().any(|&o| profile.contention_between(op, o) > 0.0)),
             in_flight: BTreeMap::new(),
             in_flight_ops: [0; 3],
             held: BTreeMap::new(),
@@ -445,7 +449,7 @@ impl DeviceModel {
             (admitted.round() as Nanos).max(now).max(on_channel)
         });
         let service = match starts {
-            Some(at) => drawn + self.on_device(now, at),
+            Some(at) => drawn + self.on_device(now, at, op),
             None => drawn,
         };
         let done = if op == Op::Flush && self.flush_to_media {
@@ -563,14 +567,10 @@ impl DeviceModel {
     /// at `at` (≥ `now`) as far as is known at `now`: past the caps, not
     /// yet complete, each weighted by its kind's contention. A later time
     /// than `now` (an operation a cap holds) costs a scan.
-    fn on_device(&mut self, now: Nanos, at: Nanos) -> f64 {
+    fn on_device(&mut self, now: Nanos, at: Nanos, op: Op) -> f64 {
         self.advance(now);
-        let weigh = |n: [usize; 3]| -> f64 {
-            n.iter()
-                .zip(self.contention_ns)
-                .map(|(&k, c)| k as f64 * c)
-                .sum()
-        };
+        let row = self.contention_ns[op as usize];
+        let weigh = |n: [usize; 3]| -> f64 { n.iter().zip(row).map(|(&k, c)| k as f64 * c).sum() };
         if at == now {
             // Everything left completes after `now`.
             return weigh(self.in_flight_ops);

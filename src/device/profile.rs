@@ -26,8 +26,9 @@
 //! | `channels` | count | operations the device services at once (internal parallelism) |
 //! | `contention_us` | µs | added to an operation's service time for each other operation in flight on the device when it starts: a disk that slows per operation under load before its channels run out (a virtualised or network disk); QD n then takes QD1 latency + (n − 1) × this; default 0 |
 //! | `bandwidth_mib_s` | MiB/s | the medium's own bandwidth, shared by all channels: an I/O of b bytes holds it for b / bandwidth |
-//! | `write_contention_us` | µs | like `contention_us`, for each write in flight; absent: `contention_us` |
-//! | `flush_contention_us` | µs | like `contention_us`, for each flush in flight; absent: `contention_us` |
+//! | `write_contention_us` | µs | like `contention_us`, what each other write in flight adds to a write (`contention_us` is then the reads' among reads); absent: `contention_us` |
+//! | `read_write_contention_us` | µs | what a write in flight adds to a read, and a read to a write; absent: `contention_us` |
+//! | `flush_contention_us` | µs | what a flush in flight adds to any other operation, and any other to a flush; absent: `contention_us` |
 //! | `write_bandwidth_mib_s` | MiB/s | the medium's bandwidth for writes; absent: `bandwidth_mib_s` |
 //! | `flush_us_per_mib` | µs | added to a flush's service time per MiB written since the previous flush; default 0 |
 //! | `idle[].gap_us`, `idle[].read_us`, `idle[].write_us` | µs | latency added to a read, or to a write or flush, that finds the device idle for `gap_us`: a piecewise-linear curve from 0 at no gap, flat after its last point; default none |
@@ -121,16 +122,22 @@ pub struct Profile {
     /// runs at n / (QD1 latency + (n − 1) × `contention_us`).
     #[serde(default)]
     pub contention_us: f64,
-    /// µs a write in flight adds to each other operation's service time,
-    /// in place of `contention_us`. Absent: `contention_us`. On a virtual
-    /// disk whose host serves reads and writes through one queue, reads slow
-    /// more beside writes than beside reads (a mixed load's IOPS fall short
-    /// of the read sweep's).
+    /// µs each other write in flight adds to a write's service time, in
+    /// place of `contention_us` (which is then the reads' among reads).
+    /// Absent: `contention_us`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_contention_us: Option<f64>,
-    /// µs a flush in flight adds to each other operation's service time, in
-    /// place of `contention_us`. Absent: `contention_us`. Concurrent
-    /// fdatasyncs on one disk scale by this, not by the reads' figure.
+    /// µs a write in flight adds to a read's service time, and a read in
+    /// flight to a write's. Absent: `contention_us`. On a virtual disk whose
+    /// host serves reads and writes through one queue, reads slow more
+    /// beside writes than beside reads (a mixed load's IOPS fall short of
+    /// the read sweep's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_write_contention_us: Option<f64>,
+    /// µs a flush in flight adds to any other operation's service time, and
+    /// any other operation in flight to a flush's. Absent: `contention_us`.
+    /// Concurrent fdatasyncs on one disk scale by this, not by the reads'
+    /// figure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush_contention_us: Option<f64>,
     /// The medium's bandwidth in MiB/s, shared by all channels: an I/O of
@@ -597,13 +604,15 @@ impl Profile {
         idle_extra_us(&self.idle, op, gap_us)
     }
 
-    /// µs an operation of kind `op` in flight adds to another's service
-    /// time.
-    pub fn contention_of(&self, op: Op) -> f64 {
-        match op {
-            Op::Read => self.contention_us,
-            Op::Write => self.write_contention_us.unwrap_or(self.contention_us),
-            Op::Flush => self.flush_contention_us.unwrap_or(self.contention_us),
+    /// µs an operation of kind `other` in flight adds to the service time
+    /// of one of kind `op`.
+    pub fn contention_between(&self, op: Op, other: Op) -> f64 {
+        let or_base = |v: Option<f64>| v.unwrap_or(self.contention_us);
+        match (op, other) {
+            (Op::Flush, _) | (_, Op::Flush) => or_base(self.flush_contention_us),
+            (Op::Read, Op::Read) => self.contention_us,
+            (Op::Write, Op::Write) => or_base(self.write_contention_us),
+            (Op::Read, Op::Write) | (Op::Write, Op::Read) => or_base(self.read_write_contention_us),
         }
     }
 
@@ -695,6 +704,7 @@ impl Profile {
         }
         for (field, v) in [
             ("write_contention_us", self.write_contention_us),
+            ("read_write_contention_us", self.read_write_contention_us),
             ("flush_contention_us", self.flush_contention_us),
         ] {
             if let Some(v) = v
