@@ -652,6 +652,10 @@ pub fn build(files: &[FioFile], name: &str, base: &Profile) -> Result<Import> {
     let par_read = b.get(Size::Small, Depth::Parallel, Kind::Read);
     b.parallelism_and_caps(par_read);
     b.flush_scaling(qd1_sync);
+    b.defaulted.push(format!(
+        "{} (the battery does not measure them; only calibrate does)",
+        crate::device::profile::CALIBRATE_ONLY_FIELDS
+    ));
     let (all_rows, missing) = b.rows_and_missing();
     let mut notes = b.notes;
     let mut p = b.p;

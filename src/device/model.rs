@@ -39,10 +39,17 @@
 //!   in the same order) followed by a service time drawn from the op's
 //!   log-normal, fitted so that the profile's QD1 median and p99 come out
 //!   (stated latency minus round trip and transfer, see
-//!   [`Profile::fixed_us`]), plus `contention_us` for every other
-//!   operation on the device (on a channel, not yet complete) when it
-//!   starts; operations a cap holds or that wait for a channel are not on
-//!   the device yet.
+//!   [`Profile::fixed_us`]), plus, for every other operation on the device
+//!   (on a channel, not yet complete) when it starts, the contention between
+//!   the two kinds ([`Profile::contention_between`]: `contention_us` among
+//!   reads, `write_contention_us` among writes, `read_write_contention_us`
+//!   between a read and a write, `flush_contention_us` with a flush);
+//!   operations a cap holds or that wait for a channel are not on the device
+//!   yet. Writes move on the medium at `write_bandwidth_mib_s`.
+//! * **Idle and flush size.** An operation that finds nothing in flight
+//!   takes the `idle` curve's extra for how long the device has been idle;
+//!   a flush takes `flush_us_per_mib` per MiB written since the previous
+//!   flush.
 //! * **Both.** The operation finishes when the device would have finished it
 //!   (queueing for a channel and for the medium) and when its own work has
 //!   run after the caps admitted it: `max(device_end, admitted + work)`.
@@ -66,8 +73,8 @@
 //! Known divergences from real disks, so nobody mistakes them for findings:
 //!
 //! * **Load-dependent service time is linear and counted once.** Every
-//!   service time is drawn from the QD1 distribution, plus `contention_us`
-//!   per operation on the device when it starts; operations that arrive
+//!   service time is drawn from the QD1 distribution, plus the contention
+//!   of each operation on the device when it starts; operations that arrive
 //!   while it runs do not slow it further. In a closed loop that is the same
 //!   on average; a burst arriving behind a long operation is cheaper than on
 //!   a real disk. Every kind of operation slows every other kind alike (this
@@ -100,8 +107,12 @@
 //! * **Independent samples.** Service times are i.i.d.: no slow periods, no
 //!   noisy neighbours, no network jitter apart from the log-normal, whose
 //!   tail beyond p99 is the log-normal's (real tails are often heavier).
-//! * **One bandwidth.** Reads, writes and destaging share one figure; no
-//!   separate read and write bandwidth, no interface vs NAND distinction.
+//! * **One medium.** Reads and writes share one pipe (at their own
+//!   bandwidths); no interface vs NAND distinction.
+//! * **Idle is the device's, not the host's.** The `idle` curve is keyed
+//!   on the time the device had nothing in flight; on a VM part of the
+//!   slowdown after a pause is the program's thread or the host's I/O thread
+//!   waking, which this cannot tell apart.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};

@@ -65,6 +65,13 @@ pub const CHANNELS_MAX: u32 = 65_536;
 pub const LATENCY_US_MAX: f64 = 60_000_000.0;
 /// Largest `latency_io_kib` and `caps.op_size_kib`, KiB (1 GiB).
 pub const IO_KIB_MAX: u32 = 1 << 20;
+/// The profile fields that only `pgiosim calibrate` measures (fio's
+/// battery and YABS run back to back, sync one block at a time and run no
+/// mix of reads and writes beside flushes): imported profiles take them
+/// from their base profile and say so.
+pub const CALIBRATE_ONLY_FIELDS: &str = "idle, flush_us_per_mib, write_contention_us, \
+     read_write_contention_us, flush_contention_us";
+
 /// Most points of `idle`.
 pub const IDLE_POINTS_MAX: usize = 64;
 /// Largest `caps.bucket_ms`.

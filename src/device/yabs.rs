@@ -443,12 +443,14 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
         "pgiosim profile from-yabs {} ({}): YABS fio randrw 50/50, 2 jobs x QD64, direct, 30 s: \
          {figures}. {} YABS does not measure QD1 latency, fsync/fdatasync latency or whether \
          flushes scale, nor the round trip: read, write, flush, flush_to_media and \
-         network_rtt_us are the {} profile's ({}).",
+         network_rtt_us are the {} profile's ({}), and so are {}, which only calibrate \
+         measures.",
         origin_file(origin),
         disk.label,
         notes.join("; "),
         base.name,
-        base.description
+        base.description,
+        crate::device::profile::CALIBRATE_ONLY_FIELDS
     );
     let profile = Profile::from_json(&p.to_json().to_string(), origin)?;
     let checks = disk

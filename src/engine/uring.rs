@@ -127,6 +127,47 @@ pub struct UringDevice {
     /// The ring is bound to the thread that created it (`SINGLE_ISSUER`):
     /// the device must not move to another thread.
     _not_send: PhantomData<*const ()>,
+    /// The driving thread's CPU affinity before [`share_one_cpu`] pinned
+    /// it, restored on drop.
+    affinity: Option<libc::cpu_set_t>,
+}
+
+/// Pins the calling thread, and the ring's io-wq workers (which run what
+/// cannot be issued inline: every fdatasync, buffered writes), to the CPU
+/// the thread is on; returns the thread's affinity before.
+///
+/// PostgreSQL calls fdatasync in the backend itself. Through io_uring the
+/// call is handed to a worker thread, and on a VM a worker woken on another
+/// vCPU that is idle waits for that vCPU to be woken: tens of µs per
+/// fdatasync that PostgreSQL never pays, and more after the driver has
+/// been polling near a timer (docs/validation.md). On one CPU the worker
+/// runs as soon as the driver waits or yields ([`UringDevice::wait`]).
+/// Best effort: where the kernel refuses, nothing changes.
+fn share_one_cpu(ring: &IoUring) -> Option<libc::cpu_set_t> {
+    // SAFETY: sched_getcpu, sched_getaffinity and sched_setaffinity are
+    // given a zeroed cpu_set_t of the size they are told; CPU_SET is given
+    // an index within it.
+    unsafe {
+        let cpu = libc::sched_getcpu();
+        if cpu < 0 || cpu as usize >= libc::CPU_SETSIZE as usize {
+            return None;
+        }
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        let mut before: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, size, &mut before) != 0 {
+            return None;
+        }
+        let mut one: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu as usize, &mut one);
+        if ring.submitter().register_iowq_aff(&one).is_err() {
+            return None;
+        }
+        if libc::sched_setaffinity(0, size, &one) != 0 {
+            let _ = ring.submitter().unregister_iowq_aff();
+            return None;
+        }
+        Some(before)
+    }
 }
 
 fn is_errno(e: &io::Error, errno: i32) -> bool {
@@ -201,7 +242,9 @@ impl UringDevice {
         }
 
         let data_blocks = files.data_blocks()?;
+        let affinity = share_one_cpu(&ring);
         Ok(UringDevice {
+            affinity,
             ring,
             files,
             data_blocks,
@@ -444,7 +487,13 @@ impl Device for UringDevice {
         let end = deadline.map_or(block_end, |d| d.min(block_end));
         if had_backlog || now >= end || !self.ring.completion().is_empty() {
             self.submit_queued()?;
-            self.reap(out)?;
+            let reaped = self.reap(out)?;
+            // Polling (the driver near a timer) with I/O in flight: let an
+            // io-wq worker on this CPU run (see `share_one_cpu`).
+            if reaped == 0 && !had_backlog && self.affinity.is_some() && !self.in_flight.is_empty()
+            {
+                std::thread::yield_now();
+            }
             return Ok(());
         }
         // Nothing ready: submit what is queued and wait, in one syscall.
@@ -504,6 +553,12 @@ impl Drop for UringDevice {
         }
         for (_, op) in self.in_flight.drain() {
             std::mem::forget(op.buf);
+        }
+        if let Some(before) = &self.affinity {
+            // SAFETY: a cpu_set_t that sched_getaffinity filled.
+            unsafe {
+                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), before);
+            }
         }
     }
 }
