@@ -4,13 +4,9 @@
 //! model must land within this size's tolerances: tps within 35%, every
 //! bucket's share of the latency within 20 points. (scripts/model-vs-run's
 //! targets at full size, 20 s runs after a 4 s-a-test calibration, are 15%
-//! and 5 points. At this size one slow fsync moves a 5 s run: on this VM's
-//! quiet disk, in four runs of the test, the cells landed at -0.8% to
-//! +27.3% tps; the worst share was the 1-client cached cell's wal_fsync,
-//! 9 to 15 points below the run's, whose fdatasync took about 330 µs
-//! against the calibrated 180 (a known miss at this size, not explained);
-//! the other cells' worst shares were within 8 points. The tolerances
-//! leave room for that, and still fail a model that is off by half.)
+//! and 5 points. At this size the calibration's 1 s tests and the 5 s runs
+//! see the disk a minute apart, and a shared virtual disk moves by more
+//! than 15% from one minute to the next; docs/validation.md has the runs.)
 //!
 //! The cells are the script's `--quick` shapes: scale 1 with the default
 //! shared_buffers (every page cached) and scale 4 with shared_buffers=1MB
