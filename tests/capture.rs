@@ -91,10 +91,16 @@ fn other_releases() -> Vec<(u32, PathBuf)> {
 
 /// The uid and gid to run PostgreSQL as: ours, or pgiosim_pg's when root
 /// (PostgreSQL refuses to run as root).
+///
+/// Tests run in parallel threads: two `useradd`s at once can leave the user
+/// renumbered under a server just started with the old uid, and `getpwnam`
+/// returns a shared buffer. One lock serializes lookup and creation.
 fn pg_ids() -> Result<(u32, u32), String> {
     if unsafe { libc::geteuid() } != 0 {
         return Ok(unsafe { (libc::getuid(), libc::getgid()) });
     }
+    static USERADD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _serial = USERADD.lock().unwrap_or_else(|e| e.into_inner());
     let lookup = || {
         let name = std::ffi::CString::new(PG_USER).unwrap();
         let pw = unsafe { libc::getpwnam(name.as_ptr()) };
