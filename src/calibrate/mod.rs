@@ -71,6 +71,15 @@ pub const SEQ_IO_BYTES: u64 = 1 << 20;
 pub const THROTTLED_QD1: f64 = 0.3;
 /// A read sweep whose QD64 IOPS are below this multiple of QD1's is flat.
 pub const FLAT_SWEEP: f64 = 1.3;
+/// A read sweep whose deepest [`PLATEAU_DEPTHS`] queue depths all run
+/// within this ratio of each other stops at a rate, not at a device's
+/// knee: a disk still gains a little from each doubling of the queue, a
+/// throttle hands out the same budget at every depth (cgroup v1 blkio at
+/// 16,000 IOPS: 16,000 to 16,004 from QD2 to QD64, where QD1 runs at
+/// 12,000 and does not look throttled).
+pub const PLATEAU_RATIO: f64 = 1.01;
+/// How many of the deepest queue depths [`PLATEAU_RATIO`] looks at.
+pub const PLATEAU_DEPTHS: usize = 4;
 /// Figures that agree within this ratio are "the same" (cap detection).
 pub const AGREE: f64 = 1.15;
 /// Parallel flushes below this multiple of one stream's rate do not scale.
