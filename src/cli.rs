@@ -150,9 +150,9 @@ pub struct DevicesArgs {
 
 /// The instance presets, their sizing rule and sources.
 fn instances() -> Result<()> {
-    use crate::instance::{INSTANCES, OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, Provider};
+    use crate::instance::{OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, sources};
     let mut o = String::new();
-    for i in INSTANCES {
+    for i in crate::instance::instances() {
         let _ = writeln!(o, "{}", i.summary_line());
     }
     let _ = writeln!(
@@ -160,15 +160,21 @@ fn instances() -> Result<()> {
         "\nmodel --instance SIZE: --cpus = vCPUs; default --os-cache = RAM − shared_buffers − \
          {:.0}% of RAM (at least {}), a guess for the kernel and the backends' own memory; \
          limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
-         30 minutes where the size bursts).\nSources:",
+         30 minutes where the size bursts); --device instance-store is the size's local NVMe, \
+         capped at its read and write IOPS and MB/s (measured: ScyllaDB's iotune figures; \
+         derived: AWS's published IOPS, MB/s scaled from a measured size; each store \
+         profile's source gives its row or its arithmetic).\nSources:",
         OVERHEAD_FRACTION * 100.0,
         crate::units::format_memory(OVERHEAD_MIN_BYTES)
     );
-    for p in [Provider::Aws, Provider::Azure, Provider::Gcp] {
-        if let Some(i) = INSTANCES.iter().find(|i| i.provider == p) {
-            let _ = writeln!(o, "  {}: {}", p.name(), i.source());
-        }
+    for (key, text) in sources() {
+        let _ = writeln!(o, "  {key}: {text}");
     }
+    let _ = writeln!(
+        o,
+        "  instance stores: {}",
+        crate::instance::aws_store::SCYLLA_SOURCE
+    );
     output::stdout(&o)
 }
 
@@ -279,7 +285,8 @@ pub struct ModelArgs {
     /// 1 GiB), a volume of its provider gets the instance's own limits on
     /// top of its caps (m6id.4xlarge: 20,000 IOPS and 625 MB/s, bursting to
     /// 40,000 and 1,250 for 30 minutes), and --device instance-store is its
-    /// local NVMe. Explicit flags win over the preset.
+    /// local NVMe, capped at its read and write IOPS and MB/s. Explicit
+    /// flags win over the preset.
     #[arg(long, value_name = "SIZE")]
     pub instance: Option<String>,
 }

@@ -84,7 +84,7 @@ pub const INSTANCE_STORE: &str = "instance-store";
 
 /// The instance presets with a store, for messages: their families and sizes.
 fn store_sizes() -> String {
-    let with: Vec<&str> = crate::instance::INSTANCES
+    let with: Vec<&str> = crate::instance::instances()
         .iter()
         .filter(|i| i.store.is_some())
         .map(|i| i.name)

@@ -1,0 +1,589 @@
+//! Instance presets: a cloud server's vCPUs and memory, the limits its host
+//! puts on the network volumes attached to it, and its local instance store.
+//!
+//! `model --instance m6id.4xlarge` takes the vCPUs for `--cpus` and their
+//! threads per core for `--threads-per-core`, the memory
+//! for the default page cache (RAM − shared_buffers − [`overhead_bytes`]),
+//! applies the instance's own volume limits on top of an EBS volume's (see
+//! [`Instance::limit_volume`]), and offers the instance store as
+//! `--device instance-store` (see [`aws_store`]). Explicit flags win over
+//! the preset.
+//!
+//! The presets are data, one row per size, in `presets.tsv` beside this
+//! file (read once, at first use, from the binary: `include_str!`). Every
+//! row names its source, whose text is in the same file:
+//!
+//! * AWS `aws-2023`: the EC2 User Guide's archived source,
+//!   github.com/awsdocs/amazon-ec2-user-guide (doc_source/, June 2023): the
+//!   family pages (vCPUs, memory, instance-store volumes and their published
+//!   IOPS), "Supported CPU options" (threads per core: 2 for the x86
+//!   families, 1 for Graviton) and the "Amazon EBS–optimized instances"
+//!   table (baseline and maximum throughput "MB/s, 128 KiB I/O", baseline
+//!   and maximum IOPS "16 KiB I/O"; sizes marked with an asterisk "can
+//!   support maximum performance for 30 minutes at least once every 24
+//!   hours, after which they revert to their baseline performance").
+//! * AWS `aws-2026`: the same tables in the current Amazon EC2 Instance
+//!   Types Guide and Amazon EBS User Guide, read 2026-12, for the families
+//!   the archive predates or lacked here: c6id, m7gd, m8gd, i7i.
+//! * Azure `azure`: Dsv5 sizes, vCPUs, memory and "Uncached Premium SSD"
+//!   IOPS and MB/s with their burst figures ("Burst speeds can be
+//!   maintained for up to 30 minutes at a time"), from
+//!   <https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series>.
+//!   Dsv5 has no local disk.
+//! * GCP `gcp`: n2-standard vCPUs and memory (4 GB per vCPU) from
+//!   <https://cloud.google.com/compute/docs/general-purpose-machines>. GCP's
+//!   per-VM Persistent Disk and Hyperdisk limits depend on the disk type and
+//!   the vCPU count together and are not applied: the pd-* and hyperdisk
+//!   profiles carry their per-disk limits only.
+//!
+//! The instance stores' IOPS and MB/s are ScyllaDB's measurements where
+//! the size was measured, and derived from them where not: [`aws_store`].
+
+pub mod aws_store;
+
+use std::sync::LazyLock;
+
+use crate::device::profile::{Burst, Profile, fmt_num};
+
+pub use aws_store::{Store, StoreFigures};
+
+const MIB: f64 = 1_048_576.0;
+const GIB: f64 = 1_073_741_824.0;
+
+/// The part of RAM neither shared_buffers nor the page cache gets: the
+/// kernel, page tables, the backends' private memory (work_mem, catalog
+/// caches) and the rest of the system. A guess, stated: 5% of RAM, at least
+/// [`OVERHEAD_MIN_BYTES`].
+pub const OVERHEAD_FRACTION: f64 = 0.05;
+/// Least overhead, whatever the RAM (see [`OVERHEAD_FRACTION`]).
+pub const OVERHEAD_MIN_BYTES: u64 = 1 << 30;
+
+/// Who sells the instance: which volumes its limits apply to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provider {
+    Aws,
+    Azure,
+    Gcp,
+}
+
+impl Provider {
+    /// The provider's name, and what its volumes are called.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Aws => "AWS",
+            Provider::Azure => "Azure",
+            Provider::Gcp => "GCP",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Provider> {
+        [Provider::Aws, Provider::Azure, Provider::Gcp]
+            .into_iter()
+            .find(|p| p.name() == s)
+    }
+}
+
+/// The limits an instance puts on all its network volumes together.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VolumeLimits {
+    /// Sustained throughput, MB/s (10^6 bytes).
+    pub baseline_mb_s: f64,
+    /// Throughput while bursting (equal to the baseline without a burst).
+    pub max_mb_s: f64,
+    /// Sustained IOPS.
+    pub baseline_iops: f64,
+    /// IOPS while bursting.
+    pub max_iops: f64,
+    /// Whether the instance bursts to the maximum (for 30 minutes, AWS: "at
+    /// least once every 24 hours"; Azure: "at a time"): whether either
+    /// maximum is above its baseline.
+    pub bursts: bool,
+}
+
+/// How long a burst at the maximum lasts, s: 30 minutes, on both AWS and
+/// Azure.
+pub const BURST_S: f64 = 1800.0;
+
+/// A cloud server size.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Instance {
+    /// As the provider writes it: m6id.4xlarge, Standard_D16s_v5, n2-standard-16.
+    pub name: &'static str,
+    pub provider: Provider,
+    pub vcpus: u32,
+    /// Hardware threads per physical core: 2 where the vCPUs are
+    /// hyperthreads, 1 where each is a core (Graviton).
+    pub threads_per_core: u32,
+    /// GiB as the provider states it (AWS and Azure: GiB; GCP: GB, taken as GiB).
+    pub memory_gib: f64,
+    /// Limits on attached network volumes; None: not published here.
+    pub volume_limits: Option<VolumeLimits>,
+    /// The local instance store; None: the size has none.
+    pub store: Option<Store>,
+    /// The source key of the preset's row (`aws-2023`, `aws-2026`, `azure`,
+    /// `gcp`); its text: [`Instance::source`].
+    pub source_key: &'static str,
+}
+
+/// The preset table, one row per size: see its header.
+const PRESETS_TSV: &str = include_str!("presets.tsv");
+
+/// The presets and their sources, parsed once.
+struct Table {
+    instances: Vec<Instance>,
+    /// (key, text) of every source line, in file order.
+    sources: Vec<(&'static str, &'static str)>,
+}
+
+static TABLE: LazyLock<Table> = LazyLock::new(|| {
+    parse_table(PRESETS_TSV).unwrap_or_else(|e| panic!("src/instance/presets.tsv: {e}"))
+});
+
+/// Every preset, AWS first, by family and size.
+pub fn instances() -> &'static [Instance] {
+    &TABLE.instances
+}
+
+/// The preset named `name` (case-insensitive, as providers' consoles accept it).
+pub fn lookup(name: &str) -> Option<&'static Instance> {
+    instances()
+        .iter()
+        .find(|i| i.name.eq_ignore_ascii_case(name))
+}
+
+/// The names of every preset, for error messages and `pgiosim instances`.
+pub fn names() -> Vec<&'static str> {
+    instances().iter().map(|i| i.name).collect()
+}
+
+/// Every source the presets cite, (key, text), in the table's order.
+pub fn sources() -> &'static [(&'static str, &'static str)] {
+    &TABLE.sources
+}
+
+/// [`OVERHEAD_FRACTION`] of `memory_bytes`, at least [`OVERHEAD_MIN_BYTES`].
+pub fn overhead_bytes(memory_bytes: u64) -> u64 {
+    ((memory_bytes as f64 * OVERHEAD_FRACTION) as u64).max(OVERHEAD_MIN_BYTES)
+}
+
+/// Columns of a preset row.
+const COLUMNS: usize = 14;
+
+/// The presets of `text` (the format of `presets.tsv`), their stores'
+/// figures computed ([`aws_store::figures`]); an error names the line.
+fn parse_table(text: &'static str) -> Result<Table, String> {
+    let mut sources = Vec::new();
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let at = |e: String| format!("line {}: {e}", n + 1);
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(def) = line.strip_prefix('@') {
+            let (key, text) = def
+                .split_once('\t')
+                .ok_or_else(|| at("a source line is @KEY, a tab, the text".into()))?;
+            sources.push((key, text));
+            continue;
+        }
+        let cols: Vec<&'static str> = line.split('\t').collect();
+        if cols.len() != COLUMNS {
+            return Err(at(format!("{} columns, not {COLUMNS}", cols.len())));
+        }
+        rows.push(parse_row(&cols).map_err(at)?);
+    }
+    for (i, row) in rows.iter().enumerate() {
+        if !sources.iter().any(|(k, _)| *k == row.0.source_key) {
+            return Err(format!(
+                "{}: source {:?} has no @ line",
+                row.0.name, row.0.source_key
+            ));
+        }
+        if rows[..i]
+            .iter()
+            .any(|r| r.0.name.eq_ignore_ascii_case(row.0.name))
+        {
+            return Err(format!("{}: two rows", row.0.name));
+        }
+    }
+    let instances = aws_store::figures(rows)?;
+    Ok(Table { instances, sources })
+}
+
+/// A row: the instance without its store, and the store's published
+/// columns when it has one.
+type Row = (Instance, Option<aws_store::Published>);
+
+fn parse_row(c: &[&'static str]) -> Result<Row, String> {
+    let num = |i: usize, what: &str| -> Result<f64, String> {
+        c[i].parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| format!("{what}: {:?} is not a number above 0", c[i]))
+    };
+    let count = |i: usize, what: &str| -> Result<u32, String> {
+        c[i].parse::<u32>()
+            .ok()
+            .filter(|v| *v > 0)
+            .ok_or_else(|| format!("{what}: {:?} is not a count above 0", c[i]))
+    };
+    let dash = |range: std::ops::Range<usize>| c[range].iter().all(|v| *v == "-");
+    let name = c[0];
+    let provider = Provider::parse(c[1]).ok_or_else(|| format!("{name}: provider {:?}", c[1]))?;
+    let volume_limits = if dash(5..9) {
+        None
+    } else {
+        let (baseline_mb_s, max_mb_s) = (num(5, "vol_base_mb_s")?, num(6, "vol_max_mb_s")?);
+        let (baseline_iops, max_iops) = (num(7, "vol_base_iops")?, num(8, "vol_max_iops")?);
+        Some(VolumeLimits {
+            baseline_mb_s,
+            max_mb_s,
+            baseline_iops,
+            max_iops,
+            bursts: max_iops > baseline_iops || max_mb_s > baseline_mb_s,
+        })
+    };
+    let published = if dash(9..13) {
+        None
+    } else {
+        let (volumes, gb) = c[9]
+            .split_once('x')
+            .and_then(|(n, gb)| Some((n.parse::<u32>().ok()?, gb.parse::<u32>().ok()?)))
+            .filter(|(n, gb)| *n > 0 && *gb > 0)
+            .ok_or_else(|| format!("store_volumes: {:?} is not COUNTxGB", c[9]))?;
+        Some(aws_store::Published {
+            volumes,
+            volume_gb: gb,
+            read_iops: num(10, "store_read_iops")?,
+            write_iops: num(11, "store_write_iops")?,
+            figures: c[12],
+        })
+    };
+    let inst = Instance {
+        name,
+        provider,
+        vcpus: count(2, "vcpus")?,
+        threads_per_core: count(3, "threads")?,
+        memory_gib: num(4, "memory_gib")?,
+        volume_limits,
+        store: None,
+        source_key: c[13],
+    };
+    Ok((inst, published))
+}
+
+impl Instance {
+    /// RAM in bytes.
+    pub fn memory_bytes(&self) -> u64 {
+        (self.memory_gib * GIB) as u64
+    }
+
+    /// The default page cache: RAM − shared_buffers − [`overhead_bytes`];
+    /// an error when shared_buffers leaves none.
+    pub fn page_cache_bytes(&self, shared_buffers: u64) -> Result<u64, String> {
+        let ram = self.memory_bytes();
+        let overhead = overhead_bytes(ram);
+        ram.checked_sub(shared_buffers)
+            .and_then(|r| r.checked_sub(overhead))
+            .filter(|&b| b > 0)
+            .ok_or_else(|| {
+                format!(
+                    "--instance {}: shared_buffers = {:.1} GiB leaves no page cache in its {} GiB \
+                     of RAM ({:.1} GiB kept for the kernel and the backends)",
+                    self.name,
+                    shared_buffers as f64 / GIB,
+                    self.memory_gib,
+                    overhead as f64 / GIB
+                )
+            })
+    }
+
+    /// Where the figures come from: the text of the row's source.
+    pub fn source(&self) -> &'static str {
+        sources()
+            .iter()
+            .find(|(k, _)| *k == self.source_key)
+            .map(|(_, t)| *t)
+            .expect("every row's source has a text: checked when the table is read")
+    }
+
+    /// One line for `pgiosim instances`.
+    pub fn summary_line(&self) -> String {
+        let limits = match self.volume_limits {
+            None => "volume limits: not applied".to_string(),
+            Some(l) if l.bursts => format!(
+                "volumes: {} IOPS, {} MB/s (burst {} IOPS, {} MB/s for 30 min)",
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s),
+                fmt_num(l.max_iops),
+                fmt_num(l.max_mb_s)
+            ),
+            Some(l) => format!(
+                "volumes: {} IOPS, {} MB/s",
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s)
+            ),
+        };
+        let store = match self.store {
+            None => String::new(),
+            Some(s) => format!(
+                " | instance store: {} read / {} write IOPS, {} / {} MB/s ({})",
+                fmt_num(s.read_iops),
+                fmt_num(s.write_iops),
+                fmt_num(s.read_mb_s.round()),
+                fmt_num(s.write_mb_s.round()),
+                match s.figures {
+                    StoreFigures::Measured { .. } => "measured",
+                    StoreFigures::Derived { .. } => "derived",
+                }
+            ),
+        };
+        format!(
+            "{:<18} {:<5} {:>3} vCPUs ({} per core) {:>6} GiB | {limits}{store}",
+            self.name,
+            self.provider.name(),
+            self.vcpus,
+            self.threads_per_core,
+            fmt_num(self.memory_gib)
+        )
+    }
+
+    /// `volume` (one of this provider's network volumes) as attached to this
+    /// instance: the instance's limits on top of the volume's own caps.
+    ///
+    /// Throughput: the lower of the volume's cap and the instance's maximum
+    /// (its burst figure: runs are shorter than the 30-minute burst, and the
+    /// model has no burst bucket for bytes). IOPS: the lower of the two
+    /// rates; an instance that bursts adds a burst bucket of (maximum −
+    /// baseline) × 30 minutes that refills at its baseline, so a run longer
+    /// than the burst falls to the baseline. When the volume bursts too
+    /// (gp2, Azure P20 and below) the two buckets are merged into one, the
+    /// lower baseline and the smaller bucket: an approximation, stated.
+    pub fn limit_volume(&self, volume: &Profile) -> Profile {
+        let mut p = volume.clone();
+        let Some(l) = self.volume_limits else {
+            return p;
+        };
+        let max_mib_s = l.max_mb_s * 1e6 / MIB;
+        p.caps.mib_s = Some(p.caps.mib_s.map_or(max_mib_s, |v| v.min(max_mib_s)));
+        let vol_rate = p.caps.iops.unwrap_or(f64::INFINITY);
+        let inst_bucket = (l.max_iops - l.baseline_iops) * BURST_S;
+        if vol_rate > l.baseline_iops {
+            let rate = vol_rate.min(l.max_iops);
+            p.caps.iops = Some(rate);
+            p.caps.burst = match (p.caps.burst, l.bursts && inst_bucket > 0.0) {
+                (None, true) => Some(Burst {
+                    size_ios: inst_bucket,
+                    baseline_iops: l.baseline_iops,
+                }),
+                (Some(b), true) => Some(Burst {
+                    size_ios: b.size_ios.min(inst_bucket),
+                    baseline_iops: b.baseline_iops.min(l.baseline_iops),
+                }),
+                (b, false) => b.filter(|b| b.baseline_iops < rate),
+            };
+        }
+        p.name = format!("{}-on-{}", volume.name, self.tag());
+        p.description = format!("{}, attached to {}", volume.description, self.name);
+        let limits = if l.bursts {
+            format!(
+                "baseline {} IOPS and {} MB/s, maximum {} IOPS and {} MB/s for 30 minutes",
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s),
+                fmt_num(l.max_iops),
+                fmt_num(l.max_mb_s)
+            )
+        } else {
+            format!(
+                "{} IOPS and {} MB/s",
+                fmt_num(l.baseline_iops),
+                fmt_num(l.baseline_mb_s)
+            )
+        };
+        p.source = format!(
+            "{} Instance limits of {} on its volumes: {limits} ({}); throughput capped at the \
+             maximum, IOPS at the lower rate with the instance's burst as a credit bucket.",
+            volume.source,
+            self.name,
+            self.source()
+        );
+        p
+    }
+
+    /// The name as a profile name part: m6id.4xlarge → m6id-4xlarge.
+    fn tag(&self) -> String {
+        self.name.to_ascii_lowercase().replace(['.', '_'], "-")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shipped(name: &str) -> Profile {
+        Profile::shipped(name).unwrap()
+    }
+
+    #[test]
+    fn the_published_m6id_4xlarge() {
+        let i = lookup("M6ID.4XLARGE").unwrap();
+        assert_eq!((i.vcpus, i.threads_per_core, i.memory_gib), (16, 2, 64.0));
+        assert_eq!(lookup("m7g.4xlarge").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("m6gd.large").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("m8gd.4xlarge").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("i3en.large").unwrap().threads_per_core, 2);
+        let l = i.volume_limits.unwrap();
+        assert_eq!(
+            (
+                l.baseline_iops,
+                l.max_iops,
+                l.baseline_mb_s,
+                l.max_mb_s,
+                l.bursts
+            ),
+            (20000.0, 40000.0, 625.0, 1250.0, true)
+        );
+        let s = i.store.unwrap();
+        assert_eq!((s.read_iops, s.write_iops), (268333.0, 134167.0));
+        assert!(lookup("m6id.5xlarge").is_none());
+        assert!(names().contains(&"Standard_D16s_v5"));
+        assert!(i.source().contains("ebs-optimized.html"), "{}", i.source());
+    }
+
+    #[test]
+    fn the_families_users_buy_now_are_there() {
+        for family in ["m7gd", "m8gd", "c6id", "r6id", "i4i", "i7i"] {
+            for size in [
+                "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "16xlarge",
+            ] {
+                let name = format!("{family}.{size}");
+                let i = lookup(&name).unwrap_or_else(|| panic!("{name} is not a preset"));
+                assert!(i.store.is_some(), "{name} has no store");
+                assert!(i.volume_limits.is_some(), "{name} has no EBS limits");
+            }
+        }
+        // vCPUs and memory per size, from the Instance Types Guide.
+        let c = lookup("c6id.4xlarge").unwrap();
+        assert_eq!((c.vcpus, c.memory_gib, c.threads_per_core), (16, 32.0, 2));
+        let g = lookup("m8gd.48xlarge").unwrap();
+        assert_eq!((g.vcpus, g.memory_gib, g.threads_per_core), (192, 768.0, 1));
+        let i7 = lookup("i7i.24xlarge").unwrap();
+        assert_eq!((i7.vcpus, i7.memory_gib), (96, 768.0));
+        assert_eq!(i7.store.unwrap().volumes, 6);
+    }
+
+    #[test]
+    fn every_preset_is_consistent() {
+        for i in instances() {
+            assert!(i.vcpus >= 2 && i.memory_gib >= 4.0, "{}", i.name);
+            assert_eq!(i.vcpus % i.threads_per_core, 0, "{}", i.name);
+            // x86 two threads a core, Graviton (the "g" after the
+            // generation digit: m6gd, m7g, m8gd) one.
+            if i.provider == Provider::Aws {
+                let graviton = i.name.as_bytes()[2] == b'g';
+                assert_eq!(
+                    i.threads_per_core,
+                    if graviton { 1 } else { 2 },
+                    "{}",
+                    i.name
+                );
+            }
+            if let Some(l) = i.volume_limits {
+                assert!(
+                    l.max_iops >= l.baseline_iops && l.max_mb_s >= l.baseline_mb_s,
+                    "{}",
+                    i.name
+                );
+            }
+            // The provider's memory per vCPU is one of its ratios.
+            let per_vcpu = i.memory_gib / f64::from(i.vcpus);
+            assert!([2.0, 4.0, 8.0].contains(&per_vcpu), "{}", i.name);
+            // A store where AWS sells one: the "d" families (m6id, m6gd)
+            // and the storage-optimized "i" ones.
+            let family = i.name.split('.').next().unwrap();
+            let sold =
+                i.provider == Provider::Aws && (family.contains('d') || family.starts_with('i'));
+            assert_eq!(i.store.is_some(), sold, "{}", i.name);
+            assert!(!i.source().is_empty());
+        }
+        let names = names();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "duplicate preset names");
+    }
+
+    #[test]
+    fn a_broken_table_names_its_line() {
+        let e = parse_table("@a\tx\nm6i.large\tAWS\t2\n").err().unwrap();
+        assert!(e.starts_with("line 2: 3 columns"), "{e}");
+        let row = "m6i.large\tAWS\t2\t2\t8\t-\t-\t-\t-\t-\t-\t-\t-\tnone\n";
+        let e = parse_table(row).err().unwrap();
+        assert!(e.contains("source \"none\" has no @ line"), "{e}");
+        let text = format!("@none\tx\n{}", row.replace("AWS", "Aws"));
+        let e = parse_table(Box::leak(text.into_boxed_str())).err().unwrap();
+        assert!(e.contains("provider \"Aws\""), "{e}");
+    }
+
+    #[test]
+    fn page_cache_is_ram_less_shared_buffers_and_overhead() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let sb = 16u64 << 30;
+        let got = i.page_cache_bytes(sb).unwrap();
+        let expect = (64u64 << 30) - sb - (0.05 * (64u64 << 30) as f64) as u64;
+        assert_eq!(got, expect);
+        // Small machines keep at least 1 GiB.
+        let small = lookup("c6i.large").unwrap();
+        assert_eq!(overhead_bytes(small.memory_bytes()), OVERHEAD_MIN_BYTES);
+        let e = small.page_cache_bytes(3u64 << 30).unwrap_err();
+        assert!(e.contains("leaves no page cache"), "{e}");
+    }
+
+    #[test]
+    fn a_slower_volume_is_left_alone_but_for_the_throughput() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let gp3 = shipped("gp3");
+        let p = i.limit_volume(&gp3);
+        assert_eq!(p.caps.iops, Some(3000.0));
+        assert_eq!(p.caps.mib_s, Some(125.0));
+        assert!(p.caps.burst.is_none());
+        assert_eq!(p.name, "gp3-on-m6id-4xlarge");
+    }
+
+    #[test]
+    fn a_faster_volume_gets_the_instance_burst() {
+        let i = lookup("m6id.4xlarge").unwrap();
+        let io2 = shipped("io2");
+        let p = i.limit_volume(&io2);
+        assert_eq!(p.caps.iops, Some(40000.0));
+        let b = p.caps.burst.unwrap();
+        assert_eq!((b.baseline_iops, b.size_ios), (20000.0, 20000.0 * BURST_S));
+        // An instance that does not burst caps at its one rate.
+        let big = lookup("m6id.8xlarge").unwrap();
+        let p = big.limit_volume(&io2);
+        assert_eq!((p.caps.iops, p.caps.burst), (Some(40000.0), None));
+        // The profile stays valid.
+        Profile::from_json(&p.to_json().to_string(), "p").unwrap();
+    }
+
+    #[test]
+    fn two_bursts_merge_into_the_lower_baseline_and_smaller_bucket() {
+        // i4i.large: 2,500 IOPS baseline, 40,000 burst; gp2 500 GiB: 1,500
+        // baseline, 3,000 burst on 5.4 M credits.
+        let i = lookup("i4i.large").unwrap();
+        let p = i.limit_volume(&shipped("gp2"));
+        assert_eq!(p.caps.iops, Some(3000.0));
+        let b = p.caps.burst.unwrap();
+        assert_eq!((b.baseline_iops, b.size_ios), (1500.0, 5.4e6));
+        Profile::from_json(&p.to_json().to_string(), "p").unwrap();
+    }
+
+    #[test]
+    fn gcp_presets_carry_no_volume_limits() {
+        let i = lookup("n2-standard-16").unwrap();
+        assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
+        let pd = shipped("pd-ssd");
+        let p = i.limit_volume(&pd);
+        assert_eq!(p.caps, pd.caps);
+    }
+}
