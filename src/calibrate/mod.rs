@@ -48,12 +48,14 @@ use crate::output;
 
 use probe::Probed;
 
+mod check;
 mod fit;
 pub(crate) mod probe;
 mod profile_command;
 mod render;
 
-pub use fit::{Check, contention_fit, derive, knee, mean_matching_p99};
+pub use check::Check;
+pub use fit::{contention_fit, derive, knee, mean_matching_p99};
 pub use probe::Measured;
 pub use profile_command::{FromFioArgs, FromYabsArgs, ProfileCommand, ShowArgs, profile_command};
 pub use render::render_table;
@@ -302,7 +304,7 @@ fn calibration(
     } = probed;
     let device = probe::device_of(&dd.dir);
     let (mut profile, knee_qd, findings) = derive(&m, name, args, &device, &engine)?;
-    let model_check = fit::model_check(&profile, &m);
+    let model_check = check::model_check(&profile, &m);
     let misses: Vec<String> = model_check
         .iter()
         .filter(|c| c.error().abs() > MISS_WARN)
