@@ -158,8 +158,8 @@ pub struct WorkloadArgs {
     /// relative to the machine the workload's CPU figures were measured on
     /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
     /// thirds of the time.
-    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
-    pub cpu_speed: f64,
+    #[arg(long, value_name = "FACTOR")]
+    pub cpu_speed: Option<f64>,
     /// pgbench's query protocol (-M): simple sends each statement's text
     /// and PostgreSQL parses and plans it every time; prepared parses it
     /// once per connection and reuses the plan, which costs less CPU per
@@ -268,10 +268,11 @@ impl WorkloadArgs {
         if self.cpus == Some(0) {
             return Err(usage("--cpus: must be at least 1"));
         }
-        if !(self.cpu_speed.is_finite() && self.cpu_speed > 0.0 && self.cpu_speed <= 100.0) {
+        if let Some(speed) = self.cpu_speed
+            && !(speed.is_finite() && speed > 0.0 && speed <= 100.0)
+        {
             return Err(usage(format!(
-                "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {}",
-                self.cpu_speed
+                "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {speed}"
             )));
         }
         let os_cache_bytes = match &self.os_cache {
@@ -319,6 +320,7 @@ impl WorkloadArgs {
             cpus: self.cpus,
             threads_per_core: self.threads_per_core,
             cpu_speed: self.cpu_speed,
+            reclaim_cpu: None,
             protocol: self.protocol,
             client_rtt,
             jobs: self.jobs,

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::core::config::{CoreConfig, WAL_FLUSH_CPU};
+use crate::core::config::{CoreConfig, ReclaimCpu, WAL_FLUSH_CPU};
 use crate::core::io::PAGE_BYTES;
 use crate::core::time::{MS, Nanos, SEC, US};
 use crate::core::workload::Workload;
@@ -76,7 +76,10 @@ pub struct Shape {
     /// Hardware threads per core; None: 1.
     pub threads_per_core: Option<u32>,
     /// Speed of one thread against the machine of the workload's figures.
-    pub cpu_speed: f64,
+    pub cpu_speed: Option<f64>,
+    /// The I/O path's CPU once the page cache is full, when the workload
+    /// file gives none: a server preset's (`instance::io_cpu`).
+    pub reclaim_cpu: Option<ReclaimCpu>,
     /// pgbench's query protocol (-M).
     pub protocol: QueryMode,
     /// The client on another host, this round trip away.
@@ -113,7 +116,8 @@ impl Shape {
             latency_limit: None,
             cpus: None,
             threads_per_core: None,
-            cpu_speed: 1.0,
+            cpu_speed: None,
+            reclaim_cpu: None,
             protocol: QueryMode::Simple,
             client_rtt: None,
             jobs: None,
@@ -134,6 +138,10 @@ impl Shape {
     pub fn apply_instance(&mut self, i: &Instance, settings: &Settings) -> Result<Option<String>> {
         self.cpus.get_or_insert(i.vcpus);
         self.threads_per_core.get_or_insert(i.threads_per_core);
+        // A server's page cache fills: its I/O then costs the reclaim
+        // figures, measured on a server.
+        self.reclaim_cpu
+            .get_or_insert_with(crate::instance::io_cpu::reclaim_cpu);
         if self.os_cache_bytes.is_some() {
             return Ok(None);
         }
@@ -341,7 +349,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         clients: shape.clients,
         cpus,
         threads_per_core,
-        cpu_speed: shape.cpu_speed,
+        cpu_speed: shape.cpu_speed.unwrap_or(1.0),
         duration,
         transactions_per_client,
         seed: shape.seed,
@@ -374,6 +382,11 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
         write_cpu: workload.write_cpu(),
+        reclaim_cpu: if workload.reclaim_cpu().is_set() {
+            workload.reclaim_cpu()
+        } else {
+            shape.reclaim_cpu.unwrap_or_default()
+        },
         cpu_growth: workload.cpu_growth(),
         client_threads,
         client_cpu: workload.client_cpu(),

@@ -816,6 +816,8 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         // Not visible in statistics views: the defaults.
         cpu_us_per_read: 0.0,
         cpu_us_per_write: 0.0,
+        reclaim_cpu_us_per_read: 0.0,
+        reclaim_cpu_us_per_kib_written: 0.0,
         client_cpu_us_per_statement: 0.0,
         cpu_growth_per_backend: 0.0,
         io_cpu_growth_per_backend: 0.0,

@@ -88,6 +88,9 @@ pub struct CoreConfig {
     /// CPU the writing process spends on each data-file write (a backend's
     /// victim write, the bgwriter's, the checkpointer's, vacuum's).
     pub write_cpu: Nanos,
+    /// CPU while the page cache is full, when every page the kernel brings
+    /// in costs a reclaimed one (see [`ReclaimCpu`]).
+    pub reclaim_cpu: ReclaimCpu,
     /// How statement, read and write CPU grow with the active backends.
     pub cpu_growth: CpuGrowth,
     /// pgbench's worker threads (-j) on the database host's cores: each
@@ -134,4 +137,25 @@ pub struct CoreConfig {
     pub maintenance_work_mem: u64,
     /// vacuum_cost_page_hit, _miss and _dirty.
     pub vacuum_cost_page: [u32; 3],
+}
+
+/// The I/O path's CPU on a server whose page cache is full: each page read
+/// from the device or written makes the kernel reclaim another, and each
+/// written page is written back. Measured as one figure per device read
+/// and one per KiB written (data pages and WAL alike); zero leaves
+/// `read_cpu` and `write_cpu` in force at every fill of the cache.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReclaimCpu {
+    /// A data-file read the device serves, instead of `read_cpu`.
+    pub read: Nanos,
+    /// Per KiB written: a data page's write costs 8 of them instead of
+    /// `write_cpu`, and a backend's WAL record its share.
+    pub per_kib_written: Nanos,
+}
+
+impl ReclaimCpu {
+    /// Whether any figure is set.
+    pub fn is_set(&self) -> bool {
+        self.read > 0 || self.per_kib_written > 0
+    }
 }

@@ -160,6 +160,9 @@ struct Client {
     /// Its pgbench thread sent it a statement while a core was idle: the
     /// wake-up costs it the round trip in CPU (see `thread_served`).
     idle_wake: bool,
+    /// CPU owed for WAL records inserted while the page cache was full
+    /// (`ReclaimCpu::per_kib_written`), spent before the commit.
+    wal_cpu_due: Nanos,
     done: u64,
     /// Rate-limited runs: scheduled start of its next transaction.
     sched: Nanos,
@@ -454,6 +457,7 @@ impl Database {
                     held: None,
                     read_cpu_from: None,
                     idle_wake: false,
+                    wal_cpu_due: 0,
                     done: 0,
                     sched: 0,
                     commit_lsn: 0,
@@ -679,8 +683,9 @@ impl Database {
             Purpose::Read { client, buf } => {
                 self.pool.read_done(buf);
                 self.clients[client as usize].held = Some(buf);
-                if self.cfg.read_cpu > 0 {
-                    self.start_read_cpu(now, client);
+                let demand = self.device_read_cpu();
+                if demand > 0 {
+                    self.start_read_cpu(now, client, demand);
                 } else {
                     self.make_ready(client);
                 }
@@ -693,9 +698,10 @@ impl Database {
             Purpose::VictimWrite { client, buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
-                if self.cfg.write_cpu > 0 {
+                let demand = self.page_write_cpu();
+                if demand > 0 {
                     // The write syscall copying the page is the backend's CPU.
-                    let demand = self.cfg.cpu_growth.io(self.cfg.write_cpu, self.active);
+                    let demand = self.cfg.cpu_growth.io(demand, self.active);
                     self.start_cpu(now, client, demand);
                 } else {
                     self.make_ready(client);
@@ -838,7 +844,7 @@ impl Database {
             self.pool.read_done(buf);
             self.clients[0].held = Some(buf);
             if self.cfg.read_cpu > 0 {
-                self.start_read_cpu(now, 0);
+                self.start_read_cpu(now, 0, self.cfg.read_cpu);
             } else {
                 self.make_ready(0);
             }
@@ -988,10 +994,35 @@ impl Database {
     /// Client `c` got a block from the kernel (disk or page cache): the
     /// syscall and the 8 KiB copy are its CPU, inside the read as
     /// PostgreSQL times it.
-    fn start_read_cpu(&mut self, now: Nanos, c: u32) {
+    fn start_read_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
         self.clients[c as usize].read_cpu_from = Some(now);
-        let demand = self.cfg.cpu_growth.io(self.cfg.read_cpu, self.active);
+        let demand = self.cfg.cpu_growth.io(demand, self.active);
         self.start_cpu(now, c, demand);
+    }
+
+    /// The CPU of a read the device served: the reclaim figure once the
+    /// page cache is full, else the read's own.
+    fn device_read_cpu(&self) -> Nanos {
+        if self.cfg.reclaim_cpu.read > 0 && self.os_cache.is_full() {
+            self.cfg.reclaim_cpu.read
+        } else {
+            self.cfg.read_cpu
+        }
+    }
+
+    /// The CPU of writing one data page: 8 KiB at the reclaim figure once
+    /// the page cache is full, else the write's own.
+    fn page_write_cpu(&self) -> Nanos {
+        if self.cfg.reclaim_cpu.per_kib_written > 0 && self.os_cache.is_full() {
+            self.cfg.reclaim_cpu.per_kib_written * (PAGE_BYTES / 1024)
+        } else {
+            self.cfg.write_cpu
+        }
+    }
+
+    /// Whether any data-page write may cost CPU.
+    fn writes_cost_cpu(&self) -> bool {
+        self.cfg.write_cpu > 0 || self.cfg.reclaim_cpu.per_kib_written > 0
     }
 
     /// A background process wrote a data page: its CPU for that write
@@ -1000,11 +1031,13 @@ impl Database {
     /// schedule, not its CPU). One process is on one core at a time: CPU of
     /// writes done while its burst runs or queues follows in the next burst.
     fn writer_cpu(&mut self, now: Nanos, w: Background) {
-        if self.cfg.write_cpu == 0 {
+        let demand = self.page_write_cpu();
+        if demand == 0 {
             return;
         }
+        let demand = self.cfg.cpu_growth.io(demand, self.active);
         let (busy, pending) = &mut self.writer_cpu[w as usize];
-        *pending += self.cfg.cpu_growth.io(self.cfg.write_cpu, self.active);
+        *pending += demand;
         if !*busy {
             self.writer_burst(now, w);
         }
@@ -1552,6 +1585,7 @@ impl Database {
                     return;
                 }
                 Step::RoundTrip => {
+                    let writers_cpu = self.writes_cost_cpu();
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;
                     let rt = self.cfg.round_trip;
@@ -1564,11 +1598,7 @@ impl Database {
                         && self.cfg.cpus
                             >= self.cfg.clients
                                 + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
-                                + if self.cfg.write_cpu > 0 {
-                                    WRITERS as u32
-                                } else {
-                                    0
-                                }
+                                + if writers_cpu { WRITERS as u32 } else { 0 }
                         && demand > 0
                     {
                         cl.pc += 1;
@@ -1657,7 +1687,14 @@ impl Database {
                     self.stats.second(now).wal_bytes += bytes;
                     self.pool.mark_dirty(b, lsn);
                     self.pool.unpin(b);
+                    let wal_cpu =
+                        if self.cfg.reclaim_cpu.per_kib_written > 0 && self.os_cache.is_full() {
+                            bytes * self.cfg.reclaim_cpu.per_kib_written / 1024
+                        } else {
+                            0
+                        };
                     let cl = &mut self.clients[ci];
+                    cl.wal_cpu_due += wal_cpu;
                     cl.has_xid = true;
                     cl.pc += 1;
                     if !self.wal_space(now, c) {
@@ -1675,6 +1712,14 @@ impl Database {
                     }
                 }
                 Step::Commit { wal_bytes } => {
+                    // The CPU of the transaction's WAL written under a full
+                    // page cache, before it commits; the step runs again.
+                    let due = std::mem::take(&mut self.clients[ci].wal_cpu_due);
+                    if due > 0 {
+                        let demand = self.cfg.cpu_growth.io(due, self.active);
+                        self.start_cpu(now, c, demand);
+                        return;
+                    }
                     let lsn = self.wal.insert(wal_bytes as u64);
                     self.stats.second(now).wal_bytes += wal_bytes as u64;
                     let cl = &mut self.clients[ci];
@@ -1849,7 +1894,7 @@ impl Database {
                     }
                     // A page-cache hit is still a read syscall and a copy.
                     self.clients[ci].held = Some(v);
-                    self.start_read_cpu(now, c);
+                    self.start_read_cpu(now, c, self.cfg.read_cpu);
                     return None;
                 }
                 self.stats.counters.data_reads += 1;

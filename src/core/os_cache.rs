@@ -152,6 +152,12 @@ impl OsCache {
         self.capacity > 0
     }
 
+    /// Whether the cache is enabled and full: a page brought in now
+    /// evicts another.
+    pub fn is_full(&self) -> bool {
+        self.capacity > 0 && self.len >= self.capacity
+    }
+
     /// A read of data block `block`: true if cached (no I/O needed). A miss
     /// brings the block in.
     pub fn read(&mut self, block: u64) -> bool {

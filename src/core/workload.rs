@@ -55,6 +55,10 @@ pub trait Workload {
     fn read_cpu(&self) -> Nanos;
     /// CPU a process spends on each data-file write.
     fn write_cpu(&self) -> Nanos;
+    /// The I/O path's CPU once the page cache is full (none by default).
+    fn reclaim_cpu(&self) -> crate::core::config::ReclaimCpu {
+        crate::core::config::ReclaimCpu::default()
+    }
     /// The client's CPU per statement.
     fn client_cpu(&self) -> Nanos;
     /// How a backend's CPU grows with the backends sharing the cores.

@@ -40,6 +40,7 @@
 //! the size was measured, and derived from them where not: [`aws_store`].
 
 pub mod aws_store;
+pub mod io_cpu;
 
 use std::sync::LazyLock;
 

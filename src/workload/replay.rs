@@ -218,6 +218,9 @@ impl Workload for Replay {
     fn write_cpu(&self) -> Nanos {
         self.inner.write_cpu()
     }
+    fn reclaim_cpu(&self) -> crate::core::config::ReclaimCpu {
+        self.inner.reclaim_cpu()
+    }
     fn client_cpu(&self) -> Nanos {
         0
     }

@@ -8,6 +8,7 @@ use super::QueryMode;
 use super::distribution::Sampler;
 use super::spec::{Access, WorkloadSpec};
 use crate::core::SimRng;
+use crate::core::config::ReclaimCpu;
 use crate::core::cpu::CpuGrowth;
 use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
@@ -203,6 +204,7 @@ pub struct Script {
     round_trip: Nanos,
     read_cpu: Nanos,
     write_cpu: Nanos,
+    reclaim_cpu: ReclaimCpu,
     cpu_growth: CpuGrowth,
     client_cpu: Nanos,
     /// Whether each statement's CPU includes the client's (no client threads).
@@ -400,6 +402,10 @@ impl Script {
             round_trip: (first.round_trip_us_per_statement * US as f64) as Nanos,
             read_cpu: (first.cpu_us_per_read * US as f64) as Nanos,
             write_cpu: (first.cpu_us_per_write * US as f64) as Nanos,
+            reclaim_cpu: ReclaimCpu {
+                read: (first.reclaim_cpu_us_per_read * US as f64) as Nanos,
+                per_kib_written: (first.reclaim_cpu_us_per_kib_written * US as f64) as Nanos,
+            },
             cpu_growth: CpuGrowth {
                 above: first.cpu_growth_above_backends,
                 statement: first.cpu_growth_per_backend,
@@ -553,6 +559,10 @@ impl Workload for Script {
 
     fn write_cpu(&self) -> Nanos {
         self.write_cpu
+    }
+
+    fn reclaim_cpu(&self) -> ReclaimCpu {
+        self.reclaim_cpu
     }
 
     fn client_cpu(&self) -> Nanos {

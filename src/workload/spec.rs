@@ -262,6 +262,18 @@ pub struct WorkloadSpec {
     /// checkpointer's and vacuum's writes; default 0.
     #[serde(default, skip_serializing_if = "is_zero_f64")]
     pub cpu_us_per_write: f64,
+    /// CPU per data-file read the device serves while the page cache is
+    /// full (the kernel reclaims a page for each page it brings in), µs,
+    /// in place of `cpu_us_per_read`; default 0: `cpu_us_per_read` always.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub reclaim_cpu_us_per_read: f64,
+    /// CPU per KiB written while the page cache is full, data pages and WAL
+    /// alike (the write, its writeback, the pages reclaimed for it), µs: a
+    /// data page costs 8 KiB of it in place of `cpu_us_per_write`, a
+    /// backend's WAL record (its full-page image included) its size;
+    /// default 0.
+    #[serde(default, skip_serializing_if = "is_zero_f64")]
+    pub reclaim_cpu_us_per_kib_written: f64,
     /// The client's CPU per statement (pgbench: build and send it, read the
     /// reply), µs; default 0. Added to each statement's CPU, unless the run
     /// models the client's threads (`-j`), which then spend it.
@@ -394,6 +406,11 @@ impl WorkloadSpec {
             ),
             ("cpu_us_per_read", self.cpu_us_per_read),
             ("cpu_us_per_write", self.cpu_us_per_write),
+            ("reclaim_cpu_us_per_read", self.reclaim_cpu_us_per_read),
+            (
+                "reclaim_cpu_us_per_kib_written",
+                self.reclaim_cpu_us_per_kib_written,
+            ),
             (
                 "client_cpu_us_per_statement",
                 self.client_cpu_us_per_statement,

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use super::*;
+use crate::core::config::ReclaimCpu;
 use crate::core::cpu::CpuGrowth;
 use crate::core::io::{IoKind, IoRequest, PAGE_BYTES};
 use crate::core::time::{SEC, US};
@@ -79,6 +80,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         read_cpu: 0,
         cpu_growth: Default::default(),
         write_cpu: 0,
+        reclaim_cpu: Default::default(),
         wal_flush_cpu: 0,
         threads_per_core: 1,
         os_cache_after_load: false,
@@ -943,6 +945,56 @@ fn a_reads_cpu_is_page_read_time_and_page_cache_hits_pay_it_too() {
             <= 4
     );
     assert_eq!(c.read_cpu_time.mean_us(), 30.0);
+}
+
+#[test]
+fn reclaim_cpu_applies_once_the_page_cache_is_full() {
+    // A core for everyone, so CPU never queues and the figures are exact.
+    let mut cfg = config(4, 1024);
+    cfg.cpus = 64;
+    cfg.read_cpu = 30 * US;
+    cfg.reclaim_cpu = ReclaimCpu {
+        read: 80 * US,
+        per_kib_written: 0,
+    };
+    // A page cache far smaller than the data: full after its first pages,
+    // so nearly every device read pays the reclaim figure.
+    cfg.os_cache_pages = 64;
+    let o = simulate(cfg.clone(), 20, FAST);
+    let c = &o.db.stats().counters;
+    assert!(c.read_time.count > 100, "{}", c.read_time.count);
+    let mean = c.read_cpu_time.mean_us();
+    assert!((75.0..=80.0).contains(&mean), "{mean}");
+
+    // A page cache that holds everything never reclaims: reads and hits
+    // cost the read's own figure.
+    cfg.os_cache_pages = 1 << 20;
+    let o = simulate(cfg.clone(), 20, FAST);
+    assert_eq!(o.db.stats().counters.read_cpu_time.mean_us(), 30.0);
+
+    // Writes under a full cache: each KiB of WAL a transaction inserts costs
+    // CPU before its commit, and each page a backend evicts costs 8 KiB of
+    // it: the cpu bucket grows by both.
+    let cpu_per_tx = |cfg: CoreConfig| {
+        let o = simulate(cfg, 20, FAST);
+        let s = o.db.stats();
+        let tx = s.transactions as f64;
+        let wal = s.seconds.iter().map(|x| x.wal_bytes).sum::<u64>() as f64 / tx;
+        let victims = s.counters.backend_writes as f64 / tx;
+        let cpu = s.bucket_sum_ns[Bucket::Cpu.index()] as f64 / tx;
+        (cpu, wal, victims)
+    };
+    cfg.os_cache_pages = 64;
+    cfg.reclaim_cpu = ReclaimCpu::default();
+    let (base, _, _) = cpu_per_tx(cfg.clone());
+    cfg.reclaim_cpu.per_kib_written = 10 * US;
+    let (with, wal, victims) = cpu_per_tx(cfg);
+    // Commit records are not charged (a few dozen bytes): the bound below.
+    let expect = (wal / 1024.0 + victims * 8.0) * 10_000.0;
+    assert!(
+        with - base > 0.95 * expect && with - base <= expect,
+        "{base} -> {with} ns/tx, {wal} WAL bytes and {victims} victim writes a tx"
+    );
 }
 
 #[test]
