@@ -335,6 +335,10 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             json(&a.json);
             v.push(("-o", a.output.clone()));
         }
+        Command::Workload(crate::workload_cmd::WorkloadCommand::FromServerCpu(a)) => {
+            json(&a.json);
+            v.push(("-o", a.output.clone()));
+        }
         Command::Profile(crate::calibrate::ProfileCommand::Show(_))
         | Command::Devices(_)
         | Command::Instances

@@ -26,6 +26,69 @@ pub enum WorkloadCommand {
     /// its growth with the backends and the round trip a statement, each
     /// with its source. `run --workload` and `model --workload` take it.
     FitCpu(FitCpuArgs),
+    /// Give a workload the CPU that a server running it today spends: the
+    /// migration workflow.
+    ///
+    /// Takes the source server's CPU per transaction (--cpu-us-per-tx, or
+    /// a console's --cpu-utilization with --vcpus and --tps), its CPU's
+    /// speed relative to the EPYC 9454P (--cpu-speed), and its page reads
+    /// from the device, pages written and WAL bytes per transaction
+    /// (pg_stat_database, pg_stat_bgwriter, pg_stat_wal deltas over
+    /// xact_commit; or --counts-from a pgiosim result of the source's
+    /// setup). The reads and KiB written cost the I/O path's measured
+    /// figures; the rest becomes the statements' CPU. Then `model
+    /// --workload FILE` on the target (its --instance or --cpu-speed)
+    /// answers "what do I get if I move".
+    FromServerCpu(FromServerCpuArgs),
+}
+
+/// Flags of `workload from-server-cpu`.
+#[derive(Debug, Clone, Args)]
+pub struct FromServerCpuArgs {
+    /// The workload the source server runs: a built-in name or a file.
+    #[arg(long, value_name = "NAME|FILE", default_value = "tpcb-like")]
+    pub workload: String,
+    /// The source's host CPU per transaction (all of PostgreSQL's
+    /// processes, and the client's if it runs there), e.g. 600us or 0.6ms.
+    #[arg(long, value_name = "DURATION", conflicts_with = "cpu_utilization")]
+    pub cpu_us_per_tx: Option<String>,
+    /// The source's CPU utilisation as its console shows it, percent of
+    /// all its vCPUs (with --vcpus and --tps, over the same interval).
+    #[arg(long, value_name = "PCT", requires_all = ["vcpus", "tps"])]
+    pub cpu_utilization: Option<f64>,
+    /// The source's vCPUs.
+    #[arg(long, value_name = "N")]
+    pub vcpus: Option<u32>,
+    /// The source's transactions per second over the same interval.
+    #[arg(long, value_name = "TPS")]
+    pub tps: Option<f64>,
+    /// The source's per-core speed relative to the AMD EPYC 9454P, whose
+    /// time the I/O path's figures are in (docs/cpu-model.md).
+    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
+    pub cpu_speed: f64,
+    /// Take reads, pages written and WAL bytes per transaction from this
+    /// pgiosim result (JSON) of the source's setup.
+    #[arg(long, value_name = "RESULT.json", conflicts_with_all = ["reads_per_tx", "pages_written_per_tx", "wal_bytes_per_tx"])]
+    pub counts_from: Option<PathBuf>,
+    /// Data pages read from the device per transaction.
+    #[arg(long, value_name = "N")]
+    pub reads_per_tx: Option<f64>,
+    /// Data pages written per transaction (buffers_backend + buffers_clean
+    /// + buffers_checkpoint).
+    #[arg(long, value_name = "N")]
+    pub pages_written_per_tx: Option<f64>,
+    /// WAL bytes per transaction (pg_stat_wal wal_bytes).
+    #[arg(long, value_name = "BYTES")]
+    pub wal_bytes_per_tx: Option<f64>,
+    /// Where to write the workload file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Write the split as JSON to FILE ("-" for standard output).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 /// Flags of `workload fit-cpu`.
@@ -53,6 +116,7 @@ pub struct FitCpuArgs {
 pub fn workload_command(cmd: &WorkloadCommand) -> Result<i32> {
     match cmd {
         WorkloadCommand::FitCpu(a) => fit_cpu(a),
+        WorkloadCommand::FromServerCpu(a) => from_server_cpu(a),
     }
 }
 
@@ -104,6 +168,106 @@ fn fit_cpu(a: &FitCpuArgs) -> Result<i32> {
     }
     if let Some(path) = &a.json {
         write_json(path, &fit)?;
+    }
+    Ok(crate::error::exit::OK.into())
+}
+
+fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
+    use crate::workload::server_cpu::{self, ServerCpu};
+    let spec =
+        crate::workload::load_spec(&a.workload).map_err(|e| usage(format!("--workload: {e:#}")))?;
+    let (cpu_us_per_tx, cpu_from) = match (&a.cpu_us_per_tx, a.cpu_utilization) {
+        (Some(t), _) => {
+            let ns = crate::units::parse_duration_ns(t).ok_or_else(|| {
+                usage(format!(
+                    "--cpu-us-per-tx: not a duration: {t:?} (e.g. 600us)"
+                ))
+            })?;
+            (ns as f64 / 1e3, format!("{t} of CPU a transaction"))
+        }
+        (None, Some(pct)) => {
+            let (vcpus, tps) = (a.vcpus.unwrap_or(0), a.tps.unwrap_or(0.0));
+            if !(pct.is_finite() && pct > 0.0 && pct <= 100.0)
+                || vcpus == 0
+                || !(tps.is_finite() && tps > 0.0)
+            {
+                return Err(usage(
+                    "--cpu-utilization, --vcpus, --tps: need a percentage in (0, 100], at least one vCPU and a positive tps",
+                ));
+            }
+            (
+                pct / 100.0 * f64::from(vcpus) / tps * 1e6,
+                format!("{pct}% of {vcpus} vCPUs at {tps} tps"),
+            )
+        }
+        (None, None) => {
+            return Err(usage(
+                "give the source's CPU: --cpu-us-per-tx, or --cpu-utilization with --vcpus and --tps",
+            ));
+        }
+    };
+    let (reads, written, wal, counts_from) = match &a.counts_from {
+        Some(path) => {
+            let r = match crate::report::load::load(path)? {
+                crate::report::load::Document::Result(r) => r,
+                crate::report::load::Document::Sweep(_) => {
+                    return Err(usage(format!(
+                        "--counts-from {}: a sweep; give one run's result",
+                        path.display()
+                    )));
+                }
+            };
+            let tx = r.summary.transactions.max(1) as f64;
+            (
+                r.io.data_reads_per_tx,
+                r.io.data_writes as f64 / tx,
+                r.io.wal_bytes_per_tx,
+                format!(
+                    "; reads, writes and WAL per transaction from {}",
+                    path.display()
+                ),
+            )
+        }
+        None => match (a.reads_per_tx, a.pages_written_per_tx, a.wal_bytes_per_tx) {
+            (Some(r), Some(w), Some(b)) => (r, w, b, String::new()),
+            _ => {
+                return Err(usage(
+                    "give the source's I/O: --reads-per-tx, --pages-written-per-tx and --wal-bytes-per-tx, or --counts-from RESULT.json",
+                ));
+            }
+        },
+    };
+    let m = ServerCpu {
+        cpu_us_per_tx,
+        speed: a.cpu_speed,
+        reads_per_tx: reads,
+        pages_written_per_tx: written,
+        wal_bytes_per_tx: wal,
+    };
+    let source = format!("{cpu_from} at --cpu-speed {}{counts_from}", a.cpu_speed);
+    let (out, split) =
+        server_cpu::apply(&spec, &m, &source).map_err(|e| usage(format!("{e:#}")))?;
+    output::write_file(
+        "-o",
+        &a.output,
+        &(serde_json::to_string_pretty(&out)? + "\n"),
+    )?;
+    let json_to_stdout = a.json.as_deref().is_some_and(output::is_stdout);
+    if !a.quiet {
+        let r = format!(
+            "{}: {:.0} us of CPU a transaction at the source = {:.0} us of EPYC 9454P time: {:.0} reads, {:.0} writes, {:.0} statements (the workload's statement CPU x {:.3})\n",
+            a.output.display(),
+            cpu_us_per_tx,
+            split.total_us,
+            split.reads_us,
+            split.writes_us,
+            split.statements_us,
+            split.statement_scale
+        );
+        output::report(&r, json_to_stdout)?;
+    }
+    if let Some(path) = &a.json {
+        write_json(path, &serde_json::json!({ "source": m, "split": split }))?;
     }
     Ok(crate::error::exit::OK.into())
 }

@@ -12,6 +12,7 @@ pub mod distribution;
 pub mod load;
 pub mod replay;
 pub mod script;
+pub mod server_cpu;
 pub mod spec;
 
 // The interface these workloads implement is the core's: it consumes it.
