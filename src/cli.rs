@@ -175,6 +175,25 @@ fn instances() -> Result<()> {
         "  instance stores: {}",
         crate::instance::aws_store::SCYLLA_SOURCE
     );
+    let _ = writeln!(
+        o,
+        "\nCPU classes (CPU KEY ×SPEED above): the speed of one core running one thread, \
+         relative to the AMD EPYC 9454P pgiosim's CPU figures were measured on: the geometric \
+         mean of four Geekbench 6 single-core workloads (file compression, navigation, clang, \
+         text processing), medians over the sizes measured, against the 9454P's; 'not fixed': \
+         the provider picks the processor by zone (src/instance/cpus.tsv):"
+    );
+    for c in crate::instance::cpu_classes() {
+        let _ = writeln!(
+            o,
+            "  {:<18} ×{:.2}  {} [{}]",
+            c.key, c.speed, c.name, c.measured
+        );
+    }
+    let _ = writeln!(o, "Sources:");
+    for (key, text) in crate::instance::cpu_sources() {
+        let _ = writeln!(o, "  {key}: {text}");
+    }
     output::stdout(&o)
 }
 

@@ -260,6 +260,11 @@ fn devices_and_instances_list_types_and_sources() {
         "Standard_D16s_v5",
         "n2-standard-16",
         "ebs-optimized.html",
+        "| CPU xeon-8375c ×0.84 |",
+        "| CPU graviton4 ×0.95 |",
+        "| CPU not fixed |",
+        "epyc-9454p         ×1.00  AMD EPYC 9454P",
+        "SpareCores/sc-inspector-data",
     ] {
         assert!(t.contains(part), "instances lacks {part:?}");
     }

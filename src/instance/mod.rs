@@ -38,8 +38,13 @@
 //!
 //! The instance stores' IOPS and MB/s are ScyllaDB's measurements where
 //! the size was measured, and derived from them where not: [`aws_store`].
+//!
+//! Each row also names the processor the size runs on, a class of
+//! [`cpu_class`] with its speed per core relative to the EPYC 9454P that
+//! pgiosim's CPU figures were measured on: [`Instance::cpu_class`].
 
 pub mod aws_store;
+pub mod cpu_class;
 pub mod io_cpu;
 
 use std::sync::LazyLock;
@@ -47,6 +52,7 @@ use std::sync::LazyLock;
 use crate::device::profile::{Burst, Profile, fmt_num};
 
 pub use aws_store::{Store, StoreFigures};
+pub use cpu_class::{CpuClass, cpu_class, cpu_classes, cpu_sources};
 
 const MIB: f64 = 1_048_576.0;
 const GIB: f64 = 1_073_741_824.0;
@@ -124,6 +130,10 @@ pub struct Instance {
     /// The source key of the preset's row (`aws-2023`, `aws-2026`, `azure`,
     /// `gcp`); its text: [`Instance::source`].
     pub source_key: &'static str,
+    /// The key of the CPU class the size runs on (`xeon-8375c`,
+    /// `graviton3`); None where the provider does not fix the processor
+    /// (GCP n2). The class: [`Instance::cpu_class`].
+    pub cpu_key: Option<&'static str>,
 }
 
 /// The preset table, one row per size: see its header.
@@ -168,7 +178,7 @@ pub fn overhead_bytes(memory_bytes: u64) -> u64 {
 }
 
 /// Columns of a preset row.
-const COLUMNS: usize = 14;
+const COLUMNS: usize = 15;
 
 /// The presets of `text` (the format of `presets.tsv`), their stores'
 /// figures computed ([`aws_store::figures`]); an error names the line.
@@ -205,6 +215,16 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
             .any(|r| r.0.name.eq_ignore_ascii_case(row.0.name))
         {
             return Err(format!("{}: two rows", row.0.name));
+        }
+        // A key that names no class would read as "no CPU class" at
+        // lookup: refuse it here, so '-' is the only way to say none.
+        if let Some(k) = row.0.cpu_key
+            && cpu_class(k).is_none()
+        {
+            return Err(format!(
+                "{}: cpu {k:?} is not a key of cpus.tsv",
+                row.0.name
+            ));
         }
     }
     let instances = aws_store::figures(rows)?;
@@ -269,6 +289,7 @@ fn parse_row(c: &[&'static str]) -> Result<Row, String> {
         volume_limits,
         store: None,
         source_key: c[13],
+        cpu_key: Some(c[14]).filter(|k| *k != "-"),
     };
     Ok((inst, published))
 }
@@ -308,6 +329,12 @@ impl Instance {
             .expect("every row's source has a text: checked when the table is read")
     }
 
+    /// The CPU class the size runs on, with its speed per core relative to
+    /// the EPYC 9454P; None where the provider does not fix the processor.
+    pub fn cpu_class(&self) -> Option<&'static CpuClass> {
+        self.cpu_key.and_then(cpu_class)
+    }
+
     /// One line for `pgiosim instances`.
     pub fn summary_line(&self) -> String {
         let limits = match self.volume_limits {
@@ -339,8 +366,14 @@ impl Instance {
                 }
             ),
         };
+        // The key, not the full name: the line is long already, and the
+        // CPU classes are listed in full below the presets.
+        let cpu = match self.cpu_class() {
+            Some(c) => format!("CPU {} ×{:.2}", c.key, c.speed),
+            None => "CPU not fixed".to_string(),
+        };
         format!(
-            "{:<18} {:<5} {:>3} vCPUs ({} per core) {:>6} GiB | {limits}{store}",
+            "{:<18} {:<5} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
             self.name,
             self.provider.name(),
             self.vcpus,
@@ -518,12 +551,18 @@ mod tests {
     fn a_broken_table_names_its_line() {
         let e = parse_table("@a\tx\nm6i.large\tAWS\t2\n").err().unwrap();
         assert!(e.starts_with("line 2: 3 columns"), "{e}");
-        let row = "m6i.large\tAWS\t2\t2\t8\t-\t-\t-\t-\t-\t-\t-\t-\tnone\n";
+        let row = "m6i.large\tAWS\t2\t2\t8\t-\t-\t-\t-\t-\t-\t-\t-\tnone\t-\n";
         let e = parse_table(row).err().unwrap();
         assert!(e.contains("source \"none\" has no @ line"), "{e}");
         let text = format!("@none\tx\n{}", row.replace("AWS", "Aws"));
         let e = parse_table(Box::leak(text.into_boxed_str())).err().unwrap();
         assert!(e.contains("provider \"Aws\""), "{e}");
+        let text = format!("@none\tx\n{}", row.replace("\t-\n", "\txeon-9999\n"));
+        let e = parse_table(Box::leak(text.into_boxed_str())).err().unwrap();
+        assert!(
+            e.contains("cpu \"xeon-9999\" is not a key of cpus.tsv"),
+            "{e}"
+        );
     }
 
     #[test]
