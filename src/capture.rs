@@ -8,6 +8,7 @@
 //! (`queries.rs`); turning the counters into a workload is pure (`build.rs`).
 
 pub mod build;
+pub mod proc_cpu;
 pub mod queries;
 pub mod sample;
 pub mod watchdog;
@@ -64,6 +65,24 @@ pub struct CaptureArgs {
     /// Print nothing but errors and the summary.
     #[arg(short, long)]
     pub quiet: bool,
+    /// The server's CPU utilisation over the capture as its console shows
+    /// it, percent of all its vCPUs (with --vcpus): for a managed service.
+    /// Without it, a server on this host is read from /proc (the
+    /// postmaster and its processes); the workload's CPU figures come from
+    /// either (see `workload from-server-cpu`).
+    #[arg(long, value_name = "PCT", requires = "vcpus")]
+    pub cpu_utilization: Option<f64>,
+    /// The server's vCPUs, with --cpu-utilization.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub vcpus: Option<u32>,
+    /// The server's size (`pgiosim instances`): its CPU class gives its
+    /// cores' speed relative to the EPYC 9454P.
+    #[arg(long, value_name = "NAME", conflicts_with = "cpu_speed")]
+    pub instance: Option<String>,
+    /// The server's per-core speed relative to the EPYC 9454P, whose time
+    /// the I/O path's CPU figures are in [default: 1].
+    #[arg(long, value_name = "FACTOR")]
+    pub cpu_speed: Option<f64>,
 }
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
@@ -269,9 +288,48 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
     };
 
+    if let Some(p) = args.cpu_utilization
+        && !(p.is_finite() && p > 0.0 && p <= 100.0)
+    {
+        return Err(usage(format!(
+            "--cpu-utilization: a percentage of the server's vCPUs in (0, 100], got {p}"
+        )));
+    }
+    if let Some(f) = args.cpu_speed
+        && !(f.is_finite() && f > 0.0 && f <= 100.0)
+    {
+        return Err(usage(format!(
+            "--cpu-speed: a factor between 0 and 100 (1 = the EPYC 9454P), got {f}"
+        )));
+    }
+    let speed = match (&args.instance, args.cpu_speed) {
+        (Some(name), _) => {
+            let i = crate::instance::lookup(name).ok_or_else(|| {
+                usage(format!(
+                    "--instance {name}: no such preset (see `pgiosim instances`)"
+                ))
+            })?;
+            Some(i.cpu_class().map(|c| c.speed).ok_or_else(|| {
+                usage(format!(
+                    "--instance {name}: its processor is not fixed; give --cpu-speed"
+                ))
+            })?)
+        }
+        (None, f) => f,
+    };
     let target = describe_target(&config);
     watchdog::start(stop);
     let mut client = connect(&config)?;
+    // A server on this host: its processes' CPU from /proc.
+    let postmaster = if args.cpu_utilization.is_none() {
+        client
+            .query_one("SELECT pg_backend_pid()", &[])
+            .ok()
+            .and_then(|r| r.try_get::<_, i32>(0).ok())
+            .and_then(|pid| proc_cpu::local_postmaster(Path::new("/proc"), pid as u32))
+    } else {
+        None
+    };
     let asking = format!("reading statistics from {target}");
 
     // Version and settings.
@@ -340,6 +398,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
         sample::take(&mut client, &queries)?
     };
+    let cpu_start = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
     let started = Instant::now();
     let mut clients = start.clients_connected;
     let mut active_sum = start.clients_active as f64;
@@ -385,6 +444,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     }
     let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
     let end = sample::take(&mut client, &queries)?;
+    let cpu_end = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
     clients = clients.max(end.clients_connected);
     active_sum += end.clients_active as f64;
     samples += 1;
@@ -419,7 +479,28 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     };
     let json_name = args.output.display().to_string();
     let conf_name = conf_out.display().to_string();
-    let captured = build::derive(&obs, &name, &json_name, &conf_name)?;
+    let mut captured = build::derive(&obs, &name, &json_name, &conf_name)?;
+    let cpu_seconds = match (args.cpu_utilization, args.vcpus, &cpu_start, &cpu_end) {
+        (Some(pct), Some(v), _, _) => Some((
+            pct / 100.0 * f64::from(v) * captured.figures.seconds,
+            format!("{pct}% of {v} vCPUs (the server's console)"),
+        )),
+        (None, _, Some(a), Some(b)) => Some((
+            proc_cpu::spent(a, b),
+            format!(
+                "/proc: the postmaster (pid {}) and its processes, user + system",
+                a.postmaster
+            ),
+        )),
+        _ => None,
+    };
+    if let Some((secs, from)) = cpu_seconds {
+        server_cpu_into(&mut captured, secs, &from, speed, args.quiet)?;
+    } else if !args.quiet {
+        eprintln!(
+            "notice: the server's CPU is not on this host and --cpu-utilization was not given: the workload keeps pgiosim's default CPU figures"
+        );
+    }
     std::fs::write(&args.output, &captured.spec_json)
         .with_context(|| format!("-o {}: cannot write", args.output.display()))?;
     std::fs::write(&conf_out, &captured.conf)
@@ -438,6 +519,55 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         None => crate::output::stdout(&summary)?,
     }
     Ok(if partial { 130 } else { 0 })
+}
+
+/// The server's CPU over the capture into the workload's figures
+/// (`workload::server_cpu`), and into the observed figures.
+fn server_cpu_into(
+    c: &mut Captured,
+    seconds: f64,
+    from: &str,
+    speed: Option<f64>,
+    quiet: bool,
+) -> Result<()> {
+    let f = c.figures.clone();
+    let commits = f.commits.max(1) as f64;
+    let m = crate::workload::server_cpu::ServerCpu {
+        cpu_us_per_tx: seconds / commits * 1e6,
+        speed: speed.unwrap_or(1.0),
+        reads_per_tx: f.blks_read_per_tx,
+        pages_written_per_tx: f.buffers_checkpoint_per_tx
+            + f.buffers_clean_per_tx
+            + f.buffers_backend_per_tx.unwrap_or(0.0),
+        wal_bytes_per_tx: f.wal_bytes_per_tx,
+    };
+    c.figures.cpu_us_per_tx = Some(m.cpu_us_per_tx);
+    c.figures.cpu_from = Some(from.to_string());
+    let source = format!(
+        "captured: {:.0} us a transaction ({from}) over {:.0} s, pg_stat_database blks_read, pg_stat_bgwriter buffers and pg_stat_wal wal_bytes per transaction{}",
+        m.cpu_us_per_tx,
+        f.seconds,
+        if speed.is_none() {
+            "; the server's CPU speed not given (--instance or --cpu-speed): taken as the EPYC 9454P's"
+        } else {
+            ""
+        }
+    );
+    match crate::workload::server_cpu::apply(&c.spec, &m, &source) {
+        Ok((spec, _)) => {
+            c.spec_json = serde_json::to_string_pretty(&spec)? + "\n";
+            c.spec = spec;
+        }
+        Err(e) => {
+            if !quiet {
+                eprintln!(
+                    "notice: the server's CPU ({:.0} us a transaction) not used: {e:#}; the workload keeps pgiosim's default CPU figures",
+                    m.cpu_us_per_tx
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn read_sizes(client: &mut postgres::Client, q: &Queries) -> Result<TableSizes> {

@@ -133,8 +133,9 @@ impl Shape {
 
     /// Fill in what a cloud server size gives where the flags did not say:
     /// its vCPUs and threads per core, and a page cache of its RAM less
-    /// shared_buffers and the kernel's and backends' share. Returns the
-    /// page cache's derivation when it filled it in, for a notice.
+    /// shared_buffers and the kernel's and backends' share; its cores'
+    /// speed (its CPU class's) and the I/O path's CPU on a server. Returns
+    /// what it filled in, for a notice.
     pub fn apply_instance(&mut self, i: &Instance, settings: &Settings) -> Result<Option<String>> {
         self.cpus.get_or_insert(i.vcpus);
         self.threads_per_core.get_or_insert(i.threads_per_core);
@@ -142,21 +143,33 @@ impl Shape {
         // figures, measured on a server.
         self.reclaim_cpu
             .get_or_insert_with(crate::instance::io_cpu::reclaim_cpu);
-        if self.os_cache_bytes.is_some() {
-            return Ok(None);
+        // The CPU figures are EPYC 9454P time (or the reference machine's,
+        // taken at its speed): the preset's cores run them at its class's.
+        let mut notes = Vec::new();
+        if self.cpu_speed.is_none()
+            && let Some(class) = i.cpu_class()
+        {
+            self.cpu_speed = Some(class.speed);
+            notes.push(format!(
+                "cores at {:.2}x the EPYC 9454P ({}, Geekbench 6 single-core)",
+                class.speed, class.name
+            ));
         }
-        let bytes = i
-            .page_cache_bytes(settings.shared_buffers_bytes)
-            .map_err(usage)?;
-        self.os_cache_bytes = Some(bytes);
-        let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
-        Ok(Some(format!(
-            "page cache {} (RAM {} − shared_buffers {} − {} for the kernel and backends)",
-            gib(bytes),
-            gib(i.memory_bytes()),
-            gib(settings.shared_buffers_bytes),
-            gib(crate::instance::overhead_bytes(i.memory_bytes()))
-        )))
+        if self.os_cache_bytes.is_none() {
+            let bytes = i
+                .page_cache_bytes(settings.shared_buffers_bytes)
+                .map_err(usage)?;
+            self.os_cache_bytes = Some(bytes);
+            let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+            notes.push(format!(
+                "page cache {} (RAM {} − shared_buffers {} − {} for the kernel and backends)",
+                gib(bytes),
+                gib(i.memory_bytes()),
+                gib(settings.shared_buffers_bytes),
+                gib(crate::instance::overhead_bytes(i.memory_bytes()))
+            ));
+        }
+        Ok((!notes.is_empty()).then(|| notes.join(", ")))
     }
 }
 

@@ -63,9 +63,14 @@ pub struct FromServerCpuArgs {
     #[arg(long, value_name = "TPS")]
     pub tps: Option<f64>,
     /// The source's per-core speed relative to the AMD EPYC 9454P, whose
-    /// time the I/O path's figures are in (docs/cpu-model.md).
-    #[arg(long, value_name = "FACTOR", default_value_t = 1.0)]
-    pub cpu_speed: f64,
+    /// time the I/O path's figures are in (docs/cpu-model.md) [default: 1,
+    /// or the --instance preset's CPU class].
+    #[arg(long, value_name = "FACTOR")]
+    pub cpu_speed: Option<f64>,
+    /// The source server's size (`pgiosim instances`): its CPU class gives
+    /// its speed.
+    #[arg(long, value_name = "NAME")]
+    pub instance: Option<String>,
     /// Take reads, pages written and WAL bytes per transaction from this
     /// pgiosim result (JSON) of the source's setup.
     #[arg(long, value_name = "RESULT.json", conflicts_with_all = ["reads_per_tx", "pages_written_per_tx", "wal_bytes_per_tx"])]
@@ -237,14 +242,30 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
             }
         },
     };
+    let speed = match (a.cpu_speed, &a.instance) {
+        (Some(s), _) => s,
+        (None, Some(name)) => {
+            let i = crate::instance::lookup(name).ok_or_else(|| {
+                usage(format!(
+                    "--instance {name}: no such preset (see `pgiosim instances`)"
+                ))
+            })?;
+            i.cpu_class().map(|c| c.speed).ok_or_else(|| {
+                usage(format!(
+                    "--instance {name}: its processor is not fixed; give --cpu-speed"
+                ))
+            })?
+        }
+        (None, None) => 1.0,
+    };
     let m = ServerCpu {
         cpu_us_per_tx,
-        speed: a.cpu_speed,
+        speed,
         reads_per_tx: reads,
         pages_written_per_tx: written,
         wal_bytes_per_tx: wal,
     };
-    let source = format!("{cpu_from} at --cpu-speed {}{counts_from}", a.cpu_speed);
+    let source = format!("{cpu_from} at {speed}x the EPYC 9454P{counts_from}");
     let (out, split) =
         server_cpu::apply(&spec, &m, &source).map_err(|e| usage(format!("{e:#}")))?;
     output::write_file(

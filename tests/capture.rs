@@ -478,6 +478,20 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
         0.1,
     );
     assert_eq!(f("clients"), 4.0, "{figures}");
+    // The server runs on this host: its CPU comes from /proc, and the
+    // workload's statement CPU from it.
+    assert!(
+        figures["cpu_from"].as_str().unwrap_or("").contains("/proc"),
+        "{figures}"
+    );
+    // Some CPU, and no more than the host's cores could give in the
+    // capture's seconds (plus a clock tick a process).
+    let cpu_s = f("cpu_us_per_tx") * f("commits") / 1e6;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    assert!(
+        cpu_s > 0.0 && cpu_s <= cores * f("seconds") + 0.5,
+        "{cpu_s} CPU seconds: {figures}"
+    );
     if pg.major() >= 14 {
         // fsync=off here, so WAL writes but no syncs.
         assert!(f("wal_writes_per_tx") > 0.0, "{figures}");
@@ -509,6 +523,13 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
     );
     assert!(conf_text.contains("# fsync = 'off'"), "{conf_text}");
     let spec: serde_json::Value = serde_json::from_str(&spec_text).unwrap();
+    assert!(
+        spec["sources"]["cpu_us_per_statement"]
+            .as_str()
+            .unwrap_or("")
+            .contains("captured"),
+        "{spec_text}"
+    );
     assert!(
         spec["sources"]["observed.transactions"]
             .as_str()

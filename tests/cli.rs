@@ -626,6 +626,88 @@ fn workload_fit_cpu_writes_a_workload_model_runs() {
     assert!(text(&o).contains("no runs"), "{}", text(&o));
 }
 
+/// `workload from-server-cpu` (the migration workflow) splits a source
+/// server's CPU by mechanism and writes a workload `model` runs; the file
+/// reproduces the measured total; bad input exits 2.
+fn workload_from_server_cpu_writes_a_workload_model_runs() {
+    let d = tmp("server-cpu");
+    let out = d.path().join("from-source.json");
+    let o = run(&[
+        "workload",
+        "from-server-cpu",
+        "--workload",
+        "large-updates",
+        "--cpu-utilization",
+        "6.5",
+        "--vcpus",
+        "16",
+        "--tps",
+        "1734",
+        "--instance",
+        "m6id.4xlarge",
+        "--reads-per-tx",
+        "1.4",
+        "--pages-written-per-tx",
+        "0.05",
+        "--wal-bytes-per-tx",
+        "16000",
+        "-o",
+        out.to_str().unwrap(),
+        "--json",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let j: Value = serde_json::from_slice(&o.stdout).expect("--json - is the JSON alone");
+    // 6.5% of 16 vCPUs at 1,734 tps, at the Xeon 8375C's 0.84.
+    let total = 0.065 * 16.0 / 1734.0 * 1e6 * 0.84;
+    let split = &j["split"];
+    assert!(
+        (split["total_us"].as_f64().unwrap() - total).abs() < 0.5,
+        "{j}"
+    );
+    let parts = ["reads_us", "writes_us", "statements_us"]
+        .iter()
+        .map(|k| split[k].as_f64().unwrap())
+        .sum::<f64>();
+    assert!((parts - total).abs() < 0.5, "{j}");
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert!(
+        spec["sources"]["cpu_us_per_statement"]
+            .as_str()
+            .unwrap()
+            .contains("6.5% of 16 vCPUs")
+    );
+    let m = run(&[
+        "model",
+        "--workload",
+        out.to_str().unwrap(),
+        "-T",
+        "1",
+        "-q",
+    ]);
+    assert!(m.status.success(), "{}", text(&m));
+
+    // CPU below what its I/O alone costs: refused with the reason.
+    let o = run(&[
+        "workload",
+        "from-server-cpu",
+        "--workload",
+        "large-updates",
+        "--cpu-us-per-tx",
+        "50us",
+        "--reads-per-tx",
+        "1.4",
+        "--pages-written-per-tx",
+        "1",
+        "--wal-bytes-per-tx",
+        "16000",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("the I/O alone"), "{}", text(&o));
+}
+
 fn main() -> std::process::ExitCode {
     common::harness::run(common::trials![
         run_report_is_consistent,
@@ -653,5 +735,6 @@ fn main() -> std::process::ExitCode {
         settings_guide_lists_every_setting_and_no_other,
         readme_is_short_and_names_every_command,
         workload_fit_cpu_writes_a_workload_model_runs,
+        workload_from_server_cpu_writes_a_workload_model_runs,
     ])
 }

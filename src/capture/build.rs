@@ -174,6 +174,11 @@ pub struct Figures {
     pub clients: i64,
     pub active_clients_mean: f64,
     pub db_size_bytes: i64,
+    /// The server's CPU per transaction, µs, and where it was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_us_per_tx: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_from: Option<String>,
 }
 
 /// What `capture` writes.
@@ -473,6 +478,8 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         clients: obs.clients,
         active_clients_mean: obs.active_mean,
         db_size_bytes: obs.db_size_bytes,
+        cpu_us_per_tx: None,
+        cpu_from: None,
     };
 
     // The statement mix: rows written per transaction, and reads: the
