@@ -156,8 +156,9 @@ pub struct WorkloadArgs {
     pub threads_per_core: Option<u32>,
     /// Speed of one of the modelled server's threads alone on a core,
     /// relative to the machine the workload's CPU figures were measured on
-    /// (see the workload's `sources`): 1.5 runs every burst of CPU in two
-    /// thirds of the time.
+    /// (the EPYC 9454P for the I/O path's, see docs/cpu-model.md): 1.5 runs
+    /// every burst of CPU in two thirds of the time [default: 1; with
+    /// `model --instance`, its CPU class's, e.g. 0.84 for m6id's Xeon 8375C].
     #[arg(long, value_name = "FACTOR")]
     pub cpu_speed: Option<f64>,
     /// pgbench's query protocol (-M): simple sends each statement's text

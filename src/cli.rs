@@ -52,8 +52,9 @@ pub enum Command {
     ///
     /// The same core as `run` (buffer pool, WAL, checkpoints, locks, CPU)
     /// driven by a virtual clock and a device profile instead of the disk:
-    /// answers in about a second what `run` would report on that device,
-    /// without the disk and without allocating the data set.
+    /// answers in seconds (half a minute for a server-scale NVMe point)
+    /// what `run` would report on that device, without the disk and
+    /// without allocating the data set.
     Model(ModelArgs),
     /// Time a one-shot VACUUM of a bloated table, on this disk or a model.
     ///
@@ -125,7 +126,7 @@ pub enum Command {
 pub struct PrepareArgs {
     #[command(flatten)]
     pub dirs: DirArgs,
-    /// pgbench scale factor: 100,000 accounts rows (about 15 MB) per unit.
+    /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
     #[command(flatten)]
