@@ -203,8 +203,9 @@ fn instances() -> Result<()> {
 fn devices(args: &DevicesArgs) -> Result<()> {
     let mut o = String::new();
     let profiles = crate::device::profile::shipped();
+    let width = profiles.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &profiles {
-        let _ = writeln!(o, "{}", p.summary_line());
+        let _ = writeln!(o, "{}", p.summary_line_in(width));
     }
     let _ = writeln!(
         o,
