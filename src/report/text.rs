@@ -123,7 +123,7 @@ pub fn render(r: &RunResult) -> String {
         &mut o,
         "data reads/s",
         format!(
-            "{:.1} ({:.2} per transaction; mean {:.0} µs; CPU {:.0} µs per transaction)",
+            "{:.1} ({:.2} per transaction; mean {:.0} µs; their CPU with its wait for a core {:.0} µs per transaction)",
             io.data_reads_per_s, io.data_reads_per_tx, io.data_read_avg_us, io.read_cpu_us_per_tx
         ),
     );
