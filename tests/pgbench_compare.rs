@@ -21,23 +21,6 @@ use common::skip;
 /// PostgreSQL not installable).
 const EXIT_CANNOT_RUN_HERE: i32 = 3;
 
-fn have_postgres() -> bool {
-    let Ok(versions) = std::fs::read_dir("/usr/lib/postgresql") else {
-        return false;
-    };
-    versions
-        .flatten()
-        .any(|v| v.path().join("bin/pg_ctl").exists() && v.path().join("bin/pgbench").exists())
-}
-
-fn on_path(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
 fn num(v: &Value, path: &[&str]) -> f64 {
     let mut cur = v;
     for key in path {
@@ -52,12 +35,12 @@ fn pgbench_compare_small_run() {
     if unsafe { libc::geteuid() } != 0 {
         skip("pgbench-compare needs root (cgroups, drop_caches, a system user)");
     }
-    if !on_path("python3") {
+    if !common::on_path("python3") {
         skip("python3 is not installed");
     }
     // The script would install PostgreSQL with apt-get; a test never
     // installs (`.ci/run` does), and PGIOSIM_NO_INSTALL tells the script so.
-    if !have_postgres() {
+    if !common::have_postgres(&["pg_ctl", "pgbench"]) {
         skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
     }
 

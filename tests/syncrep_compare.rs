@@ -21,23 +21,6 @@ use common::skip;
 /// Exit code of the script when this machine cannot run it.
 const EXIT_CANNOT_RUN_HERE: i32 = 3;
 
-fn on_path(program: &str) -> bool {
-    Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
-}
-
-fn have_postgres() -> bool {
-    let Ok(versions) = std::fs::read_dir("/usr/lib/postgresql") else {
-        return false;
-    };
-    versions.flatten().any(|v| {
-        v.path().join("bin/pg_basebackup").exists() && v.path().join("bin/pgbench").exists()
-    })
-}
-
 fn num(v: &Value, key: &str) -> f64 {
     v[key]
         .as_f64()
@@ -50,11 +33,11 @@ fn syncrep_compare_small_run() {
         skip("syncrep-compare needs root (a network namespace, a system user)");
     }
     for p in ["python3", "ip"] {
-        if !on_path(p) {
+        if !common::on_path(p) {
             skip(&format!("{p} is not installed"));
         }
     }
-    if !have_postgres() && !on_path("apt-get") {
+    if !common::have_postgres(&["pg_basebackup", "pgbench"]) && !common::on_path("apt-get") {
         skip("PostgreSQL is not installed and there is no apt-get to install it");
     }
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/syncrep-compare");

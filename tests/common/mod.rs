@@ -69,3 +69,27 @@ pub fn bucket<'a>(result: &'a serde_json::Value, name: &str) -> Option<&'a serde
         .iter()
         .find(|b| b["bucket"] == name)
 }
+
+/// Whether a PostgreSQL release under /usr/lib/postgresql (Debian's
+/// layout) has every one of `programs` in its bin directory.
+#[allow(dead_code)]
+pub fn have_postgres(programs: &[&str]) -> bool {
+    let Ok(versions) = std::fs::read_dir("/usr/lib/postgresql") else {
+        return false;
+    };
+    versions.flatten().any(|v| {
+        programs
+            .iter()
+            .all(|p| v.path().join("bin").join(p).exists())
+    })
+}
+
+/// Whether the shell finds `program` on the PATH.
+#[allow(dead_code)]
+pub fn on_path(program: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {program}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}
