@@ -295,7 +295,7 @@ fn describe_cpus(run: &super::RunInfo) -> String {
         format!("{} cores", run.cpus)
     };
     if run.cpu_speed != 1.0 {
-        let _ = write!(d, " at {}x the workload's reference CPU", run.cpu_speed);
+        let _ = write!(d, " at {}x the reference CPU (EPYC 9454P)", run.cpu_speed);
     }
     if let Some(rtt) = run.client_rtt_us {
         let _ = write!(d, "; client on another host, {rtt:.0} us away");
