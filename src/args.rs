@@ -268,12 +268,15 @@ impl WorkloadArgs {
         if self.cpus == Some(0) {
             return Err(usage("--cpus: must be at least 1"));
         }
-        if let Some(speed) = self.cpu_speed
-            && !(speed.is_finite() && speed > 0.0 && speed <= 100.0)
-        {
-            return Err(usage(format!(
-                "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {speed}"
-            )));
+        if let Some(speed) = self.cpu_speed {
+            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+            crate::units::check_f64(
+                "--cpu-speed",
+                speed,
+                lo,
+                hi,
+                "a factor (1 = the machine the workload's CPU figures come from)",
+            )?;
         }
         let os_cache_bytes = match &self.os_cache {
             None => None,
@@ -303,11 +306,15 @@ impl WorkloadArgs {
             .map_err(|e| usage(format!("{e:#}")))?;
         let progress = match self.progress {
             None => None,
-            Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
             Some(p) => {
-                return Err(usage(format!(
-                    "-P/--progress: must be more than 0 seconds, got {p}"
-                )));
+                let p = crate::units::check_f64(
+                    "-P/--progress",
+                    p,
+                    crate::units::PROGRESS_MIN_S,
+                    crate::units::DURATION_MAX_S as f64,
+                    "an interval in seconds",
+                )?;
+                Some((p * SEC as f64) as u64)
             }
         };
         Ok(Shape {

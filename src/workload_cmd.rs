@@ -243,7 +243,10 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
         },
     };
     let speed = match (a.cpu_speed, &a.instance) {
-        (Some(s), _) => s,
+        (Some(s), _) => {
+            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+            crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
+        }
         (None, Some(name)) => {
             let i = crate::instance::lookup(name).ok_or_else(|| {
                 usage(format!(
