@@ -829,7 +829,7 @@ impl Profile {
                 }
                 if v < min {
                     return Err(format!(
-                        "caps.{name}: {v} is below the least cap modelled, {min} {unit} \
+                        "caps.{name}: {v:?} is below the least cap modelled, {min} {unit} \
                          (null or absent means no cap)"
                     ));
                 }
@@ -864,7 +864,7 @@ impl Profile {
             positive("caps.burst.baseline_iops", b.baseline_iops)?;
             if b.baseline_iops < CAP_IOPS_MIN {
                 return Err(format!(
-                    "caps.burst.baseline_iops: {} is below the least rate modelled, \
+                    "caps.burst.baseline_iops: {:?} is below the least rate modelled, \
                      {CAP_IOPS_MIN} I/O per s",
                     b.baseline_iops
                 ));
