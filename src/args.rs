@@ -29,6 +29,10 @@ pub struct DirArgs {
     pub wal_dir: Option<PathBuf>,
 }
 
+/// The highest `-R`: a transaction started every nanosecond, the model's
+/// clock tick; a higher rate rounds to a zero interval.
+pub const RATE_MAX: f64 = 1e9;
+
 /// Which workload runs, the way pgbench chooses its scripts.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadChoice {
@@ -293,9 +297,28 @@ impl WorkloadArgs {
                 "-R/--rate: must be more than 0 transactions per second, got {r}"
             )));
         }
+        if let Some(r) = self.rate
+            && r > RATE_MAX
+        {
+            return Err(usage(format!(
+                "-R/--rate: at most {RATE_MAX:e} transactions per second (one a nanosecond, \
+                 the model's clock tick), got {r:?}"
+            )));
+        }
         let latency_limit = match self.latency_limit {
             None => None,
-            Some(ms) if ms.is_finite() && ms > 0.0 => Some((ms * MS as f64) as u64),
+            Some(ms) if ms.is_finite() && ms > 0.0 => {
+                // From a microsecond (below it the limit rounds to nothing)
+                // to -T's own bound.
+                let ms = crate::units::check_f64(
+                    "-L/--latency-limit",
+                    ms,
+                    0.001,
+                    crate::units::DURATION_MAX_S as f64 * 1e3,
+                    "a time in ms",
+                )?;
+                Some((ms * MS as f64) as u64)
+            }
             Some(ms) => {
                 return Err(usage(format!(
                     "-L/--latency-limit: must be more than 0 ms, got {ms}"

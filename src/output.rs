@@ -279,6 +279,72 @@ pub fn cell(v: Option<f64>, decimals: usize) -> String {
 mod tests {
     use super::*;
 
+    fn is_usage(e: &anyhow::Error) -> bool {
+        e.downcast_ref::<crate::error::UsageError>().is_some()
+    }
+
+    #[test]
+    fn an_output_that_is_not_a_regular_file_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No reader: a blocking open would never return.
+        for e in [
+            write_file("--json", &fifo, "x").unwrap_err(),
+            check_writable("--json", &fifo).unwrap_err(),
+        ] {
+            assert!(is_usage(&e), "{e}");
+            assert!(e.to_string().contains("is a FIFO"), "{e}");
+        }
+        let e = write_file("-o", Path::new("/dev/null"), "x").unwrap_err();
+        assert!(is_usage(&e) && e.to_string().contains("is a device"), "{e}");
+        let e = write_file("-o", d.path(), "x").unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("is a directory"),
+            "{e}"
+        );
+        let file = d.path().join("r.json");
+        write_file("--json", &file, "long text").unwrap();
+        write_file("--json", &file, "short").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "short");
+    }
+
+    #[test]
+    fn outputs_share_standard_output_with_no_other_and_spare_the_inputs() {
+        let d = tempfile::tempdir().unwrap();
+        let input = d.path().join("r1.json");
+        std::fs::write(&input, "{}").unwrap();
+        let out = |f: &'static str, p: &Path| (f, p.to_path_buf());
+        let e = check_outputs(
+            &[out("--csv", Path::new("-")), out("--json", Path::new("-"))],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("--csv - and --json -"),
+            "{e}"
+        );
+        let e = check_outputs(&[out("-o", &input)], std::slice::from_ref(&input)).unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("is the input"),
+            "{e}"
+        );
+        check_outputs(
+            &[
+                out("-o", &d.path().join("r.html")),
+                out("--json", Path::new("-")),
+            ],
+            &[input],
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("r1.json")).unwrap(),
+            "{}"
+        );
+    }
+
     fn table() -> Table {
         Table {
             headers: vec!["series".into(), "tps".into()],

@@ -104,6 +104,30 @@ mod tests {
     use super::*;
 
     #[test]
+    fn floats_are_checked_finite_and_in_range() {
+        assert_eq!(check_f64("--x", 1.5, 0.01, 100.0, "a factor").unwrap(), 1.5);
+        for bad in [1e-20, 101.0, f64::NAN, f64::INFINITY, -1.0] {
+            let e = check_f64("--x", bad, 0.01, 100.0, "a factor").unwrap_err();
+            assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+            assert!(
+                e.to_string()
+                    .contains("--x: must be a factor from 0.01 to 100"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_duration_in_a_list_is_at_most_a_day() {
+        assert_eq!(
+            parse_duration_with_unit("latency", "1d", "80ms").unwrap(),
+            KEY_DURATION_MAX_NS
+        );
+        let e = parse_duration_with_unit("latency", "100000000d", "80ms").unwrap_err();
+        assert!(e.to_string().contains("at most 1d"), "{e}");
+    }
+
+    #[test]
     fn pretty_bytes_rounds_for_people() {
         assert_eq!(pretty_bytes(1536 << 20), "1.5 GiB");
         assert_eq!(pretty_bytes(200 << 20), "200 MiB");

@@ -761,6 +761,30 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             2,
             &["latency=100000000d", "at most 1d"],
         ),
+        case(&["model", "-R", "1e10"], 2, &["-R/--rate", "at most 1e9"]),
+        case(
+            &["model", "-R", "100", "-L", "1e-300"],
+            2,
+            &["-L/--latency-limit", "0.001"],
+        ),
+        case(
+            &[
+                "workload",
+                "from-server-cpu",
+                "--cpu-us-per-tx",
+                "1e300s",
+                "--reads-per-tx",
+                "1",
+                "--pages-written-per-tx",
+                "1",
+                "--wal-bytes-per-tx",
+                "1",
+                "-o",
+                &p("w.json"),
+            ],
+            2,
+            &["--cpu-us-per-tx", "at most 1d"],
+        ),
         // 3. Bad input is exit 2, not 1.
         case(
             &[
