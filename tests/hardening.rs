@@ -828,6 +828,29 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             2,
             &["--qd 4096", "psync"],
         ),
+        case(
+            &["calibrate", "--dir", "/proc", "-o", &p("c.json")],
+            2,
+            &["/proc", "virtual file system"],
+        ),
+        case(
+            &[
+                "model",
+                "-T",
+                "1",
+                "--set",
+                "archive_mode=on",
+                "--archive",
+                "latency=1ms,latency=2ms,throughput=90MB/s",
+            ],
+            2,
+            &["latency given twice"],
+        ),
+        case(
+            &["model", "-T", "1", "--standby", "name=s1,rtt=1ms,rtt=2ms"],
+            2,
+            &["rtt given twice"],
+        ),
         // 4. Sizes past what the model holds: refused before the core.
         case(
             &["model", "-T", "2", "-s", "1", "--os-cache", "20TB"],
