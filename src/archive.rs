@@ -101,11 +101,18 @@ pub fn parse_target(text: &str) -> Result<ArchiveTarget> {
         Some(first) => rest.push(first),
     }
     rest.extend(parts);
+    let mut seen: Vec<&str> = Vec::new();
     for part in rest {
         let Some((key, value)) = part.split_once('=') else {
             bail!("\"{part}\" is not key=value; a target takes {KEYS}");
         };
         let value = value.trim();
+        // A key given twice is a slip, not "the last wins" (as a
+        // provisioned --device refuses it).
+        if seen.contains(&key.trim()) {
+            bail!("{} given twice", key.trim());
+        }
+        seen.push(key.trim());
         match key.trim() {
             "latency" => t.latency = parse_duration_with_unit("latency", value, "80ms, 1s")?,
             "throughput" => {

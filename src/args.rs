@@ -29,6 +29,10 @@ pub struct DirArgs {
     pub wal_dir: Option<PathBuf>,
 }
 
+/// The highest `-R`: a transaction started every nanosecond, the model's
+/// clock tick; a higher rate rounds to a zero interval.
+pub const RATE_MAX: f64 = 1e9;
+
 /// Which workload runs, the way pgbench chooses its scripts.
 #[derive(Debug, Clone, Args)]
 pub struct WorkloadChoice {
@@ -269,12 +273,15 @@ impl WorkloadArgs {
         if self.cpus == Some(0) {
             return Err(usage("--cpus: must be at least 1"));
         }
-        if let Some(speed) = self.cpu_speed
-            && !(speed.is_finite() && speed > 0.0 && speed <= 100.0)
-        {
-            return Err(usage(format!(
-                "--cpu-speed: must be a factor between 0 and 100 (1 = the machine the workload's CPU figures come from), got {speed}"
-            )));
+        if let Some(speed) = self.cpu_speed {
+            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+            crate::units::check_f64(
+                "--cpu-speed",
+                speed,
+                lo,
+                hi,
+                "a factor (1 = the machine the workload's CPU figures come from)",
+            )?;
         }
         let os_cache_bytes = match &self.os_cache {
             None => None,
@@ -291,9 +298,28 @@ impl WorkloadArgs {
                 "-R/--rate: must be more than 0 transactions per second, got {r}"
             )));
         }
+        if let Some(r) = self.rate
+            && r > RATE_MAX
+        {
+            return Err(usage(format!(
+                "-R/--rate: at most {RATE_MAX:e} transactions per second (one a nanosecond, \
+                 the model's clock tick), got {r:?}"
+            )));
+        }
         let latency_limit = match self.latency_limit {
             None => None,
-            Some(ms) if ms.is_finite() && ms > 0.0 => Some((ms * MS as f64) as u64),
+            Some(ms) if ms.is_finite() && ms > 0.0 => {
+                // From a microsecond (below it the limit rounds to nothing)
+                // to -T's own bound.
+                let ms = crate::units::check_f64(
+                    "-L/--latency-limit",
+                    ms,
+                    0.001,
+                    crate::units::DURATION_MAX_S as f64 * 1e3,
+                    "a time in ms",
+                )?;
+                Some((ms * MS as f64) as u64)
+            }
             Some(ms) => {
                 return Err(usage(format!(
                     "-L/--latency-limit: must be more than 0 ms, got {ms}"
@@ -304,11 +330,15 @@ impl WorkloadArgs {
             .map_err(|e| usage(format!("{e:#}")))?;
         let progress = match self.progress {
             None => None,
-            Some(p) if p.is_finite() && p > 0.0 => Some((p * SEC as f64) as u64),
             Some(p) => {
-                return Err(usage(format!(
-                    "-P/--progress: must be more than 0 seconds, got {p}"
-                )));
+                let p = crate::units::check_f64(
+                    "-P/--progress",
+                    p,
+                    crate::units::PROGRESS_MIN_S,
+                    crate::units::DURATION_MAX_S as f64,
+                    "an interval in seconds",
+                )?;
+                Some((p * SEC as f64) as u64)
             }
         };
         Ok(Shape {

@@ -255,7 +255,9 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     };
     let progress = match args.progress {
         None => None,
-        Some(p) if p.is_finite() && p >= 0.5 => Some(Duration::from_secs_f64(p)),
+        Some(p) if p.is_finite() && (0.5..=crate::units::DURATION_MAX_S as f64).contains(&p) => {
+            Some(Duration::from_secs_f64(p))
+        }
         Some(p) => {
             return Err(usage(format!(
                 "-P/--progress: must be at least 0.5 seconds, got {p}"
@@ -295,12 +297,9 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             "--cpu-utilization: a percentage of the server's vCPUs in (0, 100], got {p}"
         )));
     }
-    if let Some(f) = args.cpu_speed
-        && !(f.is_finite() && f > 0.0 && f <= 100.0)
-    {
-        return Err(usage(format!(
-            "--cpu-speed: a factor between 0 and 100 (1 = the EPYC 9454P), got {f}"
-        )));
+    if let Some(f) = args.cpu_speed {
+        let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+        crate::units::check_f64("--cpu-speed", f, lo, hi, "a factor (1 = the EPYC 9454P)")?;
     }
     let speed = match (&args.instance, args.cpu_speed) {
         (Some(name), _) => {
@@ -501,10 +500,8 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             "notice: the server's CPU is not on this host and --cpu-utilization was not given: the workload keeps pgiosim's default CPU figures"
         );
     }
-    std::fs::write(&args.output, &captured.spec_json)
-        .with_context(|| format!("-o {}: cannot write", args.output.display()))?;
-    std::fs::write(&conf_out, &captured.conf)
-        .with_context(|| format!("cannot write {}", conf_out.display()))?;
+    crate::output::write_file("-o", &args.output, &captured.spec_json)?;
+    crate::output::write_file("-o (its .conf)", &conf_out, &captured.conf)?;
     let summary = summary(&captured, &obs, &json_name, &conf_name);
     match &args.json {
         Some(p) if p == Path::new("-") => {
@@ -512,8 +509,11 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             eprint!("{summary}");
         }
         Some(p) => {
-            std::fs::write(p, serde_json::to_string_pretty(&captured.figures)? + "\n")
-                .with_context(|| format!("--json {}: cannot write", p.display()))?;
+            crate::output::write_file(
+                "--json",
+                p,
+                &(serde_json::to_string_pretty(&captured.figures)? + "\n"),
+            )?;
             crate::output::stdout(&summary)?;
         }
         None => crate::output::stdout(&summary)?,

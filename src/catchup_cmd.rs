@@ -152,11 +152,23 @@ fn size(flag: &str, v: &str) -> Result<u64> {
         .ok_or_else(|| usage(format!("{flag} {v}: not a size of at least 8kB, e.g. 10GB")))
 }
 
+/// The largest `--backlog` modelled: 1 TB of WAL. The replay runs through
+/// every record of it (a GB takes seconds), and a default page cache sized
+/// from 100 TB tripped the core's bound.
+pub const BACKLOG_MAX_BYTES: u64 = 1 << 40;
+
 /// Replay the backlog, print the report, write its JSON; exits 130 if
 /// interrupted.
 pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let backlog = size("--backlog", &args.backlog)?;
+    if backlog > BACKLOG_MAX_BYTES {
+        return Err(usage(format!(
+            "--backlog {}: at most {} is modelled",
+            args.backlog,
+            crate::units::format_memory(BACKLOG_MAX_BYTES)
+        )));
+    }
     let read_ahead = crate::units::parse_memory_bytes(&args.read_ahead)
         .filter(|b| *b >= PAGE_BYTES && *b <= 64 << 20)
         .ok_or_else(|| {
@@ -178,7 +190,8 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     };
     let seed = args.one.seed();
     let parts = args.workload.parts()?;
-    let probe = crate::workload::Script::mix(&parts, args.scale)?;
+    let probe =
+        crate::workload::Script::mix(&parts, args.scale).map_err(crate::error::bad_input)?;
     let target = args.one.target(&args.dirs)?;
     let plan = RunPlan::new(Shape::new(parts, args.scale, seed), settings, target)?;
     let (settings, script, mut cfg) = (plan.settings, plan.workload, plan.cfg);
@@ -192,8 +205,11 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     let os_cache_bytes = match &args.os_cache {
         Some(v) => crate::units::parse_memory_bytes(v)
             .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?,
-        None => data_bytes + backlog,
+        // Room for the data set and the backlog, at most the largest
+        // page cache modelled.
+        None => (data_bytes.saturating_add(backlog)).min(crate::plan::OS_CACHE_MAX_BYTES),
     };
+    crate::plan::check_os_cache("--os-cache", os_cache_bytes / PAGE_BYTES)?;
     let prefetch = settings.recovery_prefetch.enabled() && settings.maintenance_io_concurrency > 0;
     cfg.clients = 1;
     cfg.duration = None;

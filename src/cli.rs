@@ -370,10 +370,37 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
     v
 }
 
+/// The files a command reads because the user named them as its subject,
+/// which none of its outputs may overwrite.
+fn inputs(command: &Command) -> Vec<PathBuf> {
+    match command {
+        Command::Compare(a) => a.files.clone(),
+        Command::Report(a) => a.files.clone(),
+        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => a.files.clone(),
+        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => vec![a.file.clone()],
+        Command::Import(crate::import::ImportCommand::Pgbench(a)) => {
+            let mut v = vec![a.output.clone()];
+            v.extend(a.statistics.clone());
+            v
+        }
+        Command::Workload(crate::workload_cmd::WorkloadCommand::FitCpu(a)) => {
+            vec![a.measurements.clone()]
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
-    for (flag, path) in outputs(&cli.command) {
-        crate::output::check_writable(flag, &path)?;
+    crate::output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
+    if let Command::Capture(a) = &cli.command
+        && output::is_stdout(&a.output)
+    {
+        // capture writes two files, the workload and the .conf beside it.
+        return Err(crate::error::UsageError(
+            "-o -: capture writes a workload and a .conf beside it; name a file".into(),
+        )
+        .into());
     }
     match cli.command {
         Command::Run(args) => run(&args, stop),

@@ -419,7 +419,7 @@ fn ensure_dir(dir: &Path) -> Result<bool> {
 
 /// Refuses a directory on a file system with no disk behind it (procfs,
 /// sysfs, cgroup, ...): nothing pgiosim writes there would measure a disk.
-fn refuse_virtual_fs(dir: &Path) -> Result<()> {
+pub(crate) fn refuse_virtual_fs(dir: &Path) -> Result<()> {
     // Magic numbers from linux/magic.h.
     const VIRTUAL: [(i64, &str); 10] = [
         (0x9fa0, "procfs"),

@@ -71,6 +71,30 @@ pub fn read_text(path: &Path, what: &str, max_bytes: u64) -> Result<String> {
     })
 }
 
+/// Standard input ("-") as UTF-8 text of at most `max_bytes`, with the
+/// rules of [`read_text`]: binary input or too much of it is bad input
+/// (exit 2), not a failure of the disk.
+pub fn read_stdin_text(what: &str, max_bytes: u64) -> Result<String> {
+    let bad = |msg: String| -> anyhow::Error {
+        UsageError(format!("{what} (standard input): {msg}")).into()
+    };
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| anyhow::Error::from(e).context(format!("{what}: reading standard input")))?;
+    if bytes.len() as u64 > max_bytes {
+        return Err(bad(too_big(bytes.len() as u64, max_bytes)));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        bad(format!(
+            "not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
 fn too_big(got: u64, max: u64) -> String {
     format!(
         "larger than the {} MiB pgiosim reads ({}{} bytes); is it the right file?",

@@ -46,12 +46,75 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Write `text` to `path` ("-": standard output); `flag` names the option
-/// in the error.
+/// in the error. The file is opened by [`open_regular`]: a FIFO or a device
+/// named as an output is refused, never waited on.
 pub fn write_file(flag: &str, path: &Path, text: &str) -> Result<()> {
     if is_stdout(path) {
         return stdout(text);
     }
-    std::fs::write(path, text).with_context(|| format!("{flag} {}: cannot write", path.display()))
+    let mut f = open_regular(flag, path, true)?;
+    f.write_all(text.as_bytes())
+        .and_then(|()| f.flush())
+        .with_context(|| format!("{flag} {}: cannot write", path.display()))
+}
+
+/// Opens the output `path` for writing (creating it, and truncating it if
+/// `truncate`), refusing anything that is not a regular file with a usage
+/// error naming `flag`. A FIFO with no reader would block `open(2)` without
+/// limit, and a blocked `open` sees no signal: so the path is checked
+/// before it is opened, and opened with `O_NONBLOCK` as well (a FIFO put
+/// there meanwhile then fails or is seen by `fstat`), which is cleared
+/// again once the file is known to be a regular one.
+pub fn open_regular(flag: &str, path: &Path, truncate: bool) -> Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    let p = path.display();
+    let not_regular = |t: std::fs::FileType| {
+        let what = if t.is_dir() {
+            "is a directory"
+        } else if t.is_fifo() {
+            "is a FIFO, not a regular file"
+        } else if t.is_socket() {
+            "is a socket, not a regular file"
+        } else {
+            "is a device, not a regular file"
+        };
+        bad(format!(
+            "{flag} {p}: {what} (outputs are regular files, or \"-\" for standard output)"
+        ))
+    };
+    if let Ok(m) = std::fs::metadata(path)
+        && !m.is_file()
+    {
+        return Err(not_regular(m.file_type()));
+    }
+    let f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(truncate)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // ENXIO: a FIFO without a reader, opened without blocking.
+            Some(libc::ENXIO) => bad(format!("{flag} {p}: is a FIFO, not a regular file")),
+            _ => bad(format!("{flag} {p}: cannot write: {e}")),
+        })?;
+    let m = f
+        .metadata()
+        .with_context(|| format!("{flag} {p}: cannot stat"))?;
+    if !m.is_file() {
+        return Err(not_regular(m.file_type()));
+    }
+    // SAFETY: fcntl on a descriptor this function owns; clearing O_NONBLOCK
+    // so that writes to the regular file behave as usual.
+    unsafe {
+        let fd = f.as_raw_fd();
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(f)
 }
 
 /// Write a JSON document to `path` ("-": standard output), for every `--json`.
@@ -87,12 +150,8 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
         )));
     }
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => Err(bad(format!("{flag} {p}: is a directory"))),
-        Ok(_) => std::fs::OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map(drop)
-            .map_err(|e| bad(format!("{flag} {p}: cannot write: {e}"))),
+        // Opened without being truncated: an existing file is not changed.
+        Ok(_) => open_regular(flag, path, false).map(drop),
         Err(_) => match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -105,6 +164,56 @@ pub fn check_writable(flag: &str, path: &Path) -> Result<()> {
             }
             Err(e) => Err(bad(format!("{flag} {p}: cannot write: {e}"))),
         },
+    }
+}
+
+/// Checks a command's outputs together, before any work: each can be
+/// written ([`check_writable`]), at most one is standard output (two
+/// documents on one stream could not be told apart), and none is one of
+/// the command's `inputs` (`report r.json -o r.json` would destroy the
+/// result it reads).
+pub fn check_outputs(
+    outputs: &[(&str, std::path::PathBuf)],
+    inputs: &[std::path::PathBuf],
+) -> Result<()> {
+    let to_stdout: Vec<&str> = outputs
+        .iter()
+        .filter(|(_, p)| is_stdout(p))
+        .map(|(f, _)| *f)
+        .collect();
+    if to_stdout.len() > 1 {
+        return Err(bad(format!(
+            "{}: only one output can be standard output (\"-\"); name a file for the others",
+            to_stdout
+                .iter()
+                .map(|f| format!("{f} -"))
+                .collect::<Vec<_>>()
+                .join(" and ")
+        )));
+    }
+    for (flag, path) in outputs {
+        check_writable(flag, path)?;
+        if is_stdout(path) {
+            continue;
+        }
+        if let Some(input) = inputs.iter().find(|i| same_file(i, path)) {
+            return Err(bad(format!(
+                "{flag} {}: is the input {}; writing it would destroy what is read",
+                path.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// True if `a` and `b` both exist and are the same file (device and inode:
+/// through links, `./x` and `x` alike).
+fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
     }
 }
 
@@ -169,6 +278,72 @@ pub fn cell(v: Option<f64>, decimals: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn is_usage(e: &anyhow::Error) -> bool {
+        e.downcast_ref::<crate::error::UsageError>().is_some()
+    }
+
+    #[test]
+    fn an_output_that_is_not_a_regular_file_is_refused_without_blocking() {
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        // No reader: a blocking open would never return.
+        for e in [
+            write_file("--json", &fifo, "x").unwrap_err(),
+            check_writable("--json", &fifo).unwrap_err(),
+        ] {
+            assert!(is_usage(&e), "{e}");
+            assert!(e.to_string().contains("is a FIFO"), "{e}");
+        }
+        let e = write_file("-o", Path::new("/dev/null"), "x").unwrap_err();
+        assert!(is_usage(&e) && e.to_string().contains("is a device"), "{e}");
+        let e = write_file("-o", d.path(), "x").unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("is a directory"),
+            "{e}"
+        );
+        let file = d.path().join("r.json");
+        write_file("--json", &file, "long text").unwrap();
+        write_file("--json", &file, "short").unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "short");
+    }
+
+    #[test]
+    fn outputs_share_standard_output_with_no_other_and_spare_the_inputs() {
+        let d = tempfile::tempdir().unwrap();
+        let input = d.path().join("r1.json");
+        std::fs::write(&input, "{}").unwrap();
+        let out = |f: &'static str, p: &Path| (f, p.to_path_buf());
+        let e = check_outputs(
+            &[out("--csv", Path::new("-")), out("--json", Path::new("-"))],
+            &[],
+        )
+        .unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("--csv - and --json -"),
+            "{e}"
+        );
+        let e = check_outputs(&[out("-o", &input)], std::slice::from_ref(&input)).unwrap_err();
+        assert!(
+            is_usage(&e) && e.to_string().contains("is the input"),
+            "{e}"
+        );
+        check_outputs(
+            &[
+                out("-o", &d.path().join("r.html")),
+                out("--json", Path::new("-")),
+            ],
+            &[input],
+        )
+        .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("r1.json")).unwrap(),
+            "{}"
+        );
+    }
 
     fn table() -> Table {
         Table {

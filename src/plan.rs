@@ -36,6 +36,31 @@ pub const WAL_SEGMENTS: u32 = 4;
 /// Default duration when neither -T nor -t is given.
 pub const DEFAULT_DURATION: Nanos = 10 * SEC;
 
+/// The largest shared_buffers modelled: 512 GB. PostgreSQL takes up to
+/// 8 TB, but the model holds each buffer's descriptor and page-table slots
+/// in memory (about 32 bytes a buffer: 2 GB at 512 GB, and 4 TB asked for
+/// an allocation of 8 GB at once).
+pub const SHARED_BUFFERS_MAX_BYTES: u64 = 512 << 30;
+
+/// The largest page cache modelled: 1 TiB (about 15 bytes a page: 2 GB),
+/// which holds the default of the largest `--instance` preset. 20 TB
+/// tripped the page cache's own bound in the core, 10 TB asked for 20 GB.
+pub const OS_CACHE_MAX_BYTES: u64 = 1 << 40;
+
+/// Refuses a page cache of `pages` larger than [`OS_CACHE_MAX_BYTES`],
+/// naming `flag`, before the core is built. `vacuum` and `catchup`, which
+/// size their page cache after the plan, call it too.
+pub fn check_os_cache(flag: &str, pages: u64) -> Result<()> {
+    if pages > OS_CACHE_MAX_BYTES / PAGE_BYTES {
+        return Err(usage(format!(
+            "{flag} {}: at most {} of page cache is modelled",
+            crate::units::format_memory(pages.saturating_mul(PAGE_BYTES)),
+            crate::units::format_memory(OS_CACHE_MAX_BYTES)
+        )));
+    }
+    Ok(())
+}
+
 /// Which I/O engine carries the requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum EngineChoice {
@@ -217,7 +242,9 @@ impl RunPlan {
     /// Compile the workload, check the run as a whole and build the core's
     /// configuration.
     pub fn new(shape: Shape, settings: Settings, target: Target) -> Result<RunPlan> {
-        let mut workload = Script::mix(&shape.workload, shape.scale)?;
+        // The workload and the scale are the user's: a mix that cannot be
+        // built (tables too large to model, tables that differ) is bad input.
+        let mut workload = Script::mix(&shape.workload, shape.scale).map_err(bad_input)?;
         workload.use_query_mode(shape.protocol);
         if let Some(rtt) = shape.client_rtt {
             workload.client_elsewhere(rtt);
@@ -315,6 +342,14 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
              of {threads_per_core} threads"
         )));
     }
+    if s.shared_buffers_bytes > SHARED_BUFFERS_MAX_BYTES {
+        return Err(usage(format!(
+            "shared_buffers = {}: at most {} is modelled (the model keeps every buffer in \
+             memory, about 32 bytes each)",
+            crate::units::format_memory(s.shared_buffers_bytes),
+            crate::units::format_memory(SHARED_BUFFERS_MAX_BYTES)
+        )));
+    }
     let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
     // PostgreSQL refuses to start with fewer than 2 buffers per connection
     // (check in postmaster: "shared_buffers must be at least twice max_connections").
@@ -328,6 +363,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         )));
     }
     let os_cache_pages = shape.os_cache_bytes.unwrap_or(0) / PAGE_BYTES;
+    check_os_cache("--os-cache", os_cache_pages)?;
     if shape.after_init && os_cache_pages == 0 {
         return Err(usage(
             "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",

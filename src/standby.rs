@@ -37,11 +37,18 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
     let mut p99 = None;
     let mut device = None;
     let mut replay = DEFAULT_REPLAY_BYTES_PER_S;
+    let mut seen: Vec<&str> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((key, value)) = part.split_once('=') else {
             bail!("\"{part}\" is not key=value; a standby takes {KEYS}");
         };
         let value = value.trim();
+        // A key given twice is a slip, not "the last wins" (as a
+        // provisioned --device refuses it).
+        if seen.contains(&key.trim()) {
+            bail!("{} given twice", key.trim());
+        }
+        seen.push(key.trim());
         match key.trim() {
             "name" => {
                 // A name synchronous_standby_names can list unquoted.

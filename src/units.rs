@@ -13,17 +13,51 @@ pub use crate::settings::{
     parse_memory_bytes,
 };
 
+/// The longest duration in a `key=value` list (an archive's latency per
+/// segment, a standby's round trip): a day. Longer ones are slips, and
+/// overflowed the model's sums (`latency=100000000d` "kept up").
+pub const KEY_DURATION_MAX_NS: u64 = 86_400 * 1_000_000_000;
+
 /// A duration in a `key=value` list, in nanoseconds: it must carry a unit
-/// ("80ms", "1s") unless it is 0, as a bare number there is a common slip.
-/// The error names the key and shows `example`.
+/// ("80ms", "1s") unless it is 0, as a bare number there is a common slip,
+/// and be at most [`KEY_DURATION_MAX_NS`]. The error names the key and
+/// shows `example`.
 pub fn parse_duration_with_unit(key: &str, v: &str, example: &str) -> anyhow::Result<u64> {
     match parse_duration_ns(v) {
+        Some(ns) if ns > KEY_DURATION_MAX_NS => {
+            anyhow::bail!("{key}={v}: too long; at most 1d")
+        }
         Some(ns)
             if v.trim() == "0" || !v.trim().chars().all(|c| c.is_ascii_digit() || c == '.') =>
         {
             Ok(ns)
         }
         _ => anyhow::bail!("{key}={v}: expected a duration with a unit, e.g. {example} or 0"),
+    }
+}
+
+/// The bounds of `--cpu-speed`, in every command that takes it: below a
+/// hundredth of the reference CPU a transaction's CPU time overflows into
+/// nonsense (1e-20 made CPU free), and no CPU is a hundred times faster.
+pub const CPU_SPEED_RANGE: (f64, f64) = (0.01, 100.0);
+
+/// The shortest `-P/--progress` interval: shorter ones print more lines
+/// than anyone reads, and 1e-300 s rounds to a zero interval that loops.
+pub const PROGRESS_MIN_S: f64 = 0.1;
+
+/// `v`, the value of the float flag `flag`, checked finite and within
+/// `lo..=hi` where it is parsed; the usage error (exit 2) names the flag,
+/// the range and what the value means (`meaning`), so that NaN, infinities
+/// and values that overflow or underflow what is computed from them never
+/// reach the model.
+pub fn check_f64(flag: &str, v: f64, lo: f64, hi: f64, meaning: &str) -> anyhow::Result<f64> {
+    if v.is_finite() && (lo..=hi).contains(&v) {
+        Ok(v)
+    } else {
+        Err(crate::error::UsageError(format!(
+            "{flag}: must be {meaning} from {lo} to {hi}, got {v:?}"
+        ))
+        .into())
     }
 }
 
@@ -68,6 +102,30 @@ pub fn fio_size(b: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn floats_are_checked_finite_and_in_range() {
+        assert_eq!(check_f64("--x", 1.5, 0.01, 100.0, "a factor").unwrap(), 1.5);
+        for bad in [1e-20, 101.0, f64::NAN, f64::INFINITY, -1.0] {
+            let e = check_f64("--x", bad, 0.01, 100.0, "a factor").unwrap_err();
+            assert!(e.downcast_ref::<crate::error::UsageError>().is_some());
+            assert!(
+                e.to_string()
+                    .contains("--x: must be a factor from 0.01 to 100"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_duration_in_a_list_is_at_most_a_day() {
+        assert_eq!(
+            parse_duration_with_unit("latency", "1d", "80ms").unwrap(),
+            KEY_DURATION_MAX_NS
+        );
+        let e = parse_duration_with_unit("latency", "100000000d", "80ms").unwrap_err();
+        assert!(e.to_string().contains("at most 1d"), "{e}");
+    }
 
     #[test]
     fn pretty_bytes_rounds_for_people() {

@@ -310,6 +310,11 @@ pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     })
 }
 
+/// The largest `--bloat` and `--index` modelled: 1 TB each. The page
+/// cache and the vacuum's sets grow with them (`--index 1TB` took 5.9 GB
+/// before the page cache was bounded; 10 TB tripped the core's bound).
+pub const TABLE_MAX_BYTES: u64 = 1 << 40;
+
 /// The bloated table as the flags describe it.
 struct Bloat {
     pages: u64,
@@ -335,9 +340,21 @@ impl Bloat {
                 Err(usage(format!("{flag} {v}: not a share between 0 and 1")))
             }
         };
-        let pages = size("--bloat", &a.bloat)? / PAGE_BYTES;
+        // Bounded before anything is sized from them: the model holds the
+        // table's pages in its page cache and its sets.
+        let bounded = |flag: &str, v: &str| -> Result<u64> {
+            let b = size(flag, v)?;
+            if b > TABLE_MAX_BYTES {
+                return Err(usage(format!(
+                    "{flag} {v}: at most {} is modelled",
+                    crate::units::format_memory(TABLE_MAX_BYTES)
+                )));
+            }
+            Ok(b)
+        };
+        let pages = bounded("--bloat", &a.bloat)? / PAGE_BYTES;
         let index_pages = match &a.index {
-            Some(v) => size("--index", v)? / PAGE_BYTES,
+            Some(v) => bounded("--index", v)? / PAGE_BYTES,
             None => ((pages as f64 * INDEX_PER_HEAP).round() as u64).max(1),
         };
         let dead_rows = share("--dead-rows", a.dead_rows)?;
@@ -367,9 +384,10 @@ impl Bloat {
             }
             // Room for the heap, the index and the WAL the vacuum writes
             // (about a full-page image per page): each is cached as read
-            // or written.
-            None => 3 * (pages + index_pages),
+            // or written; at most the largest page cache modelled.
+            None => (3 * (pages + index_pages)).min(crate::plan::OS_CACHE_MAX_BYTES / PAGE_BYTES),
         };
+        crate::plan::check_os_cache("--os-cache", os_cache_pages)?;
         Ok(Bloat {
             os_cache_pages,
             pages,

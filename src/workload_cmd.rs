@@ -183,11 +183,13 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
         crate::workload::load_spec(&a.workload).map_err(|e| usage(format!("--workload: {e:#}")))?;
     let (cpu_us_per_tx, cpu_from) = match (&a.cpu_us_per_tx, a.cpu_utilization) {
         (Some(t), _) => {
-            let ns = crate::units::parse_duration_ns(t).ok_or_else(|| {
-                usage(format!(
-                    "--cpu-us-per-tx: not a duration: {t:?} (e.g. 600us)"
-                ))
-            })?;
+            let ns = crate::units::parse_duration_ns(t)
+                .filter(|ns| *ns <= crate::units::KEY_DURATION_MAX_NS)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--cpu-us-per-tx: not a duration of at most 1d: {t:?} (e.g. 600us)"
+                    ))
+                })?;
             (ns as f64 / 1e3, format!("{t} of CPU a transaction"))
         }
         (None, Some(pct)) => {
@@ -243,7 +245,10 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
         },
     };
     let speed = match (a.cpu_speed, &a.instance) {
-        (Some(s), _) => s,
+        (Some(s), _) => {
+            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+            crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
+        }
         (None, Some(name)) => {
             let i = crate::instance::lookup(name).ok_or_else(|| {
                 usage(format!(

@@ -507,3 +507,433 @@ fn no_test_or_script_it_runs_installs_packages() {
         }
     }
 }
+
+// --- issue 37: hostile inputs, round two ---------------------------------------------
+
+/// Runs pgiosim with `args`, `stdin` on its standard input; kills it and
+/// fails if it has not exited within 20 s, so that a case that would block
+/// (in `open()` of a FIFO, say) fails the test instead of hanging it.
+fn run_bounded(args: &[String], stdin: Option<&[u8]>) -> Output {
+    use std::io::{Read, Write};
+    let mut child = bin()
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(bytes) = stdin {
+        // A write error means the child stopped reading: that is its answer.
+        let _ = child.stdin.take().unwrap().write_all(bytes);
+    }
+    // Drain both pipes on threads: a child that fills one must not block.
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = r.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().unwrap()));
+    let err = drain(Box::new(child.stderr.take().unwrap()));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(20) {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("{args:?}: still running after 20 s (blocked?)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
+/// One hostile input of issue 37: the arguments, what goes to standard
+/// input, the exit code wanted and phrases the output must hold.
+struct Case {
+    args: Vec<String>,
+    stdin: Option<Vec<u8>>,
+    code: i32,
+    wanted: Vec<&'static str>,
+}
+
+fn case(args: &[&str], code: i32, wanted: &[&'static str]) -> Case {
+    Case {
+        args: args.iter().map(|a| a.to_string()).collect(),
+        stdin: None,
+        code,
+        wanted: wanted.to_vec(),
+    }
+}
+
+/// The files the cases use, in `dir`: a FIFO, a result, YABS outputs,
+/// pgbench reports, workloads and a device profile, each damaged one way.
+fn hostile_fixtures(dir: &Path) {
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let fifo = std::ffi::CString::new(s(&dir.join("fifo"))).unwrap();
+    // SAFETY: a NUL-terminated path that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    std::fs::copy(fixtures.join("result-v1.json"), dir.join("r1.json")).unwrap();
+    let yabs = |v: f64| {
+        let tests: Vec<serde_json::Value> = ["4k", "64k", "512k", "1m"]
+            .iter()
+            .map(|bs| {
+                serde_json::json!({"bs": bs, "speed_r": v, "speed_w": v, "iops_r": v,
+                                   "iops_w": v, "speed_units": "KBps"})
+            })
+            .collect();
+        serde_json::json!({ "fio": tests }).to_string()
+    };
+    std::fs::write(dir.join("yabs-0.json"), yabs(0.0)).unwrap();
+    std::fs::write(dir.join("yabs-1e308.json"), yabs(1e308)).unwrap();
+    let pgbench = std::fs::read_to_string(fixtures.join("pgbench/pg15-tpcb-c4.out")).unwrap();
+    let tps_line = pgbench
+        .lines()
+        .find(|l| l.starts_with("tps = "))
+        .unwrap()
+        .to_string();
+    for (name, tps) in [("pgbench-nan.out", "NaN"), ("pgbench-neg.out", "-5")] {
+        let line = format!("tps = {tps} (without initial connection time)");
+        std::fs::write(dir.join(name), pgbench.replace(&tps_line, &line)).unwrap();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tpcb: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("workloads/tpcb-like.json")).unwrap(),
+    )
+    .unwrap();
+    for (name, field, v) in [
+        (
+            "w-rows.json",
+            "rows_per_scale",
+            serde_json::json!(1_000_000_000_000_000_000u64),
+        ),
+        (
+            "w-append.json",
+            "append_pages",
+            serde_json::json!(1u64 << 40),
+        ),
+    ] {
+        let mut w = tpcb.clone();
+        w["tables"]["pgbench_accounts"][field] = v;
+        std::fs::write(dir.join(name), w.to_string()).unwrap();
+    }
+    let mut nvme: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("src/device/profiles/nvme.json")).unwrap(),
+    )
+    .unwrap();
+    nvme["name"] = "capped".into();
+    nvme["caps"] = serde_json::json!({ "iops": 1e-300 });
+    std::fs::write(dir.join("capped.json"), nvme.to_string()).unwrap();
+}
+
+#[test]
+fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
+    let d = tmp("pgiosim-harden");
+    hostile_fixtures(d.path());
+    let p = |name: &str| s(&d.path().join(name));
+    let fixture = |name: &str| format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let (fifo, r1, data) = (p("fifo"), p("r1.json"), p("data"));
+    let yabs = fixture("yabs-noris.txt");
+    let fio = fixture("fio/qd1-randread-8k.json");
+    let fifo_refused: &[&str] = &["is a FIFO, not a regular file"];
+    let mut cases = vec![
+        // 1. Outputs: a FIFO or a device is refused, never opened to block.
+        case(&["model", "-T", "1", "--json", &fifo], 2, fifo_refused),
+        case(&["report", &r1, "-o", &fifo], 2, &["-o ", "is a FIFO"]),
+        case(&["profile", "from-fio", &fio, "-o", &fifo], 2, fifo_refused),
+        case(
+            &["profile", "from-yabs", &yabs, "--disk", "1", "-o", &fifo],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &["sweep", "--mode", "model", "--csv", &fifo],
+            2,
+            &["--csv ", "is a FIFO"],
+        ),
+        case(
+            &["sweep", "--mode", "model", "--json", &fifo],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &["compare", &r1, &r1, "--markdown", &fifo],
+            2,
+            &["--markdown ", "is a FIFO"],
+        ),
+        case(&["compare", &r1, &r1, "--json", &fifo], 2, fifo_refused),
+        case(
+            &["vacuum", "--device", "nvme", "--json", &fifo],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &["workload", "fit-cpu", &p("absent.json"), "-o", &fifo],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &["capture", "--dsn", "host=127.0.0.1 port=1", "-o", &fifo],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &[
+                "import",
+                "pgbench",
+                &fixture("pgbench/pg15-tpcb-c4.out"),
+                "--json",
+                &fifo,
+            ],
+            2,
+            fifo_refused,
+        ),
+        case(
+            &["model", "-T", "1", "--json", "/dev/null"],
+            2,
+            &["/dev/null", "not a regular file"],
+        ),
+        case(&["report", &r1, "-o", &r1], 2, &["is the input"]),
+        case(
+            &["profile", "from-yabs", &yabs, "--disk", "1", "-o", "-"],
+            2,
+            &["-o -", "--name"],
+        ),
+        case(
+            &["sweep", "--mode", "model", "--csv", "-", "--json", "-"],
+            2,
+            &["only one output can be standard output"],
+        ),
+        case(
+            &["compare", &r1, &r1, "--json", "-", "--csv", "-"],
+            2,
+            &["only one output can be standard output"],
+        ),
+        case(&["capture", "-o", "-"], 2, &["-o -"]),
+        // 2. Floats: finite and in range where they are parsed.
+        case(
+            &["model", "--cpu-speed", "1e-20"],
+            2,
+            &["--cpu-speed", "0.01"],
+        ),
+        case(&["model", "-P", "1e-300"], 2, &["-P/--progress", "0.1"]),
+        case(
+            &["model", "-T", "1", "--device", &p("capped.json")],
+            2,
+            &["caps.iops", "below the least cap modelled"],
+        ),
+        case(
+            &["model", "-b", "tpcb-like@1e308", "-b", "select-only@1e308"],
+            2,
+            &["-b tpcb-like@1e308", "at most 2147483647"],
+        ),
+        case(
+            &["import", "pgbench", &p("pgbench-nan.out")],
+            2,
+            &["\"tps =\" line", "NaN"],
+        ),
+        case(
+            &["import", "pgbench", &p("pgbench-neg.out")],
+            2,
+            &["\"tps =\" line", "-5"],
+        ),
+        case(
+            &[
+                "model",
+                "-T",
+                "1",
+                "--set",
+                "archive_mode=on",
+                "--archive",
+                "latency=100000000d,throughput=90MB/s",
+            ],
+            2,
+            &["latency=100000000d", "at most 1d"],
+        ),
+        case(&["model", "-R", "1e10"], 2, &["-R/--rate", "at most 1e9"]),
+        case(
+            &["model", "-R", "100", "-L", "1e-300"],
+            2,
+            &["-L/--latency-limit", "0.001"],
+        ),
+        case(
+            &[
+                "workload",
+                "from-server-cpu",
+                "--cpu-us-per-tx",
+                "1e300s",
+                "--reads-per-tx",
+                "1",
+                "--pages-written-per-tx",
+                "1",
+                "--wal-bytes-per-tx",
+                "1",
+                "-o",
+                &p("w.json"),
+            ],
+            2,
+            &["--cpu-us-per-tx", "at most 1d"],
+        ),
+        // 3. Bad input is exit 2, not 1.
+        case(
+            &[
+                "profile",
+                "from-yabs",
+                &p("yabs-0.json"),
+                "-o",
+                &p("y.json"),
+            ],
+            2,
+            &["yabs-0.json", "did not run"],
+        ),
+        case(
+            &[
+                "profile",
+                "from-yabs",
+                &p("yabs-1e308.json"),
+                "-o",
+                &p("y.json"),
+            ],
+            2,
+            &["yabs-1e308.json", "damaged output"],
+        ),
+        case(
+            &["iobench", "--dir", &data, "--size", "18446744073709551615"],
+            2,
+            &["--size 18446744073709551615"],
+        ),
+        case(
+            &[
+                "iobench",
+                "--dir",
+                &data,
+                "--test",
+                "walsync",
+                "--qd",
+                "4096",
+                "--io-engine",
+                "psync",
+            ],
+            2,
+            &["--qd 4096", "psync"],
+        ),
+        case(
+            &["calibrate", "--dir", "/proc", "-o", &p("c.json")],
+            2,
+            &["/proc", "virtual file system"],
+        ),
+        case(
+            &[
+                "model",
+                "-T",
+                "1",
+                "--set",
+                "archive_mode=on",
+                "--archive",
+                "latency=1ms,latency=2ms,throughput=90MB/s",
+            ],
+            2,
+            &["latency given twice"],
+        ),
+        case(
+            &["model", "-T", "1", "--standby", "name=s1,rtt=1ms,rtt=2ms"],
+            2,
+            &["rtt given twice"],
+        ),
+        // 4. Sizes past what the model holds: refused before the core.
+        case(
+            &["model", "-T", "2", "-s", "1", "--os-cache", "20TB"],
+            2,
+            &["--os-cache 20TB", "at most 1TB"],
+        ),
+        case(
+            &["model", "-T", "1", "--workload", &p("w-rows.json")],
+            2,
+            &["rows_per_scale", "rows a table may have"],
+        ),
+        case(
+            &["model", "-T", "1", "--workload", &p("w-append.json")],
+            2,
+            &["append_pages", "blocks"],
+        ),
+        case(
+            &["catchup", "--backlog", "100TB"],
+            2,
+            &["--backlog 100TB", "at most 1TB"],
+        ),
+        case(
+            &["vacuum", "--device", "nvme", "--bloat", "10TB"],
+            2,
+            &["--bloat 10TB", "at most 1TB"],
+        ),
+        case(
+            &["model", "-T", "1", "--set", "shared_buffers=4TB"],
+            2,
+            &["shared_buffers = 4TB", "at most 512GB"],
+        ),
+    ];
+    cases.push(Case {
+        stdin: Some((0..=255u8).cycle().take(4096).collect()),
+        ..case(
+            &["import", "pgbench", "-"],
+            2,
+            &["standard input", "not UTF-8"],
+        )
+    });
+    for c in &cases {
+        let out = run_bounded(&c.args, c.stdin.as_deref());
+        let t = text(&out);
+        assert_eq!(code(&out), c.code, "{:?}: {t}", c.args);
+        for w in &c.wanted {
+            assert!(t.contains(w), "{:?}: wanted {w:?} in: {t}", c.args);
+        }
+        assert!(!t.contains("panicked"), "{:?}: {t}", c.args);
+        // One line: the error, nothing more.
+        assert_eq!(t.trim_end().lines().count(), 1, "{:?}: {t}", c.args);
+    }
+    // Nothing was prepared, and no file named "-" was made.
+    assert!(!Path::new(&data).exists());
+    assert!(!Path::new("-").exists() && !d.path().join("-").exists());
+    // The result `report` refused to overwrite is intact.
+    let before = std::fs::read(fixture("result-v1.json")).unwrap();
+    assert_eq!(std::fs::read(&r1).unwrap(), before);
+}
+
+#[test]
+fn a_profile_to_standard_output_is_the_profile_alone() {
+    let yabs = format!(
+        "{}/tests/fixtures/yabs-noris.txt",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let args: Vec<String> = [
+        "profile",
+        "from-yabs",
+        &yabs,
+        "--disk",
+        "1",
+        "-o",
+        "-",
+        "--name",
+        "x",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    let out = run_bounded(&args, None);
+    assert_eq!(code(&out), 0, "{}", text(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is the profile");
+    assert_eq!(v["name"], "x");
+    // The table went to standard error.
+    assert!(String::from_utf8_lossy(&out.stderr).contains("YABS"));
+}

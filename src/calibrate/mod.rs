@@ -264,15 +264,16 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     // Validated like any profile before it is written.
     Profile::from_json(&text, &args.output.display().to_string())
         .context("calibrate: the measured figures do not make a valid profile")?;
-    std::fs::write(&args.output, &text)
-        .with_context(|| format!("-o {}: cannot write the profile", args.output.display()))?;
+    output::write_file("-o", &args.output, &text)?;
     let report = format!(
         "{}profile {} written to {}\n",
         render_table(&cal),
         cal.profile.name,
         args.output.display()
     );
-    output::report(&report, args.json.as_deref().is_some_and(output::is_stdout))?;
+    let stdout_taken =
+        output::is_stdout(&args.output) || args.json.as_deref().is_some_and(output::is_stdout);
+    output::report(&report, stdout_taken)?;
     if !cal.misses.is_empty() {
         eprintln!(
             "warning: the profile's model misses {} of calibrate's probes by more than {:.0}%: {}",

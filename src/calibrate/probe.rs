@@ -53,6 +53,16 @@ impl ProbeDir {
 pub(super) fn prepare_dir(dir: &Path) -> Result<ProbeDir> {
     let d = dir.display();
     let mut created_parent = None;
+    // The rule of every --dir: one on /proc or /sys is bad input (exit 2),
+    // said as such, not a failure to create a directory there.
+    let existing = if dir.is_dir() {
+        dir
+    } else {
+        dir.parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+    };
+    crate::datafiles::refuse_virtual_fs(existing)?;
     match std::fs::metadata(dir) {
         Ok(m) if m.is_dir() => {}
         Ok(_) => bail!("--dir {d}: exists and is not a directory"),

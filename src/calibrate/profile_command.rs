@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::device::microbench;
 use crate::device::profile::Profile;
@@ -118,6 +118,12 @@ pub fn profile_command(cmd: &ProfileCommand) -> Result<i32> {
 
 /// The profile's name: --name, or the output file's; checked.
 pub(super) fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
+    if name.is_none() && output::is_stdout(output) {
+        // "-" names no file to take the profile's name from.
+        return Err(usage(
+            "-o -: the profile goes to standard output; give it a --name",
+        ));
+    }
     let name = name.cloned().unwrap_or_else(|| name_from_path(output));
     if name.is_empty()
         || !name
@@ -165,8 +171,7 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     };
     let imp = crate::device::yabs::build(disk, &name, &base, &file)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
-    std::fs::write(&a.output, &text)
-        .with_context(|| format!("-o {}: cannot write the profile", a.output.display()))?;
+    output::write_file("-o", &a.output, &text)?;
     if !a.quiet {
         let mut out = format!(
             "YABS {} ({}), at 128 I/Os in flight, 50/50 read/write:\n",
@@ -189,7 +194,8 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
             imp.profile.name,
             a.output.display()
         );
-        output::stdout(&out)?;
+        // With `-o -` the profile has standard output to itself.
+        output::report(&out, output::is_stdout(&a.output))?;
     }
     Ok(0)
 }
@@ -210,8 +216,7 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::error::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;
-    std::fs::write(&a.output, &text)
-        .with_context(|| format!("-o {}: cannot write the profile", a.output.display()))?;
+    output::write_file("-o", &a.output, &text)?;
     if let Some(w) = imp.warning() {
         eprintln!("warning: {w}");
     }
@@ -230,7 +235,8 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
             imp.profile.name,
             a.output.display()
         );
-        output::stdout(&out)?;
+        // With `-o -` the profile has standard output to itself.
+        output::report(&out, output::is_stdout(&a.output))?;
     }
     Ok(0)
 }

@@ -817,20 +817,29 @@ impl Profile {
 
     fn validate_caps(&self) -> std::result::Result<(), String> {
         let c = &self.caps;
-        for (name, v) in [
-            ("iops", c.iops),
-            ("read_iops", c.read_iops),
-            ("write_iops", c.write_iops),
-            ("mib_s", c.mib_s),
-            ("read_mib_s", c.read_mib_s),
-            ("write_mib_s", c.write_mib_s),
+        // The least cap modelled: the limiter's interval between two I/Os
+        // is 1/cap, and a cap such as 1e-300 overflows it to a cap that
+        // never holds an I/O back.
+        for (name, v, min, unit) in [
+            ("iops", c.iops, CAP_IOPS_MIN, "I/O per s"),
+            ("read_iops", c.read_iops, CAP_IOPS_MIN, "I/O per s"),
+            ("write_iops", c.write_iops, CAP_IOPS_MIN, "I/O per s"),
+            ("mib_s", c.mib_s, CAP_MIB_S_MIN, "MiB/s"),
+            ("read_mib_s", c.read_mib_s, CAP_MIB_S_MIN, "MiB/s"),
+            ("write_mib_s", c.write_mib_s, CAP_MIB_S_MIN, "MiB/s"),
         ] {
-            if let Some(v) = v
-                && !(v > 0.0 && v.is_finite())
-            {
-                return Err(format!(
-                    "caps.{name}: {v} must be above 0 (null or absent means no cap)"
-                ));
+            if let Some(v) = v {
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(format!(
+                        "caps.{name}: {v} must be above 0 (null or absent means no cap)"
+                    ));
+                }
+                if v < min {
+                    return Err(format!(
+                        "caps.{name}: {v:?} is below the least cap modelled, {min} {unit} \
+                         (null or absent means no cap)"
+                    ));
+                }
             }
         }
         if let Some(kib) = c.op_size_kib
@@ -860,6 +869,13 @@ impl Profile {
             };
             positive("caps.burst.size_ios", b.size_ios)?;
             positive("caps.burst.baseline_iops", b.baseline_iops)?;
+            if b.baseline_iops < CAP_IOPS_MIN {
+                return Err(format!(
+                    "caps.burst.baseline_iops: {:?} is below the least rate modelled, \
+                     {CAP_IOPS_MIN} I/O per s",
+                    b.baseline_iops
+                ));
+            }
             if b.baseline_iops >= iops {
                 return Err(format!(
                     "caps.burst.baseline_iops: {} must be below caps.iops {iops}, \
@@ -871,6 +887,13 @@ impl Profile {
         Ok(())
     }
 }
+
+/// The least IOPS cap (and burst baseline) a profile may set: one I/O a
+/// second. Below it the limiter's spacing overflows and the cap is lost.
+pub const CAP_IOPS_MIN: f64 = 1.0;
+
+/// The least MiB/s cap a profile may set (10 KiB/s), for the same reason.
+pub const CAP_MIB_S_MIN: f64 = 0.01;
 
 /// σ of a log-normal whose median and p99 are given.
 pub(crate) fn lognormal_sigma(median: f64, p99: f64) -> f64 {

@@ -109,8 +109,43 @@ pub fn parse(text: &str, origin: &str) -> Result<Vec<Disk>> {
                 d.label
             );
         }
+        for t in &d.tests {
+            check_figures(t).map_err(|e| {
+                anyhow!(
+                    "{origin}: {}: the {} test {e}",
+                    d.label,
+                    label_kib(t.block_kib)
+                )
+            })?;
+        }
     }
     Ok(disks)
+}
+
+/// The most IOPS and KiB/s a YABS figure may show: 100 million I/O a
+/// second and about 1 TB/s, far past any disk. A larger figure is damaged
+/// output, and sums of such figures overflow the profile built from them.
+const FIGURE_MAX: f64 = 1e8;
+const KIB_S_MAX: f64 = 1e9;
+
+/// A test's figures are a measurement: finite and within the bounds above;
+/// the 4k test, which the profile comes from, not all 0 (a test that did
+/// not run, from which no profile follows).
+fn check_figures(t: &Test) -> Result<()> {
+    for (what, v, max) in [
+        ("read IOPS", t.read_iops, FIGURE_MAX),
+        ("write IOPS", t.write_iops, FIGURE_MAX),
+        ("read KiB/s", t.read_kib_s, KIB_S_MAX),
+        ("write KiB/s", t.write_kib_s, KIB_S_MAX),
+    ] {
+        if !(v.is_finite() && (0.0..=max).contains(&v)) {
+            bail!("shows {what} {v:?}, outside 0 to {max:?}: damaged output");
+        }
+    }
+    if t.block_kib == 4 && (t.total_iops() <= 0.0 || t.total_mib_s() <= 0.0) {
+        bail!("shows 0 IOPS or 0 throughput: it did not run, and no profile follows from it");
+    }
+    Ok(())
 }
 
 fn block_kib(s: &str) -> Option<u64> {
@@ -372,7 +407,7 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
     let large = disk
         .tests
         .iter()
-        .filter(|t| t.block_kib >= 512)
+        .filter(|t| t.block_kib >= 512 && t.total_mib_s() > 0.0)
         .max_by(|a, b| a.total_mib_s().total_cmp(&b.total_mib_s()));
     match large {
         Some(t) => {
@@ -390,6 +425,9 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
     }
     // Drop the base's caps: the disk's own come from its figures.
     p.caps = Default::default();
+    // The model below runs only on a valid profile: check it first, so a
+    // figure the checks in `parse` let through is an error, not a panic.
+    Profile::from_json(&p.to_json().to_string(), origin).map_err(crate::error::bad_input)?;
     let bytes = t4.block_kib * 1024;
     let uncapped = microbench::mixed_iops(&p, bytes, YABS_QD, 1);
     let measured = t4.total_iops();
@@ -452,7 +490,8 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
         base.description,
         crate::device::profile::CALIBRATE_ONLY_FIELDS
     );
-    let profile = Profile::from_json(&p.to_json().to_string(), origin)?;
+    let profile =
+        Profile::from_json(&p.to_json().to_string(), origin).map_err(crate::error::bad_input)?;
     let checks = disk
         .tests
         .iter()

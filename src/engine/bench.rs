@@ -123,15 +123,34 @@ pub fn iobench(args: &IoBenchArgs, stop: &std::sync::atomic::AtomicBool) -> Resu
     Ok(())
 }
 
+/// The largest `--size`: a PiB, far past any disk, and small enough that
+/// its count of 8 KiB blocks cannot overflow.
+pub const SIZE_MAX_MIB: u64 = 1 << 30;
+
 /// Prepares the files, runs the test, returns what was measured.
 pub fn run_iobench(
     args: &IoBenchArgs,
     stop: &std::sync::atomic::AtomicBool,
 ) -> Result<IoBenchResult> {
-    let blocks = args
-        .size
-        .checked_mul((1 << 20) / PAGE_BYTES)
-        .context("--size is too large")?;
+    // The flags are checked before the lock and the prepare: a value no
+    // engine can take is bad input (exit 2), not a failure of the disk.
+    let usage = |msg: String| -> anyhow::Error { crate::error::UsageError(msg).into() };
+    if args.size > SIZE_MAX_MIB {
+        return Err(usage(format!(
+            "--size {}: at most {SIZE_MAX_MIB} MiB (1 PiB)",
+            args.size
+        )));
+    }
+    let blocks = args.size * ((1 << 20) / PAGE_BYTES);
+    if args.io_engine == BenchEngine::Psync
+        && let Some(qd) = args.qd
+        && qd as usize > super::psync::MAX_THREADS
+    {
+        return Err(usage(format!(
+            "--qd {qd}: --io-engine psync runs a thread for each request in flight, at most {}",
+            super::psync::MAX_THREADS
+        )));
+    }
     let layout = Layout {
         data_blocks: blocks,
         wal_segments: 1,

@@ -23,7 +23,7 @@ use crate::core::time::Nanos;
 use crate::datafiles::{FileRef, OpenFiles};
 
 /// Most worker threads a device may start.
-const MAX_THREADS: usize = 1024;
+pub const MAX_THREADS: usize = 1024;
 
 /// One request, mapped to its file, waiting for a worker.
 struct Job {

@@ -5,10 +5,9 @@
 pub mod pgbench;
 
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 
 use crate::error::UsageError;
@@ -68,12 +67,7 @@ pub fn import(cmd: &ImportCommand) -> Result<i32> {
 
 fn read_input(path: &Path, what: &str) -> Result<String> {
     if output::is_stdout(path) {
-        let mut s = String::new();
-        std::io::stdin()
-            .take(SMALL_FILE_MAX_BYTES)
-            .read_to_string(&mut s)
-            .with_context(|| format!("{what}: reading standard input"))?;
-        return Ok(s);
+        return input::read_stdin_text(what, SMALL_FILE_MAX_BYTES);
     }
     input::read_text(path, what, SMALL_FILE_MAX_BYTES)
 }

@@ -64,11 +64,24 @@ fn number<T: std::str::FromStr>(text: &str, prefix: &str) -> Result<Option<T>> {
         Some(v) => {
             // "0 (0.000%)", "10 s", "0.747 ms": the first word is the figure.
             let first = v.split_whitespace().next().unwrap_or("");
-            match first.parse() {
-                Ok(n) => Ok(Some(n)),
-                Err(_) => bail!("pgbench's \"{prefix}\" line has {v:?}, not a number"),
-            }
+            figure(first, prefix).map(Some)
         }
+    }
+}
+
+/// `word`, a figure of pgbench's `prefix` line. Every figure pgbench prints
+/// is a finite count, rate or time, never negative: "NaN", "inf" or "-5"
+/// is a damaged report (and NaN would be written as JSON null, which
+/// `compare` then refuses), so it is refused here, naming the line.
+fn figure<T: std::str::FromStr>(word: &str, prefix: &str) -> Result<T> {
+    if let Ok(x) = word.parse::<f64>()
+        && !(x.is_finite() && x >= 0.0)
+    {
+        bail!("pgbench's \"{prefix}\" line has {word:?}, not a finite figure of 0 or more");
+    }
+    match word.parse() {
+        Ok(n) => Ok(n),
+        Err(_) => bail!("pgbench's \"{prefix}\" line has {word:?}, not a number"),
     }
 }
 
@@ -97,10 +110,10 @@ pub fn parse_report(text: &str) -> Result<PgbenchReport> {
         .find(|l| l.starts_with("tps = ") && !l.contains("including"))
         .or_else(|| text.lines().find(|l| l.starts_with("tps = ")));
     let tps = match tps_line {
-        Some(l) => l["tps = ".len()..]
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse().ok()),
+        Some(l) => match l["tps = ".len()..].split_whitespace().next() {
+            Some(v) => Some(figure::<f64>(v, "tps =")?),
+            None => None,
+        },
         None => None,
     };
     let mut statements = Vec::new();
@@ -110,6 +123,11 @@ pub fn parse_report(text: &str) -> Result<PgbenchReport> {
             let Some(ms) = words.next().and_then(|w| w.parse::<f64>().ok()) else {
                 break;
             };
+            if !(ms.is_finite() && ms >= 0.0) {
+                bail!(
+                    "pgbench's statement latency line {line:?} has {ms}, not a finite time of 0 or more"
+                );
+            }
             // pgbench 15+ prints the failures' count after the latency.
             let tail: Vec<&str> = words.collect();
             let tail = match tail.first() {

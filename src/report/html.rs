@@ -12,7 +12,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Args;
 
 use super::charts::{self, CheckpointSpan, ClientSeries, StackedBar};
@@ -500,8 +500,7 @@ pub fn report(args: &ReportArgs) -> Result<i32> {
     if crate::output::is_stdout(&args.output) {
         crate::output::stdout(&page)?;
     } else {
-        std::fs::write(&args.output, &page)
-            .with_context(|| format!("-o {}: cannot write", args.output.display()))?;
+        crate::output::write_file("-o", &args.output, &page)?;
         if !args.quiet {
             eprintln!(
                 "wrote {} ({} run(s), {} sweep(s), {} charts, {} KB)",

@@ -27,6 +27,11 @@ pub fn load_spec(name_or_path: &str) -> Result<WorkloadSpec> {
     WorkloadSpec::from_json(&text, &path.display().to_string()).map_err(crate::error::bad_input)
 }
 
+/// The largest `-b name@WEIGHT`, pgbench's (`INT_MAX`): weights are
+/// summed and divided, and two of 1e308 summed to infinity, which ran only
+/// the last script.
+pub const WEIGHT_MAX: f64 = 2_147_483_647.0;
+
 /// Parse pgbench's `-b name[@weight]` arguments into (spec, weight) parts.
 pub fn parse_mix(items: &[String]) -> Result<Vec<(WorkloadSpec, f64)>> {
     items
@@ -37,9 +42,12 @@ pub fn parse_mix(items: &[String]) -> Result<Vec<(WorkloadSpec, f64)>> {
                     let w: f64 = w
                         .parse()
                         .ok()
-                        .filter(|w: &f64| w.is_finite() && *w > 0.0)
+                        .filter(|w: &f64| w.is_finite() && *w > 0.0 && *w <= WEIGHT_MAX)
                         .with_context(|| {
-                            format!("-b {item}: the weight after @ must be a number greater than 0")
+                            format!(
+                                "-b {item}: the weight after @ must be a number greater than 0 \
+                                 and at most {WEIGHT_MAX}"
+                            )
                         })?;
                     (n, w)
                 }

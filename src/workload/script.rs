@@ -37,6 +37,14 @@ pub struct Btree {
     spans: Vec<u64>,
 }
 
+/// The most blocks a workload's data set may have: the buffer pool's page
+/// table keys blocks by `u32` (`NO_BLOCK` is `u32::MAX`), so 32 TiB.
+pub const DATA_BLOCKS_MAX: u64 = crate::core::buffer_pool::NO_BLOCK as u64 - 1;
+
+/// The most rows a table may have (2^48, 281 trillion): far past any
+/// pgbench scale, and small enough that its index's sizes cannot overflow.
+pub const ROWS_MAX: u64 = 1 << 48;
+
 impl Btree {
     fn new(first: u64, keys: u64, items_per_leaf: u64, fanout: u64) -> Btree {
         let mut counts = vec![keys.div_ceil(items_per_leaf).max(1)];
@@ -56,7 +64,7 @@ impl Btree {
         }
         let depth = levels.len();
         let spans = (0..depth)
-            .map(|i| fanout.pow((depth - 1 - i) as u32))
+            .map(|i| fanout.saturating_pow((depth - 1 - i) as u32))
             .collect();
         Btree {
             levels,
@@ -243,20 +251,47 @@ impl Script {
             }
         }
         // Lay the tables out: every heap first (in name order), then indexes.
+        // Every size is computed with checked arithmetic and bounded before
+        // anything is allocated for it: a table of 1e18 rows or 2^40
+        // appended pages is refused here, not an overflow, an assertion in
+        // the core or an allocation of a hundred GB.
+        let too_big = |what: String| {
+            anyhow::anyhow!(
+                "{what}: the data set would be larger than the {DATA_BLOCKS_MAX} blocks \
+                 ({} TiB) that are modelled",
+                (DATA_BLOCKS_MAX * PAGE_BYTES).div_ceil(1 << 40)
+            )
+        };
         let mut next = 0u64;
         let mut tables: Vec<Table> = Vec::new();
         for (name, t) in &first.tables {
-            let rows = t.rows_per_scale * scale;
+            let rows = t
+                .rows_per_scale
+                .checked_mul(scale)
+                .filter(|r| *r <= ROWS_MAX)
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "table {name}: rows_per_scale {} at scale {scale} is more than the \
+                         {ROWS_MAX} rows a table may have",
+                        t.rows_per_scale
+                    )
+                })?;
             let heap = Extent {
                 first: next,
                 blocks: rows.div_ceil(t.rows_per_page),
             };
-            next += heap.blocks;
+            next = next
+                .checked_add(heap.blocks)
+                .filter(|n| *n <= DATA_BLOCKS_MAX)
+                .ok_or_else(|| too_big(format!("table {name}: {rows} rows")))?;
             let append = Extent {
                 first: next,
                 blocks: t.append_pages,
             };
-            next += append.blocks;
+            next = next
+                .checked_add(append.blocks)
+                .filter(|n| *n <= DATA_BLOCKS_MAX)
+                .ok_or_else(|| too_big(format!("table {name}: append_pages {}", t.append_pages)))?;
             tables.push(Table {
                 name: name.clone(),
                 rows,
@@ -274,7 +309,10 @@ impl Script {
             }
             if let Some(i) = &spec.index {
                 let b = Btree::new(next, t.rows.max(1), i.items_per_leaf, i.fanout);
-                next += b.blocks();
+                next = next
+                    .checked_add(b.blocks())
+                    .filter(|n| *n <= DATA_BLOCKS_MAX)
+                    .ok_or_else(|| too_big(format!("the index of table {}", t.name)))?;
                 t.index = Some(b);
             }
         }
