@@ -20,7 +20,8 @@ use crate::workload::{self, QueryMode};
 /// Where the files go.
 #[derive(Debug, Clone, Args)]
 pub struct DirArgs {
-    /// Directory for the data file; created if its parent exists.
+    /// Directory of the data file (run and prepare create it if its parent
+    /// exists).
     #[arg(long, default_value = "pgiosim-data", value_name = "DIR")]
     pub dir: PathBuf,
     /// Directory for the WAL segment files, like a separate pg_wal volume

@@ -93,7 +93,7 @@ pub enum Command {
     /// `model --device`: QD1 latencies, IOPS by queue depth, flush cost,
     /// bandwidth.
     Calibrate(crate::calibrate::CalibrateArgs),
-    /// Device profiles from other tools' results (fio JSON).
+    /// Device profiles: built from fio's or YABS's results, or checked (show).
     #[command(subcommand)]
     Profile(crate::calibrate::ProfileCommand),
     /// Workload files: `workload fit-cpu` fits a workload's CPU figures to
