@@ -298,6 +298,28 @@ fn nines_label(y: f64) -> String {
     }
 }
 
+/// The widest range a log axis spans, in its units: plotters' log-scale
+/// key points loop forever near f64's limits, and no figure pgiosim
+/// draws (µs to years) needs more.
+const LOG_AXIS_LIMITS: (f64, f64) = (1e-9, 1e15);
+
+/// A log axis's range from the data's, inside [`LOG_AXIS_LIMITS`]; values
+/// beyond it are drawn at its edge.
+fn log_axis(lo: f64, hi: f64) -> (f64, f64) {
+    let (min, max) = LOG_AXIS_LIMITS;
+    let hi = if hi.is_finite() {
+        hi.clamp(min * 10.0, max)
+    } else {
+        max
+    };
+    let lo = if lo.is_finite() {
+        lo.clamp(min, hi / 10.0)
+    } else {
+        min
+    };
+    (lo, hi)
+}
+
 /// A latency distribution to draw: a label and (percentile, ms) points.
 #[derive(Debug, Clone)]
 pub struct Cdf {
@@ -313,7 +335,7 @@ pub fn latency_cdf(title: &str, cdfs: &[Cdf], size: (u32, u32)) -> Result<String
         .filter(|p| p.1 > 0.0)
         .fold((f64::MAX, 0f64), |(lo, hi), p| (lo.min(p.1), hi.max(p.1)));
     let (lo, hi) = if hi > 0.0 {
-        (lo / 1.3, hi * 1.3)
+        log_axis(lo / 1.3, hi * 1.3)
     } else {
         (0.01, 1.0)
     };
@@ -480,7 +502,7 @@ pub fn against_clients(
         }
         if log_y {
             let (lo, hi) = if v_hi > 0.0 {
-                (v_lo / 1.5, v_hi * 1.5)
+                log_axis(v_lo / 1.5, v_hi * 1.5)
             } else {
                 (0.1, 1.0)
             };
@@ -542,5 +564,16 @@ mod tests {
         };
         let svg = against_clients("t", "tps", &[s], true, (500, 300)).unwrap();
         assert!(svg.contains("\nknee\n"), "{svg}");
+    }
+
+    #[test]
+    fn a_latency_near_f64s_limit_is_drawn_at_the_axis_edge_not_looped_on() {
+        let cdf = Cdf {
+            label: "a".into(),
+            points: vec![(50.0, 0.6), (99.0, 6.062071e307), (99.9, f64::INFINITY)],
+        };
+        assert!(latency_cdf("t", &[cdf], (500, 300)).is_ok());
+        assert_eq!(log_axis(0.5, 7.9e307), (0.5, 1e15));
+        assert_eq!(log_axis(0.0, 1.0), (1e-9, 1.0));
     }
 }
