@@ -635,6 +635,31 @@ fn hostile_fixtures(dir: &Path) {
     nvme["name"] = "capped".into();
     nvme["caps"] = serde_json::json!({ "iops": 1e-300 });
     std::fs::write(dir.join("capped.json"), nvme.to_string()).unwrap();
+    // A config tree whose files include one 5 MB file four times: each file
+    // is under the bound of one, the tree is over the budget of all.
+    std::fs::create_dir_all(dir.join("conf.d")).unwrap();
+    std::fs::write(
+        dir.join("big.inc"),
+        "# padding padding padding padding padding padding\n".repeat(100_000),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conf.d/a.conf"),
+        "include '../big.inc'\n".repeat(4),
+    )
+    .unwrap();
+    std::fs::write(dir.join("tree.conf"), "include_dir 'conf.d'\n").unwrap();
+    // Twelve files, each including the next: past PostgreSQL's depth of 10.
+    for i in 0..12 {
+        let next = format!("include 'nest{}.conf'\n", i + 1);
+        std::fs::write(dir.join(format!("nest{i}.conf")), next).unwrap();
+    }
+    std::fs::write(dir.join("nest12.conf"), "commit_delay = 5\n").unwrap();
+    // 100,000 standbys (it took 22.7 s to refuse, the square of the lines).
+    let standbys: String = (0..100_000)
+        .map(|i| format!("name=s{i},rtt=1ms\n"))
+        .collect();
+    std::fs::write(dir.join("standbys"), standbys).unwrap();
 }
 
 #[test]
@@ -881,6 +906,23 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             &["model", "-T", "1", "--set", "shared_buffers=4TB"],
             2,
             &["shared_buffers = 4TB", "at most 512GB"],
+        ),
+        // 5. One input budget for a config and its includes; PostgreSQL's
+        //    nesting depth; a standby file refused at its 256th line.
+        case(
+            &["model", "-T", "1", "--config", &p("tree.conf")],
+            2,
+            &["a.conf:4", "big.inc", "16 MiB pgiosim reads in all"],
+        ),
+        case(
+            &["model", "-T", "1", "--config", &p("nest0.conf")],
+            2,
+            &["nest11.conf\": maximum nesting depth exceeded"],
+        ),
+        case(
+            &["model", "-T", "1", "--standby-file", &p("standbys")],
+            2,
+            &["standbys:256", "at most 255"],
         ),
     ];
     cases.push(Case {
