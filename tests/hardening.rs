@@ -4,7 +4,7 @@
 //! file a later run would trust.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -135,6 +135,55 @@ fn a_write_failure_during_prepare_removes_the_partial_file() {
     assert!(t.contains("File too large"), "{t}");
     assert!(t.contains("removed the partial"), "{t}");
     assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+#[test]
+fn prepare_under_ulimit_f_removes_the_partial_file_and_says_so() {
+    // The shell's limit, with SIGXFSZ at its default (it kills the process):
+    // pgiosim ignores it, so the write fails with EFBIG instead.
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let script = format!(
+        "ulimit -f 4096 && exec \"$0\" prepare --dir '{}' -s 1 -q",
+        s(&dir)
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_pgiosim")])
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.signal(), None, "killed by a signal: {t}");
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("File too large"), "{t}");
+    assert!(t.contains("removed the partial"), "{t}");
+    assert_eq!(t.trim_end().lines().count(), 1, "{t}");
+    assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+#[test]
+fn a_model_run_of_pgbenchs_longest_duration_stays_small_and_stops_at_sigterm() {
+    // -T 2147483647 with a transaction every 10^6 s: the per-second series
+    // once grew to 14.4 GB in a minute, and took 31 s to stop.
+    let child = bin()
+        .args(["model", "-T", "2147483647", "-s", "1", "-R", "0.000001"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    signal(&child, libc::SIGTERM);
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(took < Duration::from_secs(1), "took {took:?} after SIGTERM");
+    assert!(rss_kb < 200 << 10, "{rss_kb} kB resident after 3 s");
 }
 
 // --- 13: one pgiosim per data set ---------------------------------------------------
