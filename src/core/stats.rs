@@ -144,6 +144,14 @@ impl<T> std::ops::Deref for Series<T> {
     }
 }
 
+impl<'a, T> IntoIterator for &'a Series<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.points.iter()
+    }
+}
+
 impl<T: Merge + Default + Clone> Series<T> {
     /// Seconds each point covers: 1 unless the run passed
     /// [`SERIES_MAX_POINTS`] seconds.
