@@ -581,6 +581,23 @@ mod tests {
         assert_eq!(s[9].rpo_max, 8 * SEC, "just before 10 s: WAL since 2 s");
     }
 
+    #[test]
+    fn a_run_of_pgbenchs_longest_duration_keeps_a_bounded_series() {
+        use crate::core::stats::SERIES_MAX_POINTS;
+        let mut a = archiver(target(0, 100.0, 1), 0);
+        // Two segments, the second after 2^31 s: the series is coarsened
+        // as it goes, not grown to a point a second.
+        let end = 2_147_483_647 * SEC;
+        drive(&mut a, &[SEC, end - 10 * SEC], end);
+        let s = a.seconds();
+        assert!(s.len() <= SERIES_MAX_POINTS, "{}", s.len());
+        assert_eq!(s.width_s(), 8192);
+        assert_eq!(s.iter().map(|x| x.archived).sum::<u64>(), 2);
+        // The RPO grew over the whole gap, and the maxima survive merging.
+        let rpo_max = s.iter().map(|x| x.rpo_max).max().unwrap();
+        assert!(rpo_max > end - 20 * SEC, "{rpo_max}");
+    }
+
     proptest! {
         /// Whatever the target and the WAL, the archive holds no more than
         /// was ready, pushes never exceed `parallel`, segments are archived
