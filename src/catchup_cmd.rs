@@ -393,7 +393,12 @@ fn result(db: &Database, settings: &crate::settings::Settings, f: Facts) -> Catc
             wal_read: bucket(Bucket::Other),
             buffer_wait: bucket(Bucket::BufferWait),
         },
-        replayed_per_second: stats.seconds.iter().map(|s| s.wal_bytes).collect(),
+        // Past SERIES_MAX_POINTS seconds a point covers several: its mean.
+        replayed_per_second: stats
+            .seconds
+            .iter()
+            .map(|s| s.wal_bytes / stats.seconds.width_s())
+            .collect(),
         settings: s,
     }
 }

@@ -10,6 +10,13 @@ use pgiosim::cli::{self, Cli};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which
+    // prepare handles (it removes its partial file and says so), instead of
+    // SIGXFSZ killing the process part way.
+    // SAFETY: setting a signal's disposition to SIG_IGN, before any thread.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
     let stop = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // Ctrl-C and SIGTERM end the run cleanly; the partial report is still printed.

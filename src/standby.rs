@@ -91,8 +91,12 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
     })
 }
 
+/// How many standbys pgiosim models (a standby's index is a `u8`).
+pub const MAX_STANDBYS: usize = u8::MAX as usize;
+
 /// Reads a standby file: one declaration per line as `--standby` takes it;
-/// blank lines and `#` comments are skipped.
+/// blank lines and `#` comments are skipped. Stops at the first declaration
+/// past [`MAX_STANDBYS`], naming its line.
 pub fn load_file(path: &Path) -> Result<Vec<StandbyDecl>> {
     let text = crate::input::read_text(path, "standby file", crate::input::SMALL_FILE_MAX_BYTES)?;
     let mut out = Vec::new();
@@ -100,6 +104,13 @@ pub fn load_file(path: &Path) -> Result<Vec<StandbyDecl>> {
         let line = line.split('#').next().unwrap_or("").trim();
         if line.is_empty() {
             continue;
+        }
+        if out.len() == MAX_STANDBYS {
+            bail!(
+                "{}:{}: more than {MAX_STANDBYS} standbys declared; at most {MAX_STANDBYS}",
+                path.display(),
+                i + 1
+            );
         }
         match parse_decl(line) {
             Ok(d) => out.push(d),
@@ -119,16 +130,15 @@ pub fn gather(flags: &[String], file: Option<&Path>) -> Result<Vec<StandbyDecl>>
     for f in flags {
         out.push(parse_decl(f).map_err(|e| anyhow::anyhow!("--standby {f}: {e}"))?);
     }
-    for (i, d) in out.iter().enumerate() {
-        if out[..i]
-            .iter()
-            .any(|o| o.name.eq_ignore_ascii_case(&d.name))
-        {
+    // One pass with a set: a declaration list can be long.
+    let mut names = std::collections::HashSet::new();
+    for d in &out {
+        if !names.insert(d.name.to_ascii_lowercase()) {
             bail!("standby {} is declared twice", d.name);
         }
     }
-    if out.len() > u8::MAX as usize {
-        bail!("{} standbys declared; at most 255", out.len());
+    if out.len() > MAX_STANDBYS {
+        bail!("{} standbys declared; at most {MAX_STANDBYS}", out.len());
     }
     Ok(out)
 }
@@ -232,6 +242,31 @@ mod tests {
             d.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(),
             ["s1", "s2", "s3"]
         );
+    }
+
+    #[test]
+    fn gather_stops_at_the_standby_past_the_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("standbys");
+        let lines =
+            |n: usize| -> String { (0..n).map(|i| format!("name=s{i},rtt=1ms\n")).collect() };
+        std::fs::write(&f, format!("# header\n{}", lines(MAX_STANDBYS))).unwrap();
+        assert_eq!(gather(&[], Some(&f)).unwrap().len(), MAX_STANDBYS);
+        let e = gather(&["name=x".into()], Some(&f)).unwrap_err();
+        assert_eq!(e.to_string(), "256 standbys declared; at most 255");
+        // A long file is refused at its 256th declaration, without reading on.
+        std::fs::write(&f, format!("# header\n{}", lines(100_000))).unwrap();
+        let e = gather(&[], Some(&f)).unwrap_err().to_string();
+        assert!(
+            e.ends_with("standbys:257: more than 255 standbys declared; at most 255"),
+            "{e}"
+        );
+        // Duplicates are found in one pass, the second one named.
+        let mut text = lines(200);
+        text.push_str("name=S7\n");
+        std::fs::write(&f, text).unwrap();
+        let e = gather(&[], Some(&f)).unwrap_err();
+        assert_eq!(e.to_string(), "standby S7 is declared twice");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! file a later run would trust.
 
 use std::io::{BufRead, BufReader};
-use std::os::unix::process::CommandExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -135,6 +135,55 @@ fn a_write_failure_during_prepare_removes_the_partial_file() {
     assert!(t.contains("File too large"), "{t}");
     assert!(t.contains("removed the partial"), "{t}");
     assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+#[test]
+fn prepare_under_ulimit_f_removes_the_partial_file_and_says_so() {
+    // The shell's limit, with SIGXFSZ at its default (it kills the process):
+    // pgiosim ignores it, so the write fails with EFBIG instead.
+    let d = tmp("pgiosim-harden");
+    let dir = d.path().join("data");
+    let script = format!(
+        "ulimit -f 4096 && exec \"$0\" prepare --dir '{}' -s 1 -q",
+        s(&dir)
+    );
+    let out = Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_pgiosim")])
+        .output()
+        .unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.signal(), None, "killed by a signal: {t}");
+    assert_eq!(code(&out), 1, "{t}");
+    assert!(t.contains("File too large"), "{t}");
+    assert!(t.contains("removed the partial"), "{t}");
+    assert_eq!(t.trim_end().lines().count(), 1, "{t}");
+    assert!(!dir.join("pgiosim.data").exists(), "{t}");
+}
+
+#[test]
+fn a_model_run_of_pgbenchs_longest_duration_stays_small_and_stops_at_sigterm() {
+    // -T 2147483647 with a transaction every 10^6 s: the per-second series
+    // once grew to 14.4 GB in a minute, and took 31 s to stop.
+    let child = bin()
+        .args(["model", "-T", "2147483647", "-s", "1", "-R", "0.000001"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let rss_kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    signal(&child, libc::SIGTERM);
+    let sent = Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    assert_eq!(code(&out), 130, "{}", text(&out));
+    assert!(took < Duration::from_secs(1), "took {took:?} after SIGTERM");
+    assert!(rss_kb < 200 << 10, "{rss_kb} kB resident after 3 s");
 }
 
 // --- 13: one pgiosim per data set ---------------------------------------------------
@@ -635,6 +684,31 @@ fn hostile_fixtures(dir: &Path) {
     nvme["name"] = "capped".into();
     nvme["caps"] = serde_json::json!({ "iops": 1e-300 });
     std::fs::write(dir.join("capped.json"), nvme.to_string()).unwrap();
+    // A config tree whose files include one 5 MB file four times: each file
+    // is under the bound of one, the tree is over the budget of all.
+    std::fs::create_dir_all(dir.join("conf.d")).unwrap();
+    std::fs::write(
+        dir.join("big.inc"),
+        "# padding padding padding padding padding padding\n".repeat(100_000),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conf.d/a.conf"),
+        "include '../big.inc'\n".repeat(4),
+    )
+    .unwrap();
+    std::fs::write(dir.join("tree.conf"), "include_dir 'conf.d'\n").unwrap();
+    // Twelve files, each including the next: past PostgreSQL's depth of 10.
+    for i in 0..12 {
+        let next = format!("include 'nest{}.conf'\n", i + 1);
+        std::fs::write(dir.join(format!("nest{i}.conf")), next).unwrap();
+    }
+    std::fs::write(dir.join("nest12.conf"), "commit_delay = 5\n").unwrap();
+    // 100,000 standbys (it took 22.7 s to refuse, the square of the lines).
+    let standbys: String = (0..100_000)
+        .map(|i| format!("name=s{i},rtt=1ms\n"))
+        .collect();
+    std::fs::write(dir.join("standbys"), standbys).unwrap();
 }
 
 #[test]
@@ -881,6 +955,23 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             &["model", "-T", "1", "--set", "shared_buffers=4TB"],
             2,
             &["shared_buffers = 4TB", "at most 512GB"],
+        ),
+        // 5. One input budget for a config and its includes; PostgreSQL's
+        //    nesting depth; a standby file refused at its 256th line.
+        case(
+            &["model", "-T", "1", "--config", &p("tree.conf")],
+            2,
+            &["a.conf:4", "big.inc", "16 MiB pgiosim reads in all"],
+        ),
+        case(
+            &["model", "-T", "1", "--config", &p("nest0.conf")],
+            2,
+            &["nest11.conf\": maximum nesting depth exceeded"],
+        ),
+        case(
+            &["model", "-T", "1", "--standby-file", &p("standbys")],
+            2,
+            &["standbys:256", "at most 255"],
         ),
     ];
     cases.push(Case {

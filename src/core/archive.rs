@@ -29,6 +29,7 @@
 use std::collections::VecDeque;
 
 use super::io::WAL_SEGMENT_BYTES;
+use super::stats::{Merge, Series};
 use super::time::{Nanos, SEC};
 use super::wal::Lsn;
 
@@ -126,6 +127,15 @@ pub struct ArchiveSecond {
     pub archived: u64,
 }
 
+impl Merge for ArchiveSecond {
+    fn merge(&mut self, next: &ArchiveSecond) {
+        self.backlog_max = self.backlog_max.max(next.backlog_max);
+        self.queued_max = self.queued_max.max(next.queued_max);
+        self.rpo_max = self.rpo_max.max(next.rpo_max);
+        self.archived += next.archived;
+    }
+}
+
 /// Counters over the run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ArchiveCounters {
@@ -161,7 +171,7 @@ pub struct Archiver {
     flushed: Lsn,
     /// Events up to here are in `seconds`.
     observed: Nanos,
-    seconds: Vec<ArchiveSecond>,
+    seconds: Series<ArchiveSecond>,
     counters: ArchiveCounters,
     actions: VecDeque<ArchiveAction>,
 }
@@ -182,7 +192,7 @@ impl Archiver {
             last_switch_lsn: 0,
             flushed: 0,
             observed: 0,
-            seconds: Vec::new(),
+            seconds: Series::default(),
             counters: ArchiveCounters::default(),
             actions: VecDeque::new(),
             cfg,
@@ -309,8 +319,10 @@ impl Archiver {
         self.note(end);
     }
 
-    /// One entry per second of the run so far (the last may be partial).
-    pub fn seconds(&self) -> &[ArchiveSecond] {
+    /// One entry per second of the run so far (the last may be partial);
+    /// per [`Series::width_s`] seconds past
+    /// [`SERIES_MAX_POINTS`](super::stats::SERIES_MAX_POINTS) seconds.
+    pub fn seconds(&self) -> &Series<ArchiveSecond> {
         &self.seconds
     }
 
@@ -335,7 +347,9 @@ impl Archiver {
         let queued = self.queued();
         let mut t = self.observed;
         while t < now {
-            let end = ((t / SEC + 1) * SEC).min(now);
+            // To the end of t's point (a second, or more in a long run).
+            let width = self.seconds.width_s() * SEC;
+            let end = ((t / width).saturating_add(1).saturating_mul(width)).min(now);
             let rpo = self.rpo(end);
             let s = self.second(t);
             s.backlog_max = s.backlog_max.max(backlog);
@@ -358,11 +372,7 @@ impl Archiver {
     }
 
     fn second(&mut self, at: Nanos) -> &mut ArchiveSecond {
-        let i = (at / SEC) as usize;
-        if self.seconds.len() <= i {
-            self.seconds.resize(i + 1, ArchiveSecond::default());
-        }
-        &mut self.seconds[i]
+        self.seconds.at(at)
     }
 }
 
@@ -569,6 +579,23 @@ mod tests {
         assert_eq!(a.rpo(10 * SEC), 7 * SEC);
         assert_eq!(s[0].rpo_max, SEC);
         assert_eq!(s[9].rpo_max, 8 * SEC, "just before 10 s: WAL since 2 s");
+    }
+
+    #[test]
+    fn a_run_of_pgbenchs_longest_duration_keeps_a_bounded_series() {
+        use crate::core::stats::SERIES_MAX_POINTS;
+        let mut a = archiver(target(0, 100.0, 1), 0);
+        // Two segments, the second after 2^31 s: the series is coarsened
+        // as it goes, not grown to a point a second.
+        let end = 2_147_483_647 * SEC;
+        drive(&mut a, &[SEC, end - 10 * SEC], end);
+        let s = a.seconds();
+        assert!(s.len() <= SERIES_MAX_POINTS, "{}", s.len());
+        assert_eq!(s.width_s(), 8192);
+        assert_eq!(s.iter().map(|x| x.archived).sum::<u64>(), 2);
+        // The RPO grew over the whole gap, and the maxima survive merging.
+        let rpo_max = s.iter().map(|x| x.rpo_max).max().unwrap();
+        assert!(rpo_max > end - 20 * SEC, "{rpo_max}");
     }
 
     proptest! {

@@ -107,7 +107,93 @@ impl IoTime {
     }
 }
 
-/// One second of the run.
+/// Most points a per-second series keeps: 262,144 seconds (three days) at
+/// one second each. A longer run's series is coarsened, each point then
+/// covering 2, 4, 8... seconds, so that its memory (and the result's
+/// `timeseries`) stays bounded whatever `-T`.
+pub const SERIES_MAX_POINTS: usize = 1 << 18;
+
+/// A point of a series that two adjacent points can be merged into.
+pub trait Merge {
+    /// `self` and the point just after it, as one point covering both.
+    fn merge(&mut self, next: &Self);
+}
+
+/// A time series of one point per second of the run, then per 2, 4...
+/// seconds once the run passes [`SERIES_MAX_POINTS`] seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series<T> {
+    points: Vec<T>,
+    /// Seconds each point covers: a power of two.
+    width_s: u64,
+}
+
+impl<T> Default for Series<T> {
+    fn default() -> Self {
+        Series {
+            points: Vec::new(),
+            width_s: 1,
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Series<T> {
+    type Target = [T];
+    fn deref(&self) -> &[T] {
+        &self.points
+    }
+}
+
+impl<'a, T> IntoIterator for &'a Series<T> {
+    type Item = &'a T;
+    type IntoIter = std::slice::Iter<'a, T>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.points.iter()
+    }
+}
+
+impl<T: Merge + Default + Clone> Series<T> {
+    /// Seconds each point covers: 1 unless the run passed
+    /// [`SERIES_MAX_POINTS`] seconds.
+    pub fn width_s(&self) -> u64 {
+        self.width_s
+    }
+
+    /// The point holding time `now`, coarsening the series first if `now`
+    /// is past its last possible point.
+    pub fn at(&mut self, now: Nanos) -> &mut T {
+        let mut i = now / SEC / self.width_s;
+        while i >= SERIES_MAX_POINTS as u64 {
+            self.coarsen();
+            i = now / SEC / self.width_s;
+        }
+        let i = i as usize;
+        if self.points.len() <= i {
+            self.points.resize(i + 1, T::default());
+        }
+        &mut self.points[i]
+    }
+
+    /// Halves the resolution: each two adjacent points become one.
+    fn coarsen(&mut self) {
+        let merged: Vec<T> = self
+            .points
+            .chunks(2)
+            .map(|pair| {
+                let mut p = pair[0].clone();
+                if let Some(next) = pair.get(1) {
+                    p.merge(next);
+                }
+                p
+            })
+            .collect();
+        self.points = merged;
+        self.width_s *= 2;
+    }
+}
+
+/// One second of the run (or, past [`SERIES_MAX_POINTS`] seconds, of the
+/// interval its [`Series`] point covers).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Second {
     /// Transactions finished in this second.
@@ -124,6 +210,22 @@ pub struct Second {
     /// Checkpoints that started / ended in this second.
     pub checkpoint_starts: u32,
     pub checkpoint_ends: u32,
+}
+
+impl Merge for Second {
+    fn merge(&mut self, next: &Second) {
+        self.transactions += next.transactions;
+        self.latency_sum_ns += next.latency_sum_ns;
+        self.latency_sq_sum_us2 += next.latency_sq_sum_us2;
+        self.data_reads += next.data_reads;
+        self.data_writes += next.data_writes;
+        self.wal_bytes += next.wal_bytes;
+        self.wal_syncs += next.wal_syncs;
+        self.checkpoint_starts = self
+            .checkpoint_starts
+            .saturating_add(next.checkpoint_starts);
+        self.checkpoint_ends = self.checkpoint_ends.saturating_add(next.checkpoint_ends);
+    }
 }
 
 /// Everything measured in one run.
@@ -147,8 +249,8 @@ pub struct Stats {
     pub transactions: u64,
     /// I/O and buffer counters.
     pub counters: Counters,
-    /// Per-second series.
-    pub seconds: Vec<Second>,
+    /// Per-second series (coarser past [`SERIES_MAX_POINTS`] seconds).
+    pub seconds: Series<Second>,
     /// Rate-limited runs: schedule lag (actual minus scheduled start), total
     /// and largest, in ns.
     pub lag_sum_ns: u128,
@@ -173,7 +275,7 @@ impl Stats {
             latency_sq_sum_us2: 0.0,
             transactions: 0,
             counters: Counters::default(),
-            seconds: Vec::new(),
+            seconds: Series::default(),
             lag_sum_ns: 0,
             lag_max_ns: 0,
         }
@@ -181,11 +283,7 @@ impl Stats {
 
     /// The per-second slot for time `now`.
     pub fn second(&mut self, now: Nanos) -> &mut Second {
-        let i = (now / SEC) as usize;
-        if self.seconds.len() <= i {
-            self.seconds.resize(i + 1, Second::default());
-        }
-        &mut self.seconds[i]
+        self.seconds.at(now)
     }
 
     /// A transaction finished at `now` with this latency and breakdown.
@@ -275,5 +373,29 @@ mod tests {
         assert!((s.stddev_latency_ns() - 1_000.0).abs() < 1e-3);
         assert_eq!(s.seconds.len(), 2);
         assert_eq!(s.bucket_sum_ns[0], 4_000);
+    }
+
+    #[test]
+    fn a_long_series_is_coarsened_not_grown() {
+        let mut s = Stats::new();
+        let spent = [0; Bucket::COUNT];
+        let max = SERIES_MAX_POINTS as u64;
+        s.record_transaction(0, 0, &spent);
+        s.record_transaction(SEC, 0, &spent);
+        s.record_transaction((max - 1) * SEC, 0, &spent);
+        assert_eq!((s.seconds.len(), s.seconds.width_s()), (max as usize, 1));
+        // A second past the bound: every two seconds become one point.
+        s.record_transaction(max * SEC + 5, 0, &spent);
+        assert_eq!(s.seconds.width_s(), 2);
+        assert_eq!(s.seconds.len(), max as usize / 2 + 1);
+        assert_eq!(s.seconds[0].transactions, 2);
+        assert_eq!(s.seconds[max as usize / 2 - 1].transactions, 1);
+        assert_eq!(s.seconds[max as usize / 2].transactions, 1);
+        // pgbench's longest -T: still at most the bound, nothing lost.
+        s.record_transaction(2_147_483_647 * SEC, 0, &spent);
+        assert!(s.seconds.len() <= SERIES_MAX_POINTS);
+        assert_eq!(s.seconds.width_s(), 8192);
+        let total: u64 = s.seconds.iter().map(|x| x.transactions).sum();
+        assert_eq!(total, 5);
     }
 }

@@ -76,14 +76,17 @@ impl ArchiveFigures {
         let t = &cfg.target;
         let c = a.counters();
         let elapsed = elapsed_ns.max(1) as f64 / SEC as f64;
-        let whole = (elapsed_ns / SEC) as usize;
+        // Past SERIES_MAX_POINTS seconds each point covers `width` seconds:
+        // `t` is its end, the maxima its maxima, `archived` its total.
+        let width = a.seconds().width_s();
+        let whole = (elapsed_ns / SEC / width) as usize;
         let seconds: Vec<ArchiveSecondFigures> = a
             .seconds()
             .iter()
             .take(whole)
             .enumerate()
             .map(|(i, s)| ArchiveSecondFigures {
-                t: i as u64 + 1,
+                t: (i as u64 + 1) * width,
                 backlog_segments: s.backlog_max,
                 backlog_bytes: s.backlog_max * WAL_SEGMENT_BYTES,
                 queued_segments: s.queued_max,

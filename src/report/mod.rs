@@ -446,15 +446,18 @@ impl RunResult {
             })
             .collect();
         // Whole seconds only: a trailing fraction would show a bogus rate.
-        let whole = (elapsed_ns / SEC) as usize;
+        // Past SERIES_MAX_POINTS seconds each point covers `width` seconds:
+        // `t` is its end, `tps` its mean rate, the counts its totals.
+        let width = s.seconds.width_s();
+        let whole = (elapsed_ns / SEC / width) as usize;
         let timeseries = s
             .seconds
             .iter()
             .take(whole)
             .enumerate()
             .map(|(i, x)| SecondFigures {
-                t: i as u64 + 1,
-                tps: x.transactions as f64,
+                t: (i as u64 + 1) * width,
+                tps: x.transactions as f64 / width as f64,
                 latency_ms: ratio(x.latency_sum_ns as f64, x.transactions as f64) / 1e6,
                 stddev_ms: stddev_ns(x.transactions, x.latency_sum_ns, x.latency_sq_sum_us2) / 1e6,
                 data_reads: x.data_reads,

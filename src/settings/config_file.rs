@@ -1,5 +1,6 @@
 //! Reading a postgresql.conf and the files it includes, as guc-file.l does.
 
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
@@ -29,14 +30,18 @@ impl Settings {
     /// is an error.
     pub fn apply_config_file(&mut self, path: &Path) -> anyhow::Result<Vec<String>> {
         let mut entries = Vec::new();
-        read_config_tree(path, 0, &mut Vec::new(), &mut entries)?;
+        let mut budget = CONF_TREE_MAX_BYTES;
+        read_config_tree(path, 0, &mut Vec::new(), &mut budget, &mut entries)?;
 
         // First every name: report the unmodelled ones, refuse likely typos.
+        // Each name is looked at once (sets, not scans: a file may hold
+        // millions of lines).
+        let mut seen: HashSet<&str> = HashSet::new();
         let mut not_modelled: Vec<String> = Vec::new();
         for entry in &entries {
             let path = &entry.file;
-            if spec_by_name(&entry.lower).is_some() {
-                // applied below
+            if !seen.insert(entry.lower.as_str()) || spec_by_name(&entry.lower).is_some() {
+                // seen before, or applied below
             } else if let Some(suggestion) = (!entry.lower.contains('.'))
                 .then(|| suggest(&entry.lower))
                 .flatten()
@@ -50,24 +55,22 @@ impl Settings {
                         suggestion: Some(suggestion),
                     }
                 );
-            } else if !not_modelled
-                .iter()
-                .any(|seen| seen.eq_ignore_ascii_case(&entry.name))
-            {
+            } else {
                 not_modelled.push(entry.name.clone());
             }
         }
 
         // Then the modelled settings, each from its last line only.
+        let mut last: HashMap<&str, usize> = HashMap::new();
+        for (index, entry) in entries.iter().enumerate() {
+            last.insert(entry.lower.as_str(), index);
+        }
         let mut updated = self.clone();
         for (index, entry) in entries.iter().enumerate() {
             let Some(spec) = spec_by_name(&entry.lower) else {
                 continue;
             };
-            if entries[index + 1..]
-                .iter()
-                .any(|later| later.lower == entry.lower)
-            {
+            if last[entry.lower.as_str()] != index {
                 continue;
             }
             updated.set_text(spec, &entry.value).map_err(|err| {
@@ -84,6 +87,12 @@ pub(super) const INCLUDE_DIRECTIVES: [&str; 3] = ["include", "include_dir", "inc
 /// How deep configuration files may nest (PostgreSQL's CONF_FILE_MAX_DEPTH).
 pub(super) const CONF_FILE_MAX_DEPTH: usize = 10;
 
+/// How many bytes a configuration file and every file it includes may hold
+/// in all, each file counted each time it is read: one file's bound, so that
+/// a file included many times (or through many directories) cannot make
+/// pgiosim read and hold gigabytes.
+pub(super) const CONF_TREE_MAX_BYTES: u64 = crate::input::SMALL_FILE_MAX_BYTES;
+
 pub(super) struct ConfigEntry {
     pub(super) name: String,
     pub(super) lower: String,
@@ -96,17 +105,20 @@ pub(super) struct ConfigEntry {
 
 /// Appends the settings of `path` and of the files it includes, in the order
 /// PostgreSQL reads them. `stack` holds the files being read, outermost
-/// first, to refuse a cycle.
+/// first, to refuse a cycle; `budget` the bytes the tree may still read
+/// (of [`CONF_TREE_MAX_BYTES`]).
 pub(super) fn read_config_tree(
     path: &Path,
     depth: usize,
     stack: &mut Vec<PathBuf>,
+    budget: &mut u64,
     entries: &mut Vec<ConfigEntry>,
 ) -> anyhow::Result<()> {
     if depth > CONF_FILE_MAX_DEPTH {
         anyhow::bail!(
-            "{}: configuration files nest more than {CONF_FILE_MAX_DEPTH} deep (as PostgreSQL, \
-             pgiosim stops there)",
+            "could not open configuration file \"{}\": maximum nesting depth exceeded \
+             (configuration files nest more than {CONF_FILE_MAX_DEPTH} deep; PostgreSQL stops \
+             there too)",
             path.display()
         );
     }
@@ -124,6 +136,15 @@ pub(super) fn read_config_tree(
         "configuration file",
         crate::input::SMALL_FILE_MAX_BYTES,
     )?;
+    if bytes.len() as u64 > *budget {
+        anyhow::bail!(
+            "configuration file {}: the files of --config hold more than the {} MiB pgiosim \
+             reads in all (each included file counted each time it is included)",
+            path.display(),
+            CONF_TREE_MAX_BYTES >> 20
+        );
+    }
+    *budget -= bytes.len() as u64;
     let text = String::from_utf8_lossy(&bytes);
     let file: Rc<Path> = Rc::from(path);
     let base = path.parent().unwrap_or(Path::new("."));
@@ -157,7 +178,7 @@ pub(super) fn read_config_tree(
                 if !target.exists() {
                     anyhow::bail!("{}: include {}: no such file", at(), quote(&value));
                 }
-                read_config_tree(&target, depth + 1, stack, entries)
+                read_config_tree(&target, depth + 1, stack, budget, entries)
                     .map_err(|e| e.context(format!("included from {}", at())))?;
             }
             _ => {
@@ -189,7 +210,7 @@ pub(super) fn read_config_tree(
                 // strcmp order: bytes, as PostgreSQL sorts them.
                 files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
                 for f in files {
-                    read_config_tree(&f, depth + 1, stack, entries)
+                    read_config_tree(&f, depth + 1, stack, budget, entries)
                         .map_err(|e| e.context(format!("included from {}", at())))?;
                 }
             }
@@ -420,7 +441,49 @@ mod tests {
         std::fs::write(d.join("n12.conf"), "commit_delay = 5\n").unwrap();
         let e = apply(&d.join("n0.conf")).unwrap_err();
         assert!(e.contains("nest more than 10 deep"), "{e}");
+        assert!(
+            e.contains("n11.conf\": maximum nesting depth exceeded"),
+            "{e}"
+        );
         assert_eq!(apply(&d.join("n3.conf")).unwrap().commit_delay_us, 5);
+    }
+
+    #[test]
+    fn config_file_tree_reads_at_most_one_budget_in_all() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::create_dir_all(d.join("conf.d")).unwrap();
+        let apply = |path: &Path| {
+            let mut settings = Settings::default();
+            settings
+                .apply_config_file(path)
+                .map(|_| settings)
+                .map_err(|e| format!("{e:#}"))
+        };
+        // 3 MiB of comments: each file is well under the bound of one file.
+        let mut big =
+            "# padding padding padding padding padding padding padding\n".repeat((3 << 20) / 58);
+        big.push_str("commit_delay = 7\n");
+        std::fs::write(d.join("big.inc"), &big).unwrap();
+        std::fs::write(
+            d.join("conf.d/a.conf"),
+            "include '../big.inc'\ninclude '../big.inc'\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("conf.d/b.conf"), "include '../big.inc'\n").unwrap();
+        std::fs::write(d.join("main.conf"), "include_dir 'conf.d'\n").unwrap();
+        // Three reads of it, 9 MiB: within the budget.
+        assert_eq!(apply(&d.join("main.conf")).unwrap().commit_delay_us, 7);
+        // Six reads, 18 MiB: refused at the read past the budget, naming the
+        // file, the including line and the budget.
+        std::fs::write(d.join("conf.d/b.conf"), "include '../big.inc'\n".repeat(4)).unwrap();
+        let e = apply(&d.join("main.conf")).unwrap_err();
+        assert!(e.contains("big.inc"), "{e}");
+        assert!(e.contains("b.conf:4"), "{e}");
+        assert!(
+            e.contains("more than the 16 MiB pgiosim reads in all"),
+            "{e}"
+        );
     }
 
     #[test]
