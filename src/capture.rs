@@ -302,18 +302,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         crate::units::check_f64("--cpu-speed", f, lo, hi, "a factor (1 = the EPYC 9454P)")?;
     }
     let speed = match (&args.instance, args.cpu_speed) {
-        (Some(name), _) => {
-            let i = crate::instance::lookup(name).ok_or_else(|| {
-                usage(format!(
-                    "--instance {name}: no such preset (see `pgiosim instances`)"
-                ))
-            })?;
-            Some(i.cpu_class().map(|c| c.speed).ok_or_else(|| {
-                usage(format!(
-                    "--instance {name}: its processor is not fixed; give --cpu-speed"
-                ))
-            })?)
-        }
+        (Some(name), _) => Some(crate::instance::cpu_class::preset_speed(name).map_err(usage)?),
         (None, f) => f,
     };
     let target = describe_target(&config);

@@ -249,18 +249,7 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
             let (lo, hi) = crate::units::CPU_SPEED_RANGE;
             crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
         }
-        (None, Some(name)) => {
-            let i = crate::instance::lookup(name).ok_or_else(|| {
-                usage(format!(
-                    "--instance {name}: no such preset (see `pgiosim instances`)"
-                ))
-            })?;
-            i.cpu_class().map(|c| c.speed).ok_or_else(|| {
-                usage(format!(
-                    "--instance {name}: its processor is not fixed; give --cpu-speed"
-                ))
-            })?
-        }
+        (None, Some(name)) => crate::instance::cpu_class::preset_speed(name).map_err(usage)?,
         (None, None) => 1.0,
     };
     let m = ServerCpu {

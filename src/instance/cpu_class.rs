@@ -184,6 +184,17 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
     Ok(Table { classes, sources })
 }
 
+/// The per-core speed of preset `name`'s CPU class, for `--instance NAME`
+/// where a source server is named; the error is the one line `--instance`
+/// reports.
+pub fn preset_speed(name: &str) -> Result<f64, String> {
+    let i = super::lookup(name)
+        .ok_or_else(|| format!("--instance {name}: no such preset (see `pgiosim instances`)"))?;
+    i.cpu_class()
+        .map(|c| c.speed)
+        .ok_or_else(|| format!("--instance {name}: its processor is not fixed; give --cpu-speed"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
