@@ -583,7 +583,10 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         .iter()
         .map(|d| model_device(Some(d), instance, true))
         .collect::<Result<Vec<_>>>()?;
-    let mut shape = args.w.shape()?;
+    let mut shape = match args.mode {
+        SweepMode::Model => args.w.model_shape()?,
+        SweepMode::Run => args.w.run_shape()?,
+    };
     shape.quiet = true;
     let seed = shape.seed;
     let common = Common {

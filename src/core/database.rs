@@ -2223,6 +2223,7 @@ impl Database {
 }
 
 mod vacuum_worker;
+mod warmup;
 
 #[cfg(test)]
 pub(crate) mod tests;
