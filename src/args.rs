@@ -87,7 +87,8 @@ pub struct WorkloadArgs {
     #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
     pub clients: u32,
     /// Duration (pgbench -T): seconds, or with a unit as in postgresql.conf
-    /// (30s, 5min) [default: 10 s].
+    /// (30s, 5min) [default: `run` 10 s; `model` until it knows its answer,
+    /// see --precision].
     #[arg(
         short = 'T',
         long = "time",
