@@ -1039,6 +1039,8 @@ mod tests {
                     settings: BTreeMap::new(),
                     clients,
                     tps,
+                    steady_tps: None,
+                    steady_tps_ci95: None,
                     tps_growth_per_doubling: prev
                         .map(|(c, t)| growth_per_doubling(c, t, clients, tps)),
                     latency_avg_ms: 0.0,
