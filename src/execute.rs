@@ -333,7 +333,7 @@ fn drive<D: Device + ?Sized>(
                 steady_state::settled(
                     &steady_state::of_database(db, now),
                     precision,
-                    !db.checkpoints().is_empty(),
+                    steady_state::recurring(db),
                 )
             },
         )?,

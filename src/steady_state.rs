@@ -39,6 +39,10 @@ const MSER_MIN_BATCHES: usize = 10;
 const CI_BATCHES: usize = 20;
 const CI_MIN_BATCHES: usize = 10;
 
+/// Fewest whole autovacuum cycles batched by cycle: each is one batch, and
+/// Student's t with 4 degrees of freedom widens the interval for so few.
+const CYCLE_MIN_BATCHES: usize = 5;
+
 /// A figure and its 95% confidence interval's half width, in its units.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Estimate {
@@ -83,8 +87,12 @@ pub struct SteadyState {
     pub length_s: f64,
     /// Whole checkpoint cycles in the window (0: not cut to cycles).
     pub checkpoint_cycles: u32,
-    /// Batches of the interval.
+    /// Vacuums of a table that started in the window.
+    pub vacuums: u32,
+    /// Batches of the interval, and whether they are whole autovacuum
+    /// cycles (else equal lengths of time).
     pub batches: usize,
+    pub batched_by_vacuum: bool,
     pub tps: Estimate,
     pub latency_ms: Estimate,
     /// Mean µs per transaction in each bucket, by `Bucket::index`.
@@ -113,6 +121,11 @@ pub struct Run<'a> {
     pub fills_page_cache: bool,
     /// When each checkpoint started.
     pub checkpoint_starts: &'a [Nanos],
+    /// When each (auto)vacuum of a table started.
+    pub vacuum_starts: &'a [Nanos],
+    /// When each vacuum of the table whose vacuums cost most started:
+    /// the rate's slowest recurring cycle.
+    pub vacuum_cycle_starts: &'a [Nanos],
 }
 
 /// Find the warm-up and measure the rest.
@@ -185,25 +198,55 @@ pub fn analyse(run: &Run) -> Outcome {
         (Some(&a), Some(&b)) if starts.len() >= 2 && b > a => (a, b, starts.len() as u32 - 1),
         _ => (cut, n, 0),
     };
+    // Batches of whole autovacuum cycles of the table it costs most,
+    // where there are enough: a batch that holds a vacuum's dip and one
+    // that does not differ by the dip, which uniform batches would count
+    // as noise (an interval ten times too wide); whole cycles do not.
+    let marks: Vec<usize> = {
+        let mut m: Vec<usize> = run
+            .vacuum_cycle_starts
+            .iter()
+            .map(|&t| point(t))
+            .filter(|&i| i >= lo && i <= hi)
+            .collect();
+        m.dedup();
+        m
+    };
+    let (lo, hi, bounds, by_vacuum) = if marks.len() > CYCLE_MIN_BATCHES {
+        let cycles = marks.len() - 1;
+        let batches = cycles.min(CI_BATCHES);
+        let bounds: Vec<usize> = (0..=batches)
+            .map(|j| marks[j * cycles / batches] - marks[0])
+            .collect();
+        (marks[0], marks[cycles], bounds, true)
+    } else {
+        let len = hi - lo;
+        let batches = len.min(CI_BATCHES);
+        if batches < CI_MIN_BATCHES {
+            return NotReached(format!(
+                "{:.0} s after the warm-up is too short for an interval",
+                len as f64 * w
+            ));
+        }
+        let bounds: Vec<usize> = (0..=batches).map(|j| j * len / batches).collect();
+        (lo, hi, bounds, false)
+    };
     let window = &run.seconds[lo..hi];
-    let batches = window.len().min(CI_BATCHES);
-    if batches < CI_MIN_BATCHES {
-        return NotReached(format!(
-            "{:.0} s after the warm-up is too short for an interval",
-            window.len() as f64 * w
-        ));
-    }
-    let groups: Vec<Second> = (0..batches)
-        .map(|j| {
-            let (a, b) = (j * window.len() / batches, (j + 1) * window.len() / batches);
-            window[a..b].iter().fold(Second::default(), |mut acc, s| {
-                acc.merge(s);
-                acc
-            })
+    let batches = bounds.len() - 1;
+    let groups: Vec<Second> = bounds
+        .windows(2)
+        .map(|ab| {
+            window[ab[0]..ab[1]]
+                .iter()
+                .fold(Second::default(), |mut acc, s| {
+                    acc.merge(s);
+                    acc
+                })
         })
         .collect();
-    let sizes: Vec<f64> = (0..batches)
-        .map(|j| ((j + 1) * window.len() / batches - j * window.len() / batches) as f64 * w)
+    let sizes: Vec<f64> = bounds
+        .windows(2)
+        .map(|ab| (ab[1] - ab[0]) as f64 * w)
         .collect();
     let total: Second = groups.iter().fold(Second::default(), |mut acc, s| {
         acc.merge(s);
@@ -234,13 +277,24 @@ pub fn analyse(run: &Run) -> Outcome {
                 .map(|ns| ns / 1e3),
         )
     });
+    let (from, to) = (
+        (lo as f64 * w * 1e9) as Nanos,
+        (hi as f64 * w * 1e9) as Nanos,
+    );
+    let vacuums = run
+        .vacuum_starts
+        .iter()
+        .filter(|&&t| t >= from && t < to)
+        .count() as u32;
     Outcome::Steady(Box::new(SteadyState {
         warmup_s: cut as f64 * w,
         warmup_end: name_warmup_end(warmup_ns, run, w),
         start_s: lo as f64 * w,
         length_s: window.len() as f64 * w,
         checkpoint_cycles: cycles,
+        vacuums,
         batches,
+        batched_by_vacuum: by_vacuum,
         tps,
         latency_ms,
         buckets_us,
@@ -254,7 +308,7 @@ fn ratio(a: f64, b: f64) -> f64 {
 }
 
 /// MSER-5's truncation point, in observations: None when there are fewer
-/// than [`MSER_MIN_BATCHES`] batches or the best cut lies past the middle.
+/// than [`MSER_MIN_BATCHES`] batches or the best cut is at the middle.
 pub fn mser5(obs: &[f64]) -> Option<usize> {
     let k = obs.len() / MSER_BATCH;
     if k < MSER_MIN_BATCHES {
@@ -275,10 +329,14 @@ pub fn mser5(obs: &[f64]) -> Option<usize> {
         let mean = sum / m;
         stat[d] = ((sq / m - mean * mean).max(0.0)) / m;
     }
-    // The last few batches' statistic is unstable (White 1997 stops short
-    // of the end): cuts leave at least MSER_MIN_BATCHES / 2 batches.
-    let cuts = &stat[..=k - MSER_MIN_BATCHES / 2];
-    for (d, &s) in cuts.iter().enumerate() {
+    // Cuts are looked for in the first half only: a warm-up longer than
+    // half the run cannot be told from a trend. A minimum on that bound
+    // means the statistic still falls: the run is too short. (Searching
+    // the whole run and refusing a minimum past the middle, as White
+    // 1997 does, refuses every run with a slow periodic component, such
+    // as autovacuum's dips every two minutes, on chance alone.)
+    let half = k / 2;
+    for (d, &s) in stat[..=half].iter().enumerate() {
         if s < best.0 {
             best = (s, d);
         }
@@ -286,11 +344,11 @@ pub fn mser5(obs: &[f64]) -> Option<usize> {
     // On a flat series the statistic is near its minimum at many cuts, and
     // which one wins is noise: the earliest within 1% of the minimum keeps
     // the most data and is as good.
-    let d = cuts
+    let d = stat[..=half]
         .iter()
         .position(|&s| s <= best.0 * 1.01)
         .unwrap_or(best.1);
-    (d <= k / 2).then_some(d * MSER_BATCH)
+    (best.1 < half).then_some(d * MSER_BATCH)
 }
 
 /// A point estimate and the 95% half width from its batches' values.
@@ -345,13 +403,26 @@ fn at(e: &WarmupEnd) -> Nanos {
     }
 }
 
-/// When `model` has said enough: the steady-state tps within `precision`
-/// (a fraction) at 95%, over at least one whole checkpoint cycle if the
-/// run has had a checkpoint.
-pub fn settled(outcome: &Outcome, precision: f64, had_checkpoint: bool) -> bool {
+/// What a run has shown it does, which its steady state must then hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recurring {
+    /// It writes WAL: it checkpoints, by max_wal_size or at
+    /// checkpoint_timeout at the latest.
+    pub writes_wal: bool,
+    /// An autovacuum has run: it recurs as dead rows build up again.
+    pub vacuums: bool,
+}
+
+/// When `model` has said enough: the steady state's tps within
+/// `precision` (a fraction) at 95%, over at least one whole checkpoint
+/// cycle if the run writes WAL, and over two vacuums if it vacuums (one
+/// whole cycle of each: a rate measured between them misses their cost).
+pub fn settled(outcome: &Outcome, precision: f64, recurring: Recurring) -> bool {
     match outcome {
         Outcome::Steady(s) => {
-            s.tps.relative() <= precision && (!had_checkpoint || s.checkpoint_cycles >= 1)
+            s.tps.relative() <= precision
+                && (!recurring.writes_wal || s.checkpoint_cycles >= 1)
+                && (!recurring.vacuums || s.vacuums >= 2)
         }
         Outcome::NotReached(_) => false,
     }
@@ -362,6 +433,21 @@ pub fn of_database(db: &Database, elapsed: Nanos) -> Outcome {
     let s = db.stats();
     let width_s = s.seconds.width_s();
     let starts: Vec<Nanos> = db.checkpoints().iter().map(|c| c.start).collect();
+    let vacuums: Vec<Nanos> = db.vacuums().iter().map(|v| v.start).collect();
+    let mut cost: Vec<(&str, u64)> = Vec::new();
+    for v in db.vacuums() {
+        match cost.iter_mut().find(|(t, _)| *t == v.table) {
+            Some((_, p)) => *p += v.pages,
+            None => cost.push((&v.table, v.pages)),
+        }
+    }
+    let dominant = cost.iter().max_by_key(|(_, p)| *p).map(|(t, _)| *t);
+    let cycle: Vec<Nanos> = db
+        .vacuums()
+        .iter()
+        .filter(|v| Some(v.table.as_str()) == dominant)
+        .map(|v| v.start)
+        .collect();
     let cfg = db.config();
     let blocks = db.workload().data_blocks();
     analyse(&Run {
@@ -371,7 +457,17 @@ pub fn of_database(db: &Database, elapsed: Nanos) -> Outcome {
         fills_shared_buffers: blocks > cfg.nbuffers as u64,
         fills_page_cache: cfg.os_cache_pages > 0 && blocks > cfg.os_cache_pages,
         checkpoint_starts: &starts,
+        vacuum_starts: &vacuums,
+        vacuum_cycle_starts: &cycle,
     })
+}
+
+/// What `db`'s run has shown it does so far.
+pub fn recurring(db: &Database) -> Recurring {
+    Recurring {
+        writes_wal: db.wal_counters().bytes > 0,
+        vacuums: !db.vacuums().is_empty(),
+    }
 }
 
 /// Whole seconds of `seconds` up to `elapsed`: a trailing partial point
@@ -415,6 +511,8 @@ mod tests {
             fills_shared_buffers: false,
             fills_page_cache: false,
             checkpoint_starts: starts,
+            vacuum_starts: &[],
+            vacuum_cycle_starts: &[],
         }
     }
 
@@ -484,17 +582,71 @@ mod tests {
         assert!(st.checkpoint_cycles >= 4);
         // Whole cycles: exactly the cycle's mean, (10*800 + 20*1000) / 30.
         assert!((st.tps.mean - 28000.0 / 30.0).abs() < 1e-6, "{:?}", st.tps);
-        assert!(settled(&Outcome::Steady(st), 0.1, true));
+        let wal = Recurring {
+            writes_wal: true,
+            vacuums: false,
+        };
+        assert!(settled(&Outcome::Steady(st), 0.1, wal));
     }
 
     #[test]
-    fn settling_needs_a_whole_cycle_once_checkpoints_occur() {
+    fn settling_needs_a_whole_checkpoint_cycle_and_two_vacuums_where_they_occur() {
         let s: Vec<Second> = (0..100)
             .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
             .collect();
         let o = analyse(&run(&s, &[90 * SEC]));
-        assert!(!settled(&o, 0.02, true));
-        assert!(settled(&o, 0.02, false));
+        let (none, wal) = (
+            Recurring::default(),
+            Recurring {
+                writes_wal: true,
+                vacuums: false,
+            },
+        );
+        assert!(settled(&o, 0.02, none));
+        assert!(!settled(&o, 0.02, wal));
+        let vac = Recurring {
+            writes_wal: false,
+            vacuums: true,
+        };
+        assert!(!settled(&o, 0.02, vac));
+        let mut r = run(&s, &[]);
+        let starts = [20 * SEC, 60 * SEC];
+        r.vacuum_starts = &starts;
+        assert!(settled(&analyse(&r), 0.02, vac));
+    }
+
+    #[test]
+    fn whole_vacuum_cycles_as_batches_give_the_dips_no_false_noise() {
+        // A dip of 20 s every 120 s: uniform batches of 30 s hold a dip or
+        // not, and their spread is the dip; cycles each hold one.
+        let s: Vec<Second> = (0..1200)
+            .map(|i| second(if i % 120 < 20 { 800 } else { 1000 }, 2))
+            .collect();
+        let starts: Vec<Nanos> = (0..10).map(|c| c * 120 * SEC).collect();
+        let mut r = run(&s, &[]);
+        let uniform = match analyse(&r) {
+            Outcome::Steady(st) => st,
+            o => panic!("{o:?}"),
+        };
+        r.vacuum_starts = &starts;
+        r.vacuum_cycle_starts = &starts;
+        let Outcome::Steady(cycles) = analyse(&r) else {
+            panic!("no steady state")
+        };
+        assert!(cycles.batched_by_vacuum && !uniform.batched_by_vacuum);
+        assert_eq!(cycles.length_s % 120.0, 0.0);
+        assert!((cycles.tps.mean - (20.0 * 800.0 + 100.0 * 1000.0) / 120.0).abs() < 1e-6);
+        assert!(cycles.tps.half_width < 1e-6, "{:?}", cycles.tps);
+        assert!(uniform.tps.half_width > 1.0, "{:?}", uniform.tps);
+    }
+
+    #[test]
+    fn mser5_keeps_a_slow_periodic_series_instead_of_refusing_it() {
+        // Dips of 30 s every 120 s, as autovacuum makes.
+        let obs: Vec<f64> = (0..600)
+            .map(|i| if i % 120 >= 100 { 900.0 } else { 1070.0 } * wobble(i, 0.01))
+            .collect();
+        assert!(mser5(&obs).is_some());
     }
 
     #[test]

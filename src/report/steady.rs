@@ -55,9 +55,16 @@ pub struct SteadyFigures {
     /// Whole checkpoint cycles the window was cut to (0: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_cycles: Option<u32>,
-    /// Batches of the intervals.
+    /// Vacuums of a table that started in the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vacuums: Option<u32>,
+    /// Batches of the intervals, and what they are: `time` (equal
+    /// lengths) or `vacuum_cycles` (whole autovacuum cycles of the table
+    /// whose vacuums cost most).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batches: Option<usize>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batched_by: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tps: Option<Interval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,7 +85,9 @@ impl SteadyFigures {
             start_s: None,
             length_s: None,
             checkpoint_cycles: None,
+            vacuums: None,
             batches: None,
+            batched_by: None,
             tps: None,
             latency_ms: None,
             breakdown: Vec::new(),
@@ -104,7 +113,16 @@ impl SteadyFigures {
                     start_s: Some(s.start_s),
                     length_s: Some(s.length_s),
                     checkpoint_cycles: Some(s.checkpoint_cycles),
+                    vacuums: Some(s.vacuums),
                     batches: Some(s.batches),
+                    batched_by: Some(
+                        if s.batched_by_vacuum {
+                            "vacuum_cycles"
+                        } else {
+                            "time"
+                        }
+                        .into(),
+                    ),
                     tps: Some(s.tps.into()),
                     latency_ms: Some(s.latency_ms.into()),
                     breakdown: Bucket::ALL

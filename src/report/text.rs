@@ -298,14 +298,24 @@ fn steady_block(st: &SteadyFigures) -> String {
         Some(1) => ", one whole checkpoint cycle".into(),
         Some(n) => format!(", {n} whole checkpoint cycles"),
     };
+    let cycles = match st.vacuums {
+        Some(0) | None => cycles,
+        Some(1) => format!("{cycles}, one vacuum"),
+        Some(n) => format!("{cycles}, {n} vacuums"),
+    };
     let _ = writeln!(
         o,
-        "\nsteady state, after a warm-up of {:.0} s ({}): {:.0} s from {:.0} s{cycles}, 95% intervals from {} batch means:",
+        "\nsteady state, after a warm-up of {:.0} s ({}): {:.0} s from {:.0} s{cycles}, 95% intervals from {} batch means{}:",
         st.warmup_s.unwrap_or(0.0),
         st.warmup_phrase(),
         st.length_s.unwrap_or(0.0),
         st.start_s.unwrap_or(0.0),
         st.batches.unwrap_or(0),
+        if st.batched_by.as_deref() == Some("vacuum_cycles") {
+            " (whole autovacuum cycles)"
+        } else {
+            ""
+        },
     );
     let _ = writeln!(o, "  tps = {:.1} ± {:.1}%", tps.mean, pct(tps));
     let _ = writeln!(
