@@ -85,8 +85,9 @@ pub enum Command {
     Instances,
     /// Create (or check) the data and WAL files for a scale, without running.
     Prepare(PrepareArgs),
-    /// Remove the files pgiosim created in --dir (and --wal-dir), nothing else.
-    Cleanup(DirArgs),
+    /// Remove the files pgiosim created in --dir (and --wal-dir, and the
+    /// standbys' in --standby-dir), nothing else.
+    Cleanup(CleanupArgs),
     /// Measure an I/O engine alone, like fio (used by scripts/bench-engine).
     Iobench(bench::IoBenchArgs),
     /// Probe this disk (about a minute) and write a device profile for
@@ -286,6 +287,18 @@ pub struct RunArgs {
     pub standby_dir: Option<PathBuf>,
 }
 
+/// `cleanup`'s flags: the data set's directories, and where its standbys'
+/// files went if not in --dir.
+#[derive(Debug, Clone, Args)]
+pub struct CleanupArgs {
+    #[command(flatten)]
+    pub dirs: DirArgs,
+    /// The --standby-dir a run with --standby was given: its standby-NAME
+    /// directories are cleaned up too [default: DIR].
+    #[arg(long, value_name = "DIR")]
+    pub standby_dir: Option<PathBuf>,
+}
+
 /// Flags of `model`.
 #[derive(Debug, Clone, Args)]
 pub struct ModelArgs {
@@ -422,12 +435,14 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
             }
             Ok(0)
         }
-        Command::Cleanup(dirs) => {
-            let dd = dirs.data_dir();
-            // Standbys' files in their default place first, so that DIR
-            // can go if pgiosim made it and nothing else is left.
+        Command::Cleanup(args) => {
+            let dd = args.dirs.data_dir();
+            // Standbys' files first (in --standby-dir, else their default
+            // place in DIR), so that DIR can go if pgiosim made it and
+            // nothing else is left.
             let mut removed = Vec::new();
-            for sd in crate::execute::default_standby_dirs(&dd.dir) {
+            let root = args.standby_dir.as_ref().unwrap_or(&dd.dir);
+            for sd in crate::execute::default_standby_dirs(root) {
                 removed.extend(datafiles::cleanup(&sd)?);
             }
             removed.extend(datafiles::cleanup(&dd)?);

@@ -468,8 +468,9 @@ pub struct DataSetLock {
 
 /// Takes the data set's lock: creates `dd.dir` (and `dd.wal_dir`) if
 /// missing (each parent must exist), then an exclusive, non-blocking flock on
-/// `pgiosim.lock` in `dd.dir`, and in `dd.wal_dir` when that is not inside
-/// it. Refuses at once, naming the lock file, when another process holds it.
+/// `pgiosim.lock` in `dd.dir` and in `dd.wal_dir` (inside it or not: another
+/// data set may name it as its WAL directory). Refuses at once, naming the
+/// lock file, when another process holds it.
 pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
     refuse_virtual_fs(&dd.dir)?;
     let mut held = DataSetLock {
@@ -490,7 +491,9 @@ pub fn lock(dd: &DataDir) -> Result<DataSetLock> {
             held.created.push(dd.wal_dir.clone());
             held.created_dirs |= CREATED_WAL_DIR;
         }
-        if !dd.wal_dir.starts_with(&dd.dir) {
+        // The WAL directory is locked even inside --dir: another data set
+        // may name it as its --wal-dir, and must find it taken.
+        if dd.wal_dir != dd.dir {
             held._files.push(lock_in(&dd.wal_dir, "--wal-dir")?);
         }
         Ok(())
@@ -1257,7 +1260,7 @@ pub fn cleanup(dd: &DataDir) -> Result<Vec<PathBuf>> {
     // Not while a run uses the files; the lock files go last.
     let mut locks = Vec::new();
     for (dir, flag) in [(&dd.dir, "--dir"), (&dd.wal_dir, "--wal-dir")] {
-        if dir.is_dir() && (locks.is_empty() || !dir.starts_with(&dd.dir)) {
+        if dir.is_dir() && (locks.is_empty() || *dir != dd.dir) {
             locks.push((dir.join(LOCK_FILE_NAME), lock_in(dir, flag)?));
         }
     }

@@ -101,8 +101,19 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Arc<AtomicBool>) -> Result<(RunResult,
         None
     };
     let standby_dirs = standby_dirs(&disk.standby_root, &plan.standbys);
+    // Each standby's files are locked for the run like the primary's: a
+    // second run, `prepare` or `cleanup` there is refused.
+    let mut _standby_locks = Vec::new();
     for sd in &standby_dirs {
-        datafiles::prepare(sd, &standby_layout(), progress_bar_wanted(quiet))?;
+        let held = datafiles::lock(sd)?;
+        datafiles::prepare_locked(
+            sd,
+            &standby_layout(),
+            progress_bar_wanted(quiet),
+            &held,
+            stop,
+        )?;
+        _standby_locks.push(held);
     }
     // Each standby has one WAL I/O in flight at most.
     let max_in_flight = plan.cfg.clients + 4 + plan.standbys.len() as u32;
@@ -157,7 +168,8 @@ fn standby_dirs(root: &Path, decls: &[StandbyDecl]) -> Vec<DataDir> {
         .collect()
 }
 
-/// The standby directories `run` made in `dir` by default (for cleanup).
+/// The standby directories `run` made in `dir` (its --dir, or the
+/// --standby-dir it was given), for cleanup.
 pub fn default_standby_dirs(dir: &Path) -> Vec<DataDir> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();

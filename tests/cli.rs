@@ -529,6 +529,17 @@ fn run_with_standbys_writes_their_wal_to_real_files_and_cleanup_removes_them() {
     let o = run(&["cleanup", "--dir", &dir]);
     assert!(o.status.success(), "{}", text(&o));
     assert!(!d.path().join("data/standby-s9").exists(), "{}", text(&o));
+    // Standbys in a --standby-dir outside --dir: cleanup takes it too,
+    // removes their files and leaves the directory it did not make.
+    let o = run(&["cleanup", "--dir", &dir, "--standby-dir", &sdir_s]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("standby-s1/pg_wal/pgiosim.wal.000"),
+        "{}",
+        text(&o)
+    );
+    assert!(!sdir.join("standby-s1").exists(), "{}", text(&o));
+    assert!(sdir.exists());
 }
 
 /// docs/settings.md lists exactly the settings pgiosim accepts, each in a

@@ -207,10 +207,26 @@ fn a_second_pgiosim_on_the_same_data_set_is_refused() {
             .any(|l| l.contains("data set")),
         "the first run never started"
     );
+    // Its WAL directory is taken too, though it is inside its --dir: a
+    // second data set naming it as --wal-dir would share its segments.
+    let other = s(&d.path().join("other"));
+    let wal = s(&d.path().join("data/pg_wal"));
     for args in [
         vec!["run", "--dir", &dir, "-s", "1", "-T", "1"],
         vec!["prepare", "--dir", &dir, "-s", "1"],
         vec!["cleanup", "--dir", &dir],
+        vec![
+            "run",
+            "--dir",
+            &other,
+            "--wal-dir",
+            &wal,
+            "-s",
+            "1",
+            "-T",
+            "1",
+        ],
+        vec!["cleanup", "--dir", &other, "--wal-dir", &wal],
     ] {
         let out = pgiosim(&args);
         let t = text(&out);
@@ -220,10 +236,82 @@ fn a_second_pgiosim_on_the_same_data_set_is_refused() {
     }
     signal(&first, libc::SIGINT);
     assert_eq!(first.wait().unwrap().code(), Some(130));
+    let _ = pgiosim(&["cleanup", "--dir", &other]);
     // Once it is gone, the data set is free again.
     let out = pgiosim(&["cleanup", "--dir", &dir]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(!Path::new(&dir).exists(), "{}", text(&out));
+}
+
+#[test]
+fn a_running_standbys_directory_is_locked() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let sdir = s(&d.path().join("standbys"));
+    std::fs::create_dir(&sdir).unwrap();
+    let mut first = bin()
+        .args([
+            "run",
+            "--dir",
+            &dir,
+            "-s",
+            "1",
+            "-T",
+            "20",
+            "--standby",
+            "name=s1",
+            "--standby-dir",
+            &sdir,
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    assert!(
+        lines
+            .by_ref()
+            .map_while(Result::ok)
+            .any(|l| l.contains("data set")),
+        "the first run never started"
+    );
+    // Wait for the standby's files: they are prepared after the primary's.
+    let wal = d.path().join("standbys/standby-s1/pg_wal/pgiosim.wal.000");
+    let t0 = Instant::now();
+    while !wal.exists() && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let standby = s(&d.path().join("standbys/standby-s1"));
+    let other = s(&d.path().join("other"));
+    for args in [
+        vec!["cleanup", "--dir", &other, "--standby-dir", &sdir],
+        vec!["prepare", "--dir", &standby, "-s", "1"],
+        vec![
+            "run",
+            "--dir",
+            &other,
+            "-s",
+            "1",
+            "-T",
+            "1",
+            "--standby",
+            "name=s1",
+            "--standby-dir",
+            &sdir,
+        ],
+    ] {
+        let out = pgiosim(&args);
+        let t = text(&out);
+        assert_eq!(code(&out), 1, "{args:?}: {t}");
+        assert!(t.contains("another pgiosim is using"), "{args:?}: {t}");
+    }
+    assert!(wal.exists());
+    signal(&first, libc::SIGINT);
+    assert_eq!(first.wait().unwrap().code(), Some(130));
+    let out = pgiosim(&["cleanup", "--dir", &dir, "--standby-dir", &sdir]);
+    assert!(out.status.success(), "{}", text(&out));
+    let _ = pgiosim(&["cleanup", "--dir", &other]);
+    assert!(!wal.exists());
 }
 
 // --- 6: a directory on a virtual file system -------------------------------------
