@@ -34,15 +34,8 @@ use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 
-/// The CPU scheduler's name for the process waking from a WAL fdatasync.
-/// One flush is in flight at a time, so one id serves; it is a different
-/// backend each time, so the scheduler forgets its history (`Cpu::forget`).
-const FLUSHER: u32 = u32::MAX;
-
-/// The CPU scheduler's names for the background writers (bgwriter,
-/// checkpointer, vacuum) spending their CPU after data-file writes
-/// (`Database::writer_cpu`): `Background::cpu_id`.
-const WRITER: u32 = u32::MAX - 1;
+mod proc;
+use proc::{Background, Proc, WRITERS};
 
 /// Vacuum's CPU is paid as a pause once this much has added up.
 const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
@@ -52,26 +45,6 @@ const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
 /// Below it every line is cached and the prefetches only cost (3% of the
 /// instructions with a 4 GB pool).
 const PREFETCH_ABOVE_BYTES: u64 = 16 << 20;
-
-/// The processes other than backends that write data pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Background {
-    BgWriter = 0,
-    Checkpointer = 1,
-    Vacuum = 2,
-}
-
-/// How many `Background` writers there are: at most one CPU burst each is
-/// on a core or queued for one.
-const WRITERS: usize = 3;
-
-/// The CPU scheduler's name for the backend that leads the next WAL flush
-/// when it wakes (see `Database::wal_leader_waking`).
-const LEADER: u32 = WRITER - WRITERS as u32;
-
-/// The CPU scheduler's names for pgbench's worker threads (`-j`): thread t
-/// is `CLIENT_THREAD - t`.
-const CLIENT_THREAD: u32 = LEADER - 1;
 
 /// One of pgbench's worker threads on the database host. pgbench's loop
 /// reads each ready connection's reply and sends its next statement in
@@ -86,25 +59,6 @@ struct ClientThread {
     serving: Option<u32>,
     /// Since when its time on or waiting for a core is not yet counted.
     since: Nanos,
-}
-
-impl Background {
-    /// Every background writer, by index.
-    const ALL: [Background; WRITERS] = [
-        Background::BgWriter,
-        Background::Checkpointer,
-        Background::Vacuum,
-    ];
-
-    /// Its name in the CPU scheduler.
-    fn cpu_id(self) -> u32 {
-        WRITER - self as u32
-    }
-
-    /// The writer with CPU scheduler name `id`, if `id` is one.
-    fn of_cpu_id(id: u32) -> Option<Background> {
-        Self::ALL.get(WRITER.checked_sub(id)? as usize).copied()
-    }
 }
 
 /// What a client backend is waiting for.
@@ -229,12 +183,12 @@ enum Purpose {
     },
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Timer {
     Resume(u32),
     /// A rate-limited client's next transaction is due.
     Start(u32),
-    CpuDone(u32),
+    CpuDone(Proc),
     /// A round trip ending at `cpu_start`, then a CPU burst (uncontended).
     RoundTripThenCpu {
         client: u32,
@@ -731,8 +685,12 @@ impl Database {
                 if sync && self.cfg.wal_flush_cpu > 0 {
                     // The flusher must get a core before anyone learns the
                     // flush is done (CoreConfig::wal_flush_cpu).
-                    if let Some(finish) = self.cpu.request(now, FLUSHER, self.cfg.wal_flush_cpu) {
-                        self.set_timer(finish, Timer::CpuDone(FLUSHER));
+                    let flusher = Proc::Flusher;
+                    if let Some(finish) =
+                        self.cpu
+                            .request(now, flusher.into(), self.cfg.wal_flush_cpu)
+                    {
+                        self.set_timer(finish, Timer::CpuDone(flusher));
                     }
                 } else {
                     self.wal_io_done(now);
@@ -893,19 +851,14 @@ impl Database {
             Some(_) => (Bucket::PageRead, Bucket::PageRead),
             None => (Bucket::Cpu, Bucket::CpuQueue),
         };
-        match self.cpu.request(now, c, demand) {
+        let p = Proc::Backend(c);
+        match self.cpu.request(now, p.into(), demand) {
             Some(finish) => {
                 cl.clock.switch(now, running);
-                self.set_timer(finish, Timer::CpuDone(c));
+                self.set_timer(finish, Timer::CpuDone(p));
             }
             None => cl.clock.switch(now, queued),
         }
-    }
-
-    /// pgbench thread `t`, if CPU scheduler id `id` is one.
-    fn thread_of(&self, id: u32) -> Option<usize> {
-        let t = CLIENT_THREAD.checked_sub(id)? as usize;
-        (t < self.threads.len()).then_some(t)
     }
 
     /// Idle thread `t` takes its next waiting client, if any, and asks for a
@@ -926,23 +879,23 @@ impl Database {
             return false;
         };
         th.serving = Some(c);
-        let id = CLIENT_THREAD - t as u32;
+        let p = Proc::PgbenchThread(t as u32);
         let demand = self.cfg.client_cpu;
         let finish = if on_core {
-            match self.cpu.extend(now, id, demand) {
+            match self.cpu.extend(now, p.into(), demand) {
                 Some(finish) => Some(finish),
                 None => {
                     // The scheduler gives its core to someone due first.
-                    let next = self.cpu.preempt(now, id, demand);
+                    let next = self.cpu.preempt(now, p.into(), demand);
                     self.cpu_handed_on(now, next);
                     return true;
                 }
             }
         } else {
-            self.cpu.request(now, id, demand)
+            self.cpu.request(now, p.into(), demand)
         };
         if let Some(finish) = finish {
-            self.set_timer(finish, Timer::CpuDone(id));
+            self.set_timer(finish, Timer::CpuDone(p));
         }
         on_core
     }
@@ -953,8 +906,9 @@ impl Database {
         let Some((next, finish)) = next else {
             return;
         };
-        if next < self.cfg.clients {
-            let cl = &mut self.clients[next as usize];
+        let next = Proc::decode(next);
+        if let Proc::Backend(c) = next {
+            let cl = &mut self.clients[c as usize];
             if cl.read_cpu_from.is_none() {
                 cl.clock.switch(now, Bucket::Cpu);
             }
@@ -1048,11 +1002,11 @@ impl Database {
         let (busy, pending) = &mut self.writer_cpu[w as usize];
         let demand = std::mem::take(pending);
         *busy = demand > 0;
-        let id = w.cpu_id();
+        let p = Proc::Writer(w);
         if demand > 0
-            && let Some(finish) = self.cpu.request(now, id, demand)
+            && let Some(finish) = self.cpu.request(now, p.into(), demand)
         {
-            self.set_timer(finish, Timer::CpuDone(id));
+            self.set_timer(finish, Timer::CpuDone(p));
         }
     }
 
@@ -1084,8 +1038,9 @@ impl Database {
                 // already queued, the commits just woken among them. Ahead
                 // of the queue, the model grouped fewer commits per flush
                 // than PostgreSQL (1.16 against 1.38 at 8 clients, scale 10).
-                if let Some(finish) = self.cpu.request(now, LEADER, self.cfg.wal_flush_cpu) {
-                    self.set_timer(finish, Timer::CpuDone(LEADER));
+                let leader = Proc::Leader;
+                if let Some(finish) = self.cpu.request(now, leader.into(), self.cfg.wal_flush_cpu) {
+                    self.set_timer(finish, Timer::CpuDone(leader));
                 }
             }
         }
@@ -1261,39 +1216,39 @@ impl Database {
                 self.stats.record_lag(now - cl.sched);
                 self.make_ready(c);
             }
-            Timer::CpuDone(c) => {
-                if let Some(t) = self.thread_of(c)
-                    && self.thread_served(now, t)
+            Timer::CpuDone(p) => {
+                if let Proc::PgbenchThread(t) = p
+                    && self.thread_served(now, t as usize)
                 {
                     return;
                 }
-                let next = self.cpu.release(now, c);
-                if c == FLUSHER || c == LEADER {
-                    self.cpu.forget(c);
+                let next = self.cpu.release(now, p.into());
+                if matches!(p, Proc::Flusher | Proc::Leader) {
+                    self.cpu.forget(p.into());
                 }
                 self.cpu_handed_on(now, next);
-                if c < self.cfg.clients
+                if let Proc::Backend(c) = p
                     && let Some(from) = self.clients[c as usize].read_cpu_from.take()
                 {
                     self.stats.counters.read_cpu_time.record(now - from);
                 }
-                if c == FLUSHER {
-                    self.wal_io_done(now);
-                } else if c == LEADER {
-                    self.leader_on_cpu = false;
-                    self.wal_leader_waking = false;
-                } else if let Some(w) = Background::of_cpu_id(c) {
-                    self.writer_burst(now, w);
-                } else if c < self.cfg.clients {
-                    self.make_ready(c);
+                match p {
+                    Proc::Flusher => self.wal_io_done(now),
+                    Proc::Leader => {
+                        self.leader_on_cpu = false;
+                        self.wal_leader_waking = false;
+                    }
+                    Proc::Writer(w) => self.writer_burst(now, w),
+                    Proc::Backend(c) => self.make_ready(c),
+                    // A pgbench thread that went idle: nothing more.
+                    Proc::PgbenchThread(_) => {}
                 }
-                // A pgbench thread that went idle: nothing more.
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {
                 self.clients[client as usize]
                     .clock
                     .switch(cpu_start.min(now), Bucket::Cpu);
-                let next = self.cpu.release(now, client);
+                let next = self.cpu.release(now, Proc::Backend(client).into());
                 debug_assert!(next.is_none(), "CPU queued with a core per client");
                 self.make_ready(client);
             }
@@ -1607,7 +1562,7 @@ impl Database {
                         let demand = self.cfg.cpu_growth.statement(demand, self.active);
                         let finish = self
                             .cpu
-                            .request(now + rt, c, demand)
+                            .request(now + rt, Proc::Backend(c).into(), demand)
                             .expect("a free core for every client");
                         self.set_timer(
                             finish,
