@@ -34,7 +34,10 @@ use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 
+mod checkpointer_proc;
 mod proc;
+pub use checkpointer_proc::CheckpointEvent;
+use checkpointer_proc::CheckpointerProc;
 use proc::{Background, Proc, WRITERS};
 
 /// Vacuum's CPU is paid as a pause once this much has added up.
@@ -210,19 +213,6 @@ enum Timer {
     End,
 }
 
-/// What the checkpointer process is doing between events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CkptWait {
-    /// Asleep until a timer (idle, or paced between writes).
-    Sleeping,
-    /// Waiting for WAL to be flushed before writing a buffer.
-    WalFlush { buf: BufId, block: u64 },
-    /// A write or the data-file sync is in flight.
-    Io,
-    /// Waiting for the checkpoint record to be durable.
-    Record,
-}
-
 /// What the vacuum worker is doing between events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum VacWait {
@@ -285,18 +275,6 @@ pub struct VacuumEvent {
     pub pages: u64,
 }
 
-/// One checkpoint, for reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CheckpointEvent {
-    /// When it started and (if it did) finished.
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-    /// Timed or requested by WAL volume.
-    pub trigger: Trigger,
-    /// Buffers dirty at its start.
-    pub buffers: u64,
-}
-
 /// The simulated database.
 pub struct Database {
     cfg: CoreConfig,
@@ -314,9 +292,7 @@ pub struct Database {
     locks: RowLocks,
     cpu: Cpu,
     os_cache: OsCache,
-    ckpt: Checkpointer,
-    ckpt_wait: CkptWait,
-    ckpt_gen: u64,
+    checkpointer: CheckpointerProc,
     bgw: BgWriter,
     bgw_queue: Vec<BufId>,
     bgw_busy: bool,
@@ -337,7 +313,6 @@ pub struct Database {
     threads: Vec<ClientThread>,
     bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
-    checkpoints: Vec<CheckpointEvent>,
     tables: Vec<TableHeap>,
     /// Dead tuples per table since its last vacuum (n_dead_tup).
     dead: Vec<u64>,
@@ -437,13 +412,7 @@ impl Database {
                 speed: cfg.cpu_speed,
             }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
-            ckpt: Checkpointer::new(
-                cfg.checkpoint_timeout,
-                cfg.checkpoint_completion_target,
-                cfg.checkpoint_segments,
-            ),
-            ckpt_wait: CkptWait::Sleeping,
-            ckpt_gen: 0,
+            checkpointer: CheckpointerProc::new(&cfg),
             bgw: BgWriter::new(
                 cfg.bgwriter_lru_maxpages,
                 cfg.bgwriter_lru_multiplier,
@@ -460,7 +429,6 @@ impl Database {
                 .map(|_| ClientThread::default())
                 .collect(),
             stats: Stats::new(),
-            checkpoints: Vec::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],
             vac: None,
@@ -509,7 +477,7 @@ impl Database {
         if db.cfg.os_cache_after_load {
             db.warm_os_cache();
         }
-        let next = db.ckpt.next_timed();
+        let next = db.checkpointer.policy.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
         db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
@@ -661,19 +629,7 @@ impl Database {
                     self.make_ready(client);
                 }
             }
-            Purpose::CheckpointWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                self.writer_cpu(now, Background::Checkpointer);
-                self.stats.counters.checkpoint_writes += 1;
-                self.ckpt_wait = CkptWait::Sleeping;
-                if self.ckpt.on_schedule(now, self.ckpt_lsn()) {
-                    self.ckpt_gen += 1;
-                    self.set_timer(now + WRITE_DELAY, Timer::Checkpointer(self.ckpt_gen));
-                } else {
-                    self.checkpointer_step(now);
-                }
-            }
+            Purpose::CheckpointWrite { buf, block } => self.checkpoint_write_done(now, buf, block),
             Purpose::BgWrite { buf, block } => {
                 self.pool.write_done(buf);
                 self.os_cache.write(block);
@@ -759,16 +715,7 @@ impl Database {
                     self.wal_flushed_for(now, w);
                 }
             }
-            Purpose::DataSync => {
-                self.ckpt.synced();
-                let lsn = self
-                    .wal
-                    .insert(self.workload.checkpoint_record_bytes() as u64);
-                self.ckpt_wait = CkptWait::Record;
-                if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
-                    self.checkpoint_done(now);
-                }
-            }
+            Purpose::DataSync => self.checkpoint_synced(now),
         }
         self.settle(now);
     }
@@ -1109,7 +1056,7 @@ impl Database {
 
     /// Checkpoints so far.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {
-        &self.checkpoints
+        &self.checkpointer.events
     }
 
     /// The workload being run.
@@ -1253,11 +1200,7 @@ impl Database {
                 self.make_ready(client);
             }
             Timer::CommitDelay => self.wal.handle_delay_done(),
-            Timer::Checkpointer(generation) => {
-                if generation == self.ckpt_gen && self.ckpt_wait == CkptWait::Sleeping {
-                    self.checkpointer_step(now);
-                }
-            }
+            Timer::Checkpointer(generation) => self.checkpointer_wake(now, generation),
             Timer::BgWriter => {
                 if !self.bgw_busy {
                     let mut q = std::mem::take(&mut self.bgw_queue);
@@ -1310,10 +1253,7 @@ impl Database {
             if self.finished {
                 return;
             }
-            if self.ckpt_wait == CkptWait::Sleeping
-                && self.ckpt.phase() == &Phase::Idle
-                && self.ckpt.due(now, self.ckpt_lsn()).is_some()
-            {
+            if self.checkpoint_due(now) {
                 self.checkpointer_step(now);
             }
             self.pump_archive();
@@ -1481,21 +1421,7 @@ impl Database {
                     other => panic!("client {c} woken by WAL flush while in {other:?}"),
                 }
             }
-            Waiter::Checkpointer => match self.ckpt_wait {
-                CkptWait::WalFlush { buf, block } => {
-                    self.ckpt_wait = CkptWait::Io;
-                    self.issue(
-                        IoKind::WritePage {
-                            block,
-                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                        },
-                        Purpose::CheckpointWrite { buf, block },
-                        now,
-                    );
-                }
-                CkptWait::Record => self.checkpoint_done(now),
-                other => panic!("checkpointer woken by WAL flush while {other:?}"),
-            },
+            Waiter::Checkpointer => self.checkpointer_flushed(now),
             Waiter::Vacuum => self.vacuum_write(now),
             Waiter::BgWriter => {
                 let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
@@ -2041,61 +1967,6 @@ impl Database {
         }
     }
 
-    /// The checkpointer is free to act at `now`.
-    fn checkpointer_step(&mut self, now: Nanos) {
-        if self.ckpt.phase() == &Phase::Idle {
-            let Some(trigger) = self.ckpt.due(now, self.ckpt_lsn()) else {
-                self.ckpt_gen += 1;
-                self.set_timer(self.ckpt.next_timed(), Timer::Checkpointer(self.ckpt_gen));
-                return;
-            };
-            // The redo point is the current insert position; every page
-            // changed after it gets a full-page image on its first change.
-            let redo = self.ckpt_lsn();
-            self.touched.clear();
-            self.ckpt.start(now, redo, &mut self.pool);
-            let counters = &mut self.stats.counters;
-            counters.checkpoints_started += 1;
-            match trigger {
-                Trigger::Timed => counters.checkpoints_timed += 1,
-                Trigger::Wal => counters.checkpoints_requested += 1,
-            }
-            self.stats.second(now).checkpoint_starts += 1;
-            self.checkpoints.push(CheckpointEvent {
-                start: now,
-                end: None,
-                trigger,
-                buffers: self.ckpt.to_write() as u64,
-            });
-        }
-        if self.ckpt.phase() != &Phase::Writing {
-            return;
-        }
-        match self.ckpt.next_write(&self.pool) {
-            Some(buf) => {
-                let (block, lsn) = self.pool.start_write(buf);
-                if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
-                    self.ckpt_wait = CkptWait::Io;
-                    self.issue(
-                        IoKind::WritePage {
-                            block,
-                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                        },
-                        Purpose::CheckpointWrite { buf, block },
-                        now,
-                    );
-                } else {
-                    self.ckpt_wait = CkptWait::WalFlush { buf, block };
-                }
-            }
-            None => {
-                self.ckpt_wait = CkptWait::Io;
-                self.stats.counters.data_syncs += 1;
-                self.issue(IoKind::DataSync, Purpose::DataSync, now);
-            }
-        }
-    }
-
     /// Before a data page changed at `lsn` is written: the WAL must be
     /// durable up to it (`XLogFlush`), or in recovery minRecoveryPoint must
     /// cover it (`UpdateMinRecoveryPoint`: a control file write and fsync,
@@ -2128,28 +1999,6 @@ impl Database {
     /// segment (a page write and an fsync of a small file either way).
     fn control_segment(&self) -> u32 {
         self.cfg.wal_segments.saturating_sub(1)
-    }
-
-    /// The WAL position checkpoints are measured by: the insert position,
-    /// or in recovery the replay position (a restartpoint is due after
-    /// max_wal_size's share of replayed WAL, as CheckPointSegments counts
-    /// it, or after checkpoint_timeout).
-    fn ckpt_lsn(&self) -> Lsn {
-        match &self.recovery {
-            Some(r) => r.replayed(),
-            None => self.wal.insert_lsn(),
-        }
-    }
-
-    fn checkpoint_done(&mut self, now: Nanos) {
-        self.ckpt.finished();
-        self.ckpt_wait = CkptWait::Sleeping;
-        self.stats.counters.checkpoints_done += 1;
-        self.stats.second(now).checkpoint_ends += 1;
-        if let Some(e) = self.checkpoints.last_mut() {
-            e.end = Some(now);
-        }
-        self.checkpointer_step(now);
     }
 
     /// Write the next buffer of the background writer's round, if any.
