@@ -34,8 +34,10 @@ use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 
+mod bgwriter_proc;
 mod checkpointer_proc;
 mod proc;
+use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
 use checkpointer_proc::CheckpointerProc;
 use proc::{Background, Proc, WRITERS};
@@ -293,9 +295,7 @@ pub struct Database {
     cpu: Cpu,
     os_cache: OsCache,
     checkpointer: CheckpointerProc,
-    bgw: BgWriter,
-    bgw_queue: Vec<BufId>,
-    bgw_busy: bool,
+    bgwriter: BgWriterProc,
     /// Per `Background` writer: whether its CPU burst is on a core or queued, and the
     /// CPU of writes done since that burst started, to run after it.
     writer_cpu: [(bool, Nanos); WRITERS],
@@ -311,7 +311,6 @@ pub struct Database {
     /// pgbench's worker threads on the database host (`-j`); none when the
     /// client's CPU is part of each statement's.
     threads: Vec<ClientThread>,
-    bgw_flush_wait: Option<(BufId, u64)>,
     stats: Stats,
     tables: Vec<TableHeap>,
     /// Dead tuples per table since its last vacuum (n_dead_tup).
@@ -413,16 +412,8 @@ impl Database {
             }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
             checkpointer: CheckpointerProc::new(&cfg),
-            bgw: BgWriter::new(
-                cfg.bgwriter_lru_maxpages,
-                cfg.bgwriter_lru_multiplier,
-                cfg.bgwriter_delay / MS,
-                cfg.nbuffers,
-            ),
-            bgw_queue: Vec::new(),
-            bgw_busy: false,
+            bgwriter: BgWriterProc::new(&cfg),
             writer_cpu: [(false, 0); WRITERS],
-            bgw_flush_wait: None,
             wal_leader_waking: false,
             leader_on_cpu: false,
             threads: (0..cfg.client_threads)
@@ -630,13 +621,7 @@ impl Database {
                 }
             }
             Purpose::CheckpointWrite { buf, block } => self.checkpoint_write_done(now, buf, block),
-            Purpose::BgWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                self.writer_cpu(now, Background::BgWriter);
-                self.stats.counters.bgwriter_writes += 1;
-                self.bgwriter_next(now);
-            }
+            Purpose::BgWrite { buf, block } => self.bgwrite_done(now, buf, block),
             Purpose::Wal { sync } => {
                 if sync && self.cfg.wal_flush_cpu > 0 {
                     // The flusher must get a core before anyone learns the
@@ -1201,17 +1186,7 @@ impl Database {
             }
             Timer::CommitDelay => self.wal.handle_delay_done(),
             Timer::Checkpointer(generation) => self.checkpointer_wake(now, generation),
-            Timer::BgWriter => {
-                if !self.bgw_busy {
-                    let mut q = std::mem::take(&mut self.bgw_queue);
-                    self.bgw.plan(&mut self.pool, &mut q);
-                    q.reverse();
-                    self.bgw_queue = q;
-                    self.bgw_busy = true;
-                    self.bgwriter_next(now);
-                }
-                self.set_timer(now + self.cfg.bgwriter_delay, Timer::BgWriter);
-            }
+            Timer::BgWriter => self.bgwriter_wake(now),
             Timer::WalWriter => {
                 self.wal.request_background_flush();
                 self.set_timer(now + self.cfg.wal_writer_delay, Timer::WalWriter);
@@ -1423,17 +1398,7 @@ impl Database {
             }
             Waiter::Checkpointer => self.checkpointer_flushed(now),
             Waiter::Vacuum => self.vacuum_write(now),
-            Waiter::BgWriter => {
-                let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-                    },
-                    Purpose::BgWrite { buf, block },
-                    now,
-                );
-            }
+            Waiter::BgWriter => self.bgwriter_flushed(now),
         }
     }
 
@@ -1999,30 +1964,6 @@ impl Database {
     /// segment (a page write and an fsync of a small file either way).
     fn control_segment(&self) -> u32 {
         self.cfg.wal_segments.saturating_sub(1)
-    }
-
-    /// Write the next buffer of the background writer's round, if any.
-    fn bgwriter_next(&mut self, now: Nanos) {
-        while let Some(buf) = self.bgw_queue.pop() {
-            if self.pool.reusable(buf) != Some(true) {
-                continue;
-            }
-            let (block, lsn) = self.pool.start_write(buf);
-            if self.flush_for_write(now, lsn, Waiter::BgWriter) {
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-                    },
-                    Purpose::BgWrite { buf, block },
-                    now,
-                );
-            } else {
-                self.bgw_flush_wait = Some((buf, block));
-            }
-            return;
-        }
-        self.bgw_busy = false;
     }
 }
 
