@@ -36,10 +36,12 @@ use super::workload::{Step, TableHeap, Workload};
 
 mod bgwriter_proc;
 mod checkpointer_proc;
+mod pgbench_threads;
 mod proc;
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
 use checkpointer_proc::CheckpointerProc;
+use pgbench_threads::PgbenchThread;
 use proc::{Background, Proc, WRITERS};
 
 /// Vacuum's CPU is paid as a pause once this much has added up.
@@ -50,21 +52,6 @@ const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
 /// Below it every line is cached and the prefetches only cost (3% of the
 /// instructions with a 4 GB pool).
 const PREFETCH_ABOVE_BYTES: u64 = 16 << 20;
-
-/// One of pgbench's worker threads on the database host. pgbench's loop
-/// reads each ready connection's reply and sends its next statement in
-/// turn, so the thread serves its clients one at a time; it needs a core
-/// like any process, and keeps it while replies wait, as long as the scheduler
-/// lets it (`Cpu::extend`).
-#[derive(Debug, Default)]
-struct ClientThread {
-    /// Clients whose reply waits for the thread, in arrival order.
-    waiting: VecDeque<u32>,
-    /// The client it serves now (on a core or queued for one).
-    serving: Option<u32>,
-    /// Since when its time on or waiting for a core is not yet counted.
-    since: Nanos,
-}
 
 /// What a client backend is waiting for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -310,7 +297,7 @@ pub struct Database {
     leader_on_cpu: bool,
     /// pgbench's worker threads on the database host (`-j`); none when the
     /// client's CPU is part of each statement's.
-    threads: Vec<ClientThread>,
+    threads: Vec<PgbenchThread>,
     stats: Stats,
     tables: Vec<TableHeap>,
     /// Dead tuples per table since its last vacuum (n_dead_tup).
@@ -417,7 +404,7 @@ impl Database {
             wal_leader_waking: false,
             leader_on_cpu: false,
             threads: (0..cfg.client_threads)
-                .map(|_| ClientThread::default())
+                .map(|_| PgbenchThread::default())
                 .collect(),
             stats: Stats::new(),
             tables: workload.tables(),
@@ -793,45 +780,6 @@ impl Database {
         }
     }
 
-    /// Idle thread `t` takes its next waiting client, if any, and asks for a
-    /// core to serve it.
-    fn thread_next(&mut self, now: Nanos, t: usize) {
-        self.threads[t].since = now;
-        self.thread_take(now, t, false);
-    }
-
-    /// Thread `t` takes its next waiting client, if any, and spends its CPU
-    /// for it: on the core it holds (`on_core`), or on one it asks for. True
-    /// if the core it held is dealt with (kept, or handed on by the
-    /// scheduler while the thread queues); false if nobody is waiting (the
-    /// caller frees the core).
-    fn thread_take(&mut self, now: Nanos, t: usize, on_core: bool) -> bool {
-        let th = &mut self.threads[t];
-        let Some(c) = th.waiting.pop_front() else {
-            return false;
-        };
-        th.serving = Some(c);
-        let p = Proc::PgbenchThread(t as u32);
-        let demand = self.cfg.client_cpu;
-        let finish = if on_core {
-            match self.cpu.extend(now, p.into(), demand) {
-                Some(finish) => Some(finish),
-                None => {
-                    // The scheduler gives its core to someone due first.
-                    let next = self.cpu.preempt(now, p.into(), demand);
-                    self.cpu_handed_on(now, next);
-                    return true;
-                }
-            }
-        } else {
-            self.cpu.request(now, p.into(), demand)
-        };
-        if let Some(finish) = finish {
-            self.set_timer(finish, Timer::CpuDone(p));
-        }
-        on_core
-    }
-
     /// A core was handed to `next` (from the run queue), if anyone: its
     /// burst runs until `finish`.
     fn cpu_handed_on(&mut self, now: Nanos, next: Option<(u32, Nanos)>) {
@@ -846,35 +794,6 @@ impl Database {
             }
         }
         self.set_timer(finish, Timer::CpuDone(next));
-    }
-
-    /// Thread `t` sent its client's next statement, which wakes the
-    /// backend. True if its core is dealt with (it goes
-    /// on to the next waiting client, there or queued for a core); false if
-    /// it goes idle (the caller frees the core).
-    fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
-        let c = self.threads[t].serving.take().expect("a client served");
-        // The statement wakes the backend, on another core if one is idle
-        // (Linux's select_idle_sibling), else queued behind the thread,
-        // which is about to sleep. On this VM a wake-up onto an idle
-        // virtual CPU is expensive, and it shows as CPU: with 1 client,
-        // select-only spent 91 us of CPU per transaction against 39 with
-        // 16 clients (backend 66 against 32, pgbench 25 against 7), while
-        // with 2 clients, both cores busy, it spent 37 and a transaction
-        // took no longer than that CPU (37 us; 54,000 tps against 9,600
-        // with 1 client; schedstat, 2026-11-30). So the calibrated round
-        // trip (1-client latency less CPU and waits) is CPU added to the
-        // backend's next burst when a core was idle, and nothing when none
-        // was.
-        self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
-        self.make_ready(c);
-        let th = &mut self.threads[t];
-        self.stats
-            .counters
-            .client_thread_time
-            .record(now - th.since);
-        th.since = now;
-        self.thread_take(now, t, true)
     }
 
     /// Client `c` got a block from the kernel (disk or page cache): the
@@ -1424,10 +1343,7 @@ impl Database {
                     cl.pc += 1;
                     cl.clock.switch(now, Bucket::Client);
                     cl.wait = Wait::ClientThread;
-                    self.threads[t].waiting.push_back(c);
-                    if self.threads[t].serving.is_none() {
-                        self.thread_next(now, t);
-                    }
+                    self.thread_reply(now, t, c);
                     return;
                 }
                 Step::RoundTrip => {
