@@ -36,11 +36,13 @@ use super::workload::{Step, TableHeap, Workload};
 
 mod bgwriter_proc;
 mod checkpointer_proc;
+mod io_table;
 mod pgbench_threads;
 mod proc;
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
 use checkpointer_proc::CheckpointerProc;
+use io_table::{IoTable, Purpose};
 use pgbench_threads::PgbenchThread;
 use proc::{Background, Proc, WRITERS};
 
@@ -114,65 +116,6 @@ struct Client {
     sched: Nanos,
     /// Where its last commit record ends.
     commit_lsn: Lsn,
-}
-
-/// Why an I/O was issued.
-#[derive(Debug, Clone, Copy)]
-enum Purpose {
-    Read {
-        client: u32,
-        buf: BufId,
-    },
-    VictimWrite {
-        client: u32,
-        buf: BufId,
-        block: u64,
-    },
-    CheckpointWrite {
-        buf: BufId,
-        block: u64,
-    },
-    BgWrite {
-        buf: BufId,
-        block: u64,
-    },
-    /// A WAL write or (`sync`) the fdatasync that ends a flush.
-    Wal {
-        sync: bool,
-    },
-    DataSync,
-    /// A standby's walreceiver's WAL write or fdatasync.
-    Standby {
-        standby: u8,
-    },
-    VacuumRead {
-        buf: BufId,
-    },
-    /// The kernel's writeback of a page vacuum wrote into the page cache.
-    VacuumWriteback {
-        block: u64,
-    },
-    /// A readahead window of vacuum's sequential stream, from `start`.
-    VacuumReadAhead {
-        start: u64,
-    },
-    VacuumWrite {
-        buf: BufId,
-        block: u64,
-    },
-    /// A readahead window of the WAL the startup process replays.
-    WalRead {
-        client: u32,
-    },
-    /// recovery_prefetch's read of `block` into the page cache.
-    Prefetch {
-        block: u64,
-    },
-    /// A control file update for minRecoveryPoint: its write, then
-    /// (`sync`) its fsync.
-    ControlFile {
-        sync: bool,
-    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,11 +265,8 @@ pub struct Database {
     /// not stopped): the backends whose CPU grows (`CoreConfig::cpu_growth`).
     active: u32,
     timers: TimerQueue<Timer>,
-    requests: VecDeque<IoRequest>,
-    /// Per token: what its I/O is for and when it was handed out.
-    io: Vec<Option<(Purpose, Nanos)>>,
-    free_tokens: Vec<Token>,
-    outstanding: usize,
+    /// The I/Os issued and not yet completed, by token.
+    io: IoTable,
     buf_waiters: HashMap<BufId, Vec<u32>>,
     /// Pages changed since the last checkpoint's redo point: the next change
     /// of any other page logs a full-page image.
@@ -421,10 +361,7 @@ impl Database {
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
-            requests: VecDeque::new(),
-            io: Vec::new(),
-            free_tokens: Vec::new(),
-            outstanding: 0,
+            io: IoTable::default(),
             buf_waiters: HashMap::default(),
             touched: BlockSet::new(workload.data_blocks()),
             woken: Vec::new(),
@@ -503,23 +440,6 @@ impl Database {
         db
     }
 
-    /// The next I/O to submit, if any.
-    pub fn poll_request(&mut self) -> Option<IoRequest> {
-        let r = self.requests.pop_front()?;
-        self.outstanding += 1;
-        // Counted when handed out: what the device is asked to do, exactly.
-        let c = &mut self.stats.counters;
-        match r.kind {
-            IoKind::WalWrite { len, .. } => {
-                c.wal_writes += 1;
-                c.wal_written_bytes += len;
-            }
-            IoKind::WalSync { .. } => c.wal_syncs += 1,
-            _ => {}
-        }
-        Some(r)
-    }
-
     /// When the database next wants `handle_timeout`, if ever.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Nanos> {
@@ -558,138 +478,6 @@ impl Database {
     fn advance_clock(&mut self, at: Nanos) -> Nanos {
         self.clock = self.clock.max(at);
         self.clock
-    }
-
-    /// An I/O handed out by `poll_request` finished.
-    pub fn handle_completion(&mut self, c: IoCompletion) {
-        let (purpose, issued) = self.io[c.token as usize]
-            .take()
-            .expect("completion for an unknown token");
-        self.free_tokens.push(c.token);
-        self.outstanding -= 1;
-        if self.finished {
-            return;
-        }
-        let took = c.at.saturating_sub(issued);
-        let counters = &mut self.stats.counters;
-        match purpose {
-            Purpose::Read { .. } | Purpose::VacuumRead { .. } => counters.read_time.record(took),
-            Purpose::Wal { sync: false } => counters.wal_write_time.record(took),
-            Purpose::Wal { sync: true } => counters.wal_sync_time.record(took),
-            _ => {}
-        }
-        let now = self.advance_clock(c.at);
-        match purpose {
-            Purpose::Read { client, buf } => {
-                self.pool.read_done(buf);
-                self.clients[client as usize].held = Some(buf);
-                let demand = self.device_read_cpu();
-                if demand > 0 {
-                    self.start_read_cpu(now, client, demand);
-                } else {
-                    self.make_ready(client);
-                }
-                if let Some(ws) = self.buf_waiters.remove(&buf) {
-                    for w in ws {
-                        self.make_ready(w);
-                    }
-                }
-            }
-            Purpose::VictimWrite { client, buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                let demand = self.page_write_cpu();
-                if demand > 0 {
-                    // The write syscall copying the page is the backend's CPU.
-                    let demand = self.cfg.cpu_growth.io(demand, self.active);
-                    self.start_cpu(now, client, demand);
-                } else {
-                    self.make_ready(client);
-                }
-            }
-            Purpose::CheckpointWrite { buf, block } => self.checkpoint_write_done(now, buf, block),
-            Purpose::BgWrite { buf, block } => self.bgwrite_done(now, buf, block),
-            Purpose::Wal { sync } => {
-                if sync && self.cfg.wal_flush_cpu > 0 {
-                    // The flusher must get a core before anyone learns the
-                    // flush is done (CoreConfig::wal_flush_cpu).
-                    let flusher = Proc::Flusher;
-                    if let Some(finish) =
-                        self.cpu
-                            .request(now, flusher.into(), self.cfg.wal_flush_cpu)
-                    {
-                        self.set_timer(finish, Timer::CpuDone(flusher));
-                    }
-                } else {
-                    self.wal_io_done(now);
-                }
-            }
-            Purpose::VacuumRead { buf } => {
-                self.vacuum_read_in(now, buf);
-            }
-            Purpose::VacuumWriteback { block } => self.os_cache.write(block),
-            Purpose::VacuumReadAhead { start } => {
-                let Some(job) = self.vac.as_mut() else {
-                    return self.settle(now);
-                };
-                job.ra.done(start);
-                if let Some((buf, block)) = self.vac_ra_wait
-                    && job.ra.lookup(block) == vac::Ahead::Cached
-                {
-                    self.vac_ra_wait = None;
-                    self.vacuum_read_in(now, buf);
-                }
-            }
-            Purpose::VacuumWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                // A lazy vacuum's write is in its page's one CPU charge.
-                if !self.vac.as_ref().is_some_and(|j| j.two_pass()) {
-                    self.writer_cpu(now, Background::Vacuum);
-                }
-                self.vac_wait = VacWait::Running;
-                self.vacuum_step(now);
-            }
-            Purpose::Standby { standby } => {
-                if let Some(r) = &mut self.repl {
-                    r.handle_io_done(now, standby);
-                }
-            }
-            Purpose::WalRead { client } => {
-                if let Some(r) = &mut self.recovery {
-                    r.wal_read_done();
-                }
-                // Wake the startup process if it waits for this WAL, not
-                // for a page it reads meanwhile.
-                let cl = &self.clients[client as usize];
-                if cl.wait == Wait::Read
-                    && matches!(cl.steps.get(cl.pc), Some(Step::ReadWal { .. }))
-                {
-                    self.make_ready(client);
-                }
-            }
-            Purpose::Prefetch { block } => self.prefetch_done(now, block),
-            Purpose::ControlFile { sync: false } => {
-                let segment = self.control_segment();
-                self.issue(
-                    IoKind::WalSync { segment },
-                    Purpose::ControlFile { sync: true },
-                    now,
-                );
-            }
-            Purpose::ControlFile { sync: true } => {
-                let waiters = self
-                    .recovery
-                    .as_mut()
-                    .map(Recovery::control_updated)
-                    .unwrap_or_default();
-                for w in waiters {
-                    self.wal_flushed_for(now, w);
-                }
-            }
-            Purpose::DataSync => self.checkpoint_synced(now),
-        }
-        self.settle(now);
     }
 
     /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
@@ -935,7 +723,7 @@ impl Database {
     /// driver keeps reaping until this is 0, so no buffer is freed under
     /// an in-flight I/O.
     pub fn outstanding(&self) -> usize {
-        self.outstanding
+        self.io.outstanding
     }
 
     /// When the run ended, if it has.
@@ -987,11 +775,7 @@ impl Database {
         if let Some(a) = &mut self.archiver {
             a.finish(now);
         }
-        // Requests never handed out will never complete: forget them.
-        while let Some(r) = self.requests.pop_front() {
-            self.io[r.token as usize] = None;
-            self.free_tokens.push(r.token);
-        }
+        self.io.forget_unsent();
         self.timers.clear();
     }
 
@@ -1021,31 +805,6 @@ impl Database {
         // `clock` is the current event's time: most timers are set with
         // one recurring delay, which the queue serves from a FIFO lane.
         self.timers.push_after(self.clock, at, timer);
-    }
-
-    fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
-        let token = match self.free_tokens.pop() {
-            Some(t) => {
-                self.io[t as usize] = Some((purpose, now));
-                t
-            }
-            None => {
-                self.io.push(Some((purpose, now)));
-                (self.io.len() - 1) as Token
-            }
-        };
-        let s = self.stats.second(now);
-        match kind {
-            IoKind::ReadPage { .. } | IoKind::ReadRun { .. } => s.data_reads += 1,
-            IoKind::WritePage { block, .. } => {
-                s.data_writes += 1;
-                // Its completion puts the page in the page cache.
-                self.os_cache.prefetch(block);
-            }
-            IoKind::WalSync { .. } => s.wal_syncs += 1,
-            _ => {}
-        }
-        self.requests.push_back(IoRequest { token, kind });
     }
 
     fn make_ready(&mut self, c: u32) {
