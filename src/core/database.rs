@@ -40,6 +40,7 @@ mod checkpointer_proc;
 mod io_table;
 mod pgbench_threads;
 mod proc;
+mod vacuum_worker;
 use backends::{Client, Wait};
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
@@ -47,9 +48,8 @@ use checkpointer_proc::CheckpointerProc;
 use io_table::{IoTable, Purpose};
 use pgbench_threads::PgbenchThread;
 use proc::{Background, Proc, WRITERS};
-
-/// Vacuum's CPU is paid as a pause once this much has added up.
-const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
+use vacuum_worker::VacuumWorker;
+pub use vacuum_worker::{VacuumEvent, VacuumPhaseStats, VacuumSummary};
 
 /// Buffer-pool and page-cache state above which transactions prefetch the
 /// lines they will touch: past what a core's share of the CPU caches holds.
@@ -82,68 +82,6 @@ enum Timer {
     /// The archiver's pushes and the archive_timeout check.
     Archive(ArchiveTimer),
     End,
-}
-
-/// What the vacuum worker is doing between events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum VacWait {
-    /// Ready for its next page (or idle with no job).
-    Running,
-    /// Sleeping for the cost limit, or retrying.
-    Sleeping,
-    /// Waiting for WAL to be flushed before writing a ring buffer.
-    WalFlush,
-    /// A read or a ring write is in flight.
-    Io,
-}
-
-/// One phase of the one-shot vacuum, for reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct VacuumPhaseStats {
-    /// Time spent in it, ns.
-    pub time: Nanos,
-    /// Pages processed, found in shared buffers, read in, dirtied, and
-    /// written by vacuum.
-    pub pages: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub dirtied: u64,
-    pub written: u64,
-    /// Read requests sent to the device (merged by readahead) and their bytes.
-    pub device_reads: u64,
-    pub device_read_bytes: u64,
-    /// WAL bytes and full-page images it logged.
-    pub wal_bytes: u64,
-    pub full_page_images: u64,
-    /// CPU it spent, ns, and its cost-limit sleeps, ns.
-    pub cpu: Nanos,
-    pub sleep: Nanos,
-}
-
-/// The one-shot vacuum's totals beyond the counters.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct VacuumSummary {
-    /// Per [`vac::Phase`].
-    pub phases: [VacuumPhaseStats; vac::PHASES],
-    /// Index passes (PostgreSQL's "index scans").
-    pub index_passes: u64,
-    /// Heap pages skipped through the visibility map.
-    pub skipped: u64,
-    /// Heap pages with dead items, and the dead items.
-    pub lpdead_pages: u64,
-    pub lpdead_items: u64,
-    /// Pages set all-visible, and the visibility-map pages that dirtied.
-    pub set_all_visible: u64,
-    pub vm_pages_dirtied: u64,
-}
-
-/// One vacuum run, for reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VacuumEvent {
-    pub table: String,
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-    pub pages: u64,
 }
 
 /// The simulated database.
@@ -184,20 +122,8 @@ pub struct Database {
     tables: Vec<TableHeap>,
     /// Dead tuples per table since its last vacuum (n_dead_tup).
     dead: Vec<u64>,
-    vac: Option<VacuumJob>,
-    vac_wait: VacWait,
-    /// A ring buffer being cleaned for vacuum's next read.
-    vac_victim: Option<BufId>,
-    /// The ring buffer and block waiting for a readahead window.
-    vac_ra_wait: Option<(BufId, u64)>,
-    /// Vacuum CPU not yet spent (ns): paid as a pause once it adds up.
-    vac_cpu: Nanos,
-    /// The phase being timed and since when.
-    vac_phase: (vac::Phase, Nanos),
-    vac_summary: VacuumSummary,
-    /// Visibility-map pages dirtied.
-    vac_vm: Vec<bool>,
-    vacuums: Vec<VacuumEvent>,
+    /// The vacuum worker (autovacuum's, or the one-shot VACUUM).
+    vacuum: VacuumWorker,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
     /// Clients inside a transaction (not waiting for their scheduled start,
@@ -273,15 +199,7 @@ impl Database {
             stats: Stats::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],
-            vac: None,
-            vac_wait: VacWait::Running,
-            vac_victim: None,
-            vac_ra_wait: None,
-            vac_cpu: 0,
-            vac_phase: (vac::Phase::ScanHeap, 0),
-            vac_summary: VacuumSummary::default(),
-            vac_vm: Vec::new(),
-            vacuums: Vec::new(),
+            vacuum: VacuumWorker::default(),
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
@@ -324,41 +242,7 @@ impl Database {
             db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
         }
         if let Some(name) = db.cfg.vacuum_table.clone() {
-            let t = db
-                .tables
-                .iter()
-                .find(|t| t.name == name)
-                .expect("one-shot vacuum of a known table")
-                .clone();
-            let cost = CostBalance::new(db.cfg.vacuum_cost_limit, db.cfg.vacuum_cost_delay);
-            let job = match db.cfg.vacuum_shape.clone() {
-                None => VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost),
-                Some(shape) => {
-                    let ix = db
-                        .tables
-                        .iter()
-                        .find(|x| x.name == shape.index_table)
-                        .expect("one-shot vacuum's index is a known table")
-                        .clone();
-                    let target = vac::VacuumTarget {
-                        heap_first: t.first,
-                        heap_pages: t.pages,
-                        index_first: ix.first,
-                        index_pages: ix.pages,
-                        all_visible: shape.all_visible,
-                        dead_pages: shape.dead_pages,
-                        dead_per_page: shape.dead_per_page,
-                        max_dead_items: vac::VacuumTarget::max_items(
-                            db.cfg.maintenance_work_mem,
-                            t.pages,
-                        ),
-                        read_ahead_pages: shape.read_ahead_pages,
-                    };
-                    db.vac_vm = vec![false; t.pages.div_ceil(vac::HEAP_PAGES_PER_VM_PAGE) as usize];
-                    VacuumJob::lazy(&t.name, target, cost, &mut db.rng)
-                }
-            };
-            db.start_vacuum(0, job);
+            db.start_one_shot_vacuum(&name);
         }
         db.settle(0);
         db
@@ -407,23 +291,6 @@ impl Database {
     /// The catch-up's WAL stream and prefetcher, in recovery.
     pub fn recovery(&self) -> Option<&Recovery> {
         self.recovery.as_ref()
-    }
-
-    /// The page vacuum waited for is in `buf`: wake whoever else waited
-    /// for it, and vacuum goes on with it.
-    fn vacuum_read_in(&mut self, now: Nanos, buf: BufId) {
-        self.pool.read_done(buf);
-        self.vac_wait = VacWait::Running;
-        if let Some(ws) = self.buf_waiters.remove(&buf) {
-            for w in ws {
-                self.make_ready(w);
-            }
-        }
-        self.stats.counters.vacuum_reads += 1;
-        let miss = self.cost_miss();
-        if !self.vacuum_page(now, buf, miss) {
-            self.vacuum_step(now);
-        }
     }
 
     /// A core was handed to `next` (from the run queue), if anyone: its
@@ -714,12 +581,7 @@ impl Database {
                 self.autovacuum_launch(now);
                 self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
             }
-            Timer::VacuumWake => {
-                if self.vac_wait == VacWait::Sleeping {
-                    self.vac_wait = VacWait::Running;
-                    self.vacuum_step(now);
-                }
-            }
+            Timer::VacuumWake => self.vacuum_wake(now),
             Timer::Repl(t) => {
                 if let Some(r) = &mut self.repl {
                     r.handle_timer(now, t);
@@ -940,8 +802,6 @@ impl Database {
         self.cfg.wal_segments.saturating_sub(1)
     }
 }
-
-mod vacuum_worker;
 
 #[cfg(test)]
 pub(crate) mod tests;

@@ -202,28 +202,8 @@ impl Database {
                 self.vacuum_read_in(now, buf);
             }
             Purpose::VacuumWriteback { block } => self.os_cache.write(block),
-            Purpose::VacuumReadAhead { start } => {
-                let Some(job) = self.vac.as_mut() else {
-                    return self.settle(now);
-                };
-                job.ra.done(start);
-                if let Some((buf, block)) = self.vac_ra_wait
-                    && job.ra.lookup(block) == vac::Ahead::Cached
-                {
-                    self.vac_ra_wait = None;
-                    self.vacuum_read_in(now, buf);
-                }
-            }
-            Purpose::VacuumWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                // A lazy vacuum's write is in its page's one CPU charge.
-                if !self.vac.as_ref().is_some_and(|j| j.two_pass()) {
-                    self.writer_cpu(now, Background::Vacuum);
-                }
-                self.vac_wait = VacWait::Running;
-                self.vacuum_step(now);
-            }
+            Purpose::VacuumReadAhead { start } => self.vacuum_readahead_done(now, start),
+            Purpose::VacuumWrite { buf, block } => self.vacuum_write_done(now, buf, block),
             Purpose::Standby { standby } => {
                 if let Some(r) = &mut self.repl {
                     r.handle_io_done(now, standby);
