@@ -183,21 +183,7 @@ impl Database {
             }
             Purpose::CheckpointWrite { buf, block } => self.checkpoint_write_done(now, buf, block),
             Purpose::BgWrite { buf, block } => self.bgwrite_done(now, buf, block),
-            Purpose::Wal { sync } => {
-                if sync && self.cfg.wal_flush_cpu > 0 {
-                    // The flusher must get a core before anyone learns the
-                    // flush is done (CoreConfig::wal_flush_cpu).
-                    let flusher = Proc::Flusher;
-                    if let Some(finish) =
-                        self.cpu
-                            .request(now, flusher.into(), self.cfg.wal_flush_cpu)
-                    {
-                        self.set_timer(finish, Timer::CpuDone(flusher));
-                    }
-                } else {
-                    self.wal_io_done(now);
-                }
-            }
+            Purpose::Wal { sync } => self.wal_io_returned(now, sync),
             Purpose::VacuumRead { buf } => {
                 self.vacuum_read_in(now, buf);
             }

@@ -42,7 +42,7 @@ pub(super) enum Proc {
     /// the scheduler forgets its history (`Cpu::forget`).
     Flusher,
     /// The backend that leads the next WAL flush when it wakes (see
-    /// `Database::wal_leader_waking`).
+    /// `WalLeader`).
     Leader,
 }
 

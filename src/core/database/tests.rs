@@ -261,8 +261,8 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
     let mut leader_waking_seen = 0;
     let stop = Arc::new(AtomicBool::new(false));
     drive_observed(&mut db, &mut disk, &stop, None, &mut |_| {}, |db| {
-        leader_waking.set(db.wal_leader_waking);
-        if db.wal_leader_waking {
+        leader_waking.set(db.wal_leader.waking);
+        if db.wal_leader.waking {
             leader_waking_seen += 1;
         }
     })
