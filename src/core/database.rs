@@ -6,6 +6,13 @@
 //! `handle_timeout(now)` feed events in, `poll_request()` and
 //! `poll_timeout()` drain what the database wants. The real engine and the
 //! simulator drive this same code; only the device and the clock differ.
+//!
+//! This file holds the instance and its event loop (timers, settling until
+//! every process waits); each process has a file of its own: `backends`,
+//! `checkpointer_proc`, `bgwriter_proc`, `vacuum_worker`, `wal_flush`
+//! (the WAL's flushes and the WAL writer) and `pgbench_threads`, with the
+//! I/O table in `io_table` and every process's name for the CPU scheduler
+//! in `proc`.
 
 use std::collections::VecDeque;
 
@@ -59,11 +66,14 @@ use wal_flush::WalLeader;
 /// instructions with a 4 GB pool).
 const PREFETCH_ABOVE_BYTES: u64 = 16 << 20;
 
+/// What a timer wakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Timer {
+    /// Client `c`'s round trip or retry wait is over.
     Resume(u32),
     /// A rate-limited client's next transaction is due.
     Start(u32),
+    /// A process's CPU burst on a core is over.
     CpuDone(Proc),
     /// A round trip ending at `cpu_start`, then a CPU burst (uncontended).
     RoundTripThenCpu {
