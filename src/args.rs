@@ -12,7 +12,8 @@ use crate::core::time::{MS, SEC};
 use crate::datafiles::DataDir;
 use crate::error::usage;
 use crate::plan::{
-    DEFAULT_DURATION, Disk, EngineChoice, Length, Shape, Target, load_profile, resolve_settings,
+    DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, SETTLE_CAP, Shape, Target,
+    load_profile, resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
@@ -86,7 +87,8 @@ pub struct WorkloadArgs {
     #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
     pub clients: u32,
     /// Duration (pgbench -T): seconds, or with a unit as in postgresql.conf
-    /// (30s, 5min) [default: 10 s].
+    /// (30s, 5min) [default: `run` 10 s; `model` until it knows its answer,
+    /// see --precision].
     #[arg(
         short = 'T',
         long = "time",
@@ -98,6 +100,12 @@ pub struct WorkloadArgs {
     /// Transactions per client, instead of a duration (pgbench -t).
     #[arg(short = 't', long = "transactions", value_name = "NUM")]
     pub transactions: Option<u64>,
+    /// `model` without -T or -t runs until the steady state's tps is known
+    /// to ±PCT at 95% (batch means after the warm-up MSER-5 finds), over a
+    /// whole checkpoint cycle where checkpoints occur, and at most 30 min
+    /// of simulated time [default: 2]. `run` lasts -T (default 10 s).
+    #[arg(long, value_name = "PCT", conflicts_with_all = ["time", "transactions"])]
+    pub precision: Option<f64>,
     /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
     #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
     pub scale: u64,
@@ -243,6 +251,30 @@ pub struct WorkloadArgs {
 }
 
 impl WorkloadArgs {
+    /// `model`'s length: without -T or -t it runs until it knows the
+    /// steady state (`--precision`, default ±2%).
+    pub fn model_shape(&self) -> Result<Shape> {
+        let mut shape = self.shape()?;
+        if self.time.is_none() && self.transactions.is_none() && self.precision.is_none() {
+            shape.length = Length::Settle {
+                precision: DEFAULT_PRECISION,
+                cap: SETTLE_CAP,
+            };
+        }
+        Ok(shape)
+    }
+
+    /// `run`'s length: -T, -t or 10 s; a real disk is not run to a
+    /// precision.
+    pub fn run_shape(&self) -> Result<Shape> {
+        if self.precision.is_some() {
+            return Err(usage(
+                "--precision: only `model` stops on precision; `run` lasts -T (default 10 s)",
+            ));
+        }
+        self.shape()
+    }
+
     /// The run's shape these flags give, each value checked on its own.
     pub fn shape(&self) -> Result<Shape> {
         let workload = self.choice.parts()?;
@@ -269,8 +301,28 @@ impl WorkloadArgs {
             },
             (None, Some(0)) => return Err(usage("-t/--transactions: must be at least 1")),
             (None, Some(n)) => Length::Transactions(n),
-            (None, None) => Length::Duration(DEFAULT_DURATION),
+            (None, None) => match self.precision {
+                None => Length::Duration(DEFAULT_DURATION),
+                Some(pct) => Length::Settle {
+                    precision: pct / 100.0,
+                    cap: SETTLE_CAP,
+                },
+            },
         };
+        if let Some(pct) = self.precision {
+            if self.time.is_some() || self.transactions.is_some() {
+                return Err(usage(
+                    "--precision: -T or -t fixes how long the run lasts; give one or the other",
+                ));
+            }
+            crate::units::check_f64(
+                "--precision",
+                pct,
+                0.1,
+                50.0,
+                "a percentage of the steady state's tps, e.g. 2 for ±2%",
+            )?;
+        }
         if self.cpus == Some(0) {
             return Err(usage("--cpus: must be at least 1"));
         }

@@ -512,7 +512,7 @@ impl RunArgs {
             emulate: self.emulate.clone(),
             standby_root: self.standby_dir.clone().unwrap_or(self.dirs.dir.clone()),
         };
-        RunPlan::new(self.w.shape()?, settings, Target::Disk(disk))
+        RunPlan::new(self.w.run_shape()?, settings, Target::Disk(disk))
     }
 }
 
@@ -523,7 +523,7 @@ impl ModelArgs {
         let w = &self.w;
         let inst = instance_preset(self.instance.as_deref())?;
         let settings = w.settings()?;
-        let mut shape = w.shape()?;
+        let mut shape = w.model_shape()?;
         let notice = match inst {
             Some(i) => shape.apply_instance(i, &settings)?,
             None => None,

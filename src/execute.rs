@@ -26,6 +26,7 @@ use crate::output::progress_bar_wanted;
 use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for, load_profile};
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::standby::StandbyDecl;
+use crate::steady_state;
 
 /// Run the plan where it says; the result, and with --emulate the
 /// emulation's summary line.
@@ -304,6 +305,8 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         seed: cfg.seed,
         device: None,
         timer_lag: None,
+        precision_pct: plan.settle.map(|p| p * 100.0),
+        stopped_on: None,
     }
 }
 
@@ -316,9 +319,39 @@ fn drive<D: Device + ?Sized>(
 ) -> Result<RunResult> {
     let mut info = info;
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
-    let (ending, lag) = driver::drive(&mut db, dev, stop, plan.progress, &mut |p| {
-        eprintln!("{}", text::progress_line(&p));
-    })?;
+    let mut print = |p| eprintln!("{}", text::progress_line(&p));
+    let (ending, lag) = match plan.settle {
+        None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
+        // Asked each simulated second: the seed fixes where it stops.
+        Some(precision) => driver::drive_until(
+            &mut db,
+            dev,
+            stop,
+            plan.progress,
+            &mut print,
+            &mut |db, now| {
+                steady_state::settled(
+                    &steady_state::of_database(db, now),
+                    precision,
+                    steady_state::recurring(db),
+                )
+            },
+        )?,
+    };
+    info.stopped_on = Some(
+        match ending {
+            Ending::Interrupted => "interrupted",
+            Ending::Settled => "precision",
+            Ending::Completed if plan.settle.is_some() => "cap",
+            Ending::Completed if info.transactions_per_client.is_some() => "transactions",
+            Ending::Completed => "duration",
+        }
+        .into(),
+    );
+    if plan.settle.is_some() {
+        // What it ran for, as -T would have said.
+        info.duration_s = db.end_time().map(|t| t as f64 / 1e9);
+    }
     if info.mode == "run" {
         info.timer_lag = Some(TimerLagFigures {
             timers: lag.timers,

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod report;
 pub mod settings;
 pub mod standby;
+pub mod steady_state;
 pub mod sweep;
 pub mod units;
 pub mod vacuum_cmd;

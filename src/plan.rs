@@ -33,8 +33,16 @@ use crate::workload::{QueryMode, Script, WorkloadSpec};
 /// same way, so the disk sees overwrites of preallocated files.
 pub const WAL_SEGMENTS: u32 = 4;
 
-/// Default duration when neither -T nor -t is given.
+/// Default duration when neither -T nor -t is given (`run`).
 pub const DEFAULT_DURATION: Nanos = 10 * SEC;
+
+/// `model`'s precision when neither -T nor -t is given: ±2% at 95%.
+pub const DEFAULT_PRECISION: f64 = 0.02;
+
+/// The most simulated time `model` spends looking for its precision: half
+/// an hour covers six cycles at PostgreSQL's default checkpoint_timeout
+/// (5min), longer than any published pgbench run it is compared with.
+pub const SETTLE_CAP: Nanos = 1800 * SEC;
 
 /// The largest shared_buffers modelled: 512 GB. PostgreSQL takes up to
 /// 8 TB, but the model holds each buffer's descriptor and page-table slots
@@ -73,12 +81,16 @@ pub enum EngineChoice {
 }
 
 /// How long a run lasts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Length {
     /// For this long (pgbench -T).
     Duration(Nanos),
     /// Until each client has run this many transactions (pgbench -t).
     Transactions(u64),
+    /// Until the steady state's tps is known to `precision` (a fraction of
+    /// it, at 95%), over a whole checkpoint cycle where checkpoints occur;
+    /// at most `cap` (`model` without -T).
+    Settle { precision: f64, cap: Nanos },
 }
 
 /// A run's shape: everything its flags say but the settings and where it
@@ -236,6 +248,9 @@ pub struct RunPlan {
     pub standbys: Vec<StandbyDecl>,
     pub quiet: bool,
     pub target: Target,
+    /// Stop once the steady state's tps is known to this fraction
+    /// (`Length::Settle`); the core's duration is then the cap.
+    pub settle: Option<f64>,
 }
 
 impl RunPlan {
@@ -273,6 +288,10 @@ impl RunPlan {
             standbys: shape.standbys,
             quiet: shape.quiet,
             target,
+            settle: match shape.length {
+                Length::Settle { precision, .. } => Some(precision),
+                _ => None,
+            },
         })
     }
 }
@@ -331,6 +350,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
     let (duration, transactions_per_client) = match shape.length {
         Length::Duration(d) => (Some(d), None),
         Length::Transactions(t) => (None, Some(t)),
+        Length::Settle { cap, .. } => (Some(cap), None),
     };
     let cpus = shape
         .cpus

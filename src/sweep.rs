@@ -343,7 +343,7 @@ pub fn knees(table: &[SweepRow]) -> Vec<SeriesKnee> {
                 .iter()
                 .map(|r| KneeInput {
                     clients: r.clients,
-                    tps: r.tps,
+                    tps: r.answer_tps(),
                     p99_ms: r.latency_p99_ms,
                 })
                 .collect();
@@ -365,14 +365,14 @@ pub fn knees(table: &[SweepRow]) -> Vec<SeriesKnee> {
                     (
                         Some(Knee {
                             clients: k.clients,
-                            tps: k.tps,
+                            tps: k.answer_tps(),
                             latency_p99_ms: k.latency_p99_ms,
                             commits_per_flush: k.commits_per_flush,
                         }),
                         format!(
                             "{} clients: {:.0} tps, p99 {:.2} ms, {:.2} commits per WAL flush; beyond it tps per doubling {} while p99 rises to {:.2} ms",
                             k.clients,
-                            k.tps,
+                            k.answer_tps(),
                             k.latency_p99_ms,
                             k.commits_per_flush,
                             steps.join(", "),
@@ -424,9 +424,19 @@ pub fn knee_rule() -> String {
 fn row(grid: &Grid, p: &Point, r: &RunResult, prev: Option<&SweepRow>) -> SweepRow {
     let settings = grid.settings_of(p);
     let series = series_name(p.device.as_deref(), &settings);
-    let growth = prev
-        .filter(|q| q.series == series)
-        .map(|q| growth_per_doubling(q.clients, q.tps, p.clients, r.summary.tps));
+    let steady = r
+        .steady_state
+        .as_ref()
+        .and_then(|s| s.tps)
+        .map(|t| (t.mean, t.ci95));
+    let growth = prev.filter(|q| q.series == series).map(|q| {
+        // Like with like: both steady, or both whole-run.
+        let (t0, t1) = match (q.steady_tps, steady) {
+            (Some(a), Some((b, _))) => (a, b),
+            _ => (q.tps, r.summary.tps),
+        };
+        growth_per_doubling(q.clients, t0, p.clients, t1)
+    });
     let l = &r.summary.latency_ms;
     SweepRow {
         series,
@@ -434,6 +444,8 @@ fn row(grid: &Grid, p: &Point, r: &RunResult, prev: Option<&SweepRow>) -> SweepR
         settings,
         clients: p.clients,
         tps: r.summary.tps,
+        steady_tps: steady.map(|s| s.0),
+        steady_tps_ci95: steady.map(|s| s.1),
         tps_growth_per_doubling: growth,
         latency_avg_ms: l.average,
         latency_p50_ms: l.p50,
@@ -583,7 +595,10 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         .iter()
         .map(|d| model_device(Some(d), instance, true))
         .collect::<Result<Vec<_>>>()?;
-    let mut shape = args.w.shape()?;
+    let mut shape = match args.mode {
+        SweepMode::Model => args.w.model_shape()?,
+        SweepMode::Run => args.w.run_shape()?,
+    };
     shape.quiet = true;
     let seed = shape.seed;
     let common = Common {
@@ -778,6 +793,8 @@ pub fn table_of(doc: &SweepDoc) -> output::Table {
         [
             "clients",
             "tps",
+            "steady_tps",
+            "steady_tps_ci95",
             "tps_growth_per_doubling",
             "latency_avg_ms",
             "latency_p50_ms",
@@ -800,6 +817,8 @@ pub fn table_of(doc: &SweepDoc) -> output::Table {
             );
             row.push(r.clients.to_string());
             row.push(output::cell(Some(r.tps), 1));
+            row.push(output::cell(r.steady_tps, 1));
+            row.push(output::cell(r.steady_tps_ci95, 1));
             row.push(output::cell(r.tps_growth_per_doubling, 3));
             row.push(output::cell(Some(r.latency_avg_ms), 3));
             row.push(output::cell(Some(r.latency_p50_ms), 3));
@@ -853,9 +872,10 @@ pub fn render(doc: &SweepDoc) -> String {
     }
     let _ = write!(
         head,
-        "{:>7} {:>10} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5}",
+        "{:>7} {:>10} {:>14} {:>8} {:>8} {:>8} {:>8} {:>7} {:>7} {:>9} {:>9} {:>9} {:>5}",
         "clients",
         "tps",
+        "steady tps",
         "tps/2×",
         "avg ms",
         "p50 ms",
@@ -887,14 +907,19 @@ pub fn render(doc: &SweepDoc) -> String {
             .tps_growth_per_doubling
             .filter(|g| g.is_finite())
             .map_or("".to_string(), |g| format!("{:+.0}%", g * 100.0));
+        let steady = match (r.steady_tps, r.steady_tps_ci95) {
+            (Some(t), Some(h)) if t > 0.0 => format!("{t:.0} ±{:.1}%", h / t * 100.0),
+            _ => "-".to_string(),
+        };
         let is_knee = doc.knees.iter().any(|k| {
             k.series == r.series && k.knee.as_ref().is_some_and(|k| k.clients == r.clients)
         });
         let _ = write!(
             line,
-            "{:>7} {:>10.0} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>4.0}%",
+            "{:>7} {:>10.0} {:>14} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>4.0}%",
             r.clients,
             r.tps,
+            steady,
             growth,
             r.latency_avg_ms,
             r.latency_p50_ms,
@@ -916,7 +941,9 @@ pub fn render(doc: &SweepDoc) -> String {
     }
     let _ = writeln!(
         o,
-        "\ntps/2×: tps growth per doubling of clients; c/flush: commits per WAL flush; \
+        "\ntps: the whole run's, as pgbench counts; steady tps: after the warm-up, with its 95% \
+         interval (- where the run held no steady state); tps/2×: growth per doubling of clients \
+         (steady where both points have it); c/flush: commits per WAL flush; \
          cpu, page_read, lock_wait, wal_fsync: ms per transaction"
     );
     let _ = writeln!(o, "knee: {}", doc.knee_rule);
@@ -1012,6 +1039,8 @@ mod tests {
                     settings: BTreeMap::new(),
                     clients,
                     tps,
+                    steady_tps: None,
+                    steady_tps_ci95: None,
                     tps_growth_per_doubling: prev
                         .map(|(c, t)| growth_per_doubling(c, t, clients, tps)),
                     latency_avg_ms: 0.0,

@@ -47,7 +47,7 @@ fn run_report_is_consistent() {
     let d = tmp("pgiosim-test");
     let r = run_json(d.path(), &["-T", "2", "-c", "4"]);
     assert_eq!(r["schema"], "pgiosim.result");
-    assert_eq!(r["schema_version"], 2);
+    assert_eq!(r["schema_version"], 3);
     assert_eq!(r["partial"], false);
     assert_eq!(r["settings"]["shared_buffers"], "128MB");
     let n = f(&r, &["summary", "transactions"]);

@@ -81,7 +81,7 @@ fn ratios_are_to_the_first_result() {
     let (ra, rb, rc) = (read(&a), read(&b), read(&c));
     let doc = read(&out);
     assert_eq!(doc["schema"], "pgiosim.compare");
-    assert_eq!(doc["schema_version"], 2);
+    assert_eq!(doc["schema_version"], 3);
     assert_eq!(doc["forced"], false);
     assert_eq!(doc["inputs"][1]["target"], "gp3");
 
@@ -187,13 +187,13 @@ fn incompatible_results_are_refused_with_the_reason() {
     let old = edited(Path::new(a), "old", |v| v["schema_version"] = 1.into());
     refused(
         &["compare", "--force", a, old.to_str().unwrap()],
-        &["schema_version 2", "has 1", "not compared"],
+        &["schema_version 3", "has 1", "not compared"],
     );
     // A newer version than this pgiosim reads.
-    let newer = edited(Path::new(a), "newer", |v| v["schema_version"] = 3.into());
+    let newer = edited(Path::new(a), "newer", |v| v["schema_version"] = 4.into());
     refused(
         &["compare", a, newer.to_str().unwrap()],
-        &["schema_version 3 is newer than this pgiosim reads (2)"],
+        &["schema_version 4 is newer than this pgiosim reads (3)"],
     );
 
     // A sweep is not a result.

@@ -557,3 +557,70 @@ fn after_init_starts_the_page_cache_with_the_index_pgbench_built_last() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--os-cache"), "{}", text(&o));
 }
+
+#[test]
+fn without_t_model_runs_until_it_knows_the_steady_state() {
+    // 100 MB of data over 16 MB of shared_buffers: the pool fills, then
+    // dirty victims cost writes under gp3's cap (the warm-up).
+    let args = [
+        "-s",
+        "6",
+        "-c",
+        "8",
+        "--device",
+        "gp3",
+        "--seed",
+        "3",
+        "--set",
+        "shared_buffers=16MB",
+    ];
+    let r = model(&args);
+    assert_eq!(r["run"]["stopped_on"], "precision", "{}", r["run"]);
+    assert_eq!(num(&r, &["run", "precision_pct"]), 2.0);
+    let st = &r["steady_state"];
+    assert_eq!(st["reached"], true, "{st}");
+    assert_eq!(st["warmup_end"], "shared_buffers_full", "{st}");
+    let (mean, ci) = (num(st, &["tps", "mean"]), num(st, &["tps", "ci95"]));
+    assert!(ci > 0.0 && ci <= 0.02 * mean, "{mean} ± {ci}");
+    // The run was long enough for MSER-5 (50 s) and no longer than the cap.
+    let d = num(&r, &["run", "duration_s"]);
+    assert!((50.0..=1800.0).contains(&d), "{d} s");
+    assert!(num(st, &["warmup_s"]) >= num(st, &["warmup_event_s"]) - 5.0);
+    // The buckets' steady means add up to the steady latency.
+    let sum: f64 = st["breakdown"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["mean_us"].as_f64().unwrap())
+        .sum();
+    let lat_us = num(st, &["latency_ms", "mean"]) * 1e3;
+    assert!((sum - lat_us).abs() <= 1e-6 * lat_us, "{sum} vs {lat_us}");
+    // The seed fixes where it stops, and so every figure.
+    assert_eq!(model(&args), r);
+}
+
+#[test]
+fn a_run_too_short_for_a_steady_state_says_so() {
+    let o = pgiosim(&[
+        "model", "-s", "2", "-T", "5", "--device", "nvme", "--seed", "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("steady state: not reached: the run is too short"),
+        "{}",
+        text(&o)
+    );
+}
+
+#[test]
+fn precision_is_refused_beside_a_fixed_length_and_in_run() {
+    for args in [
+        &["model", "-T", "10", "--precision", "2"][..],
+        &["model", "--precision", "0"],
+        &["model", "--precision", "NaN"],
+        &["run", "--precision", "2"],
+    ] {
+        let o = pgiosim(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    }
+}

@@ -60,7 +60,7 @@ fn model_sweep_table_knees_and_json() {
 
     let v = read(&json);
     assert_eq!(v["schema"], "pgiosim.sweep");
-    assert_eq!(v["schema_version"], 2);
+    assert_eq!(v["schema_version"], 3);
     assert_eq!(v["partial"], false);
     assert_eq!(v["mode"], "model");
     assert_eq!(v["seed"], 7);

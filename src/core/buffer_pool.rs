@@ -277,6 +277,12 @@ impl BufferPool {
         false
     }
 
+    /// Whether every buffer has held a page: the freelist is empty and
+    /// a miss now needs a victim.
+    pub fn is_full(&self) -> bool {
+        self.free.is_empty()
+    }
+
     /// Number of dirty buffers.
     pub fn dirty_count(&self) -> u64 {
         self.dirty_count

@@ -11,8 +11,8 @@
 //! every process waits); each process has a file of its own: `backends`,
 //! `checkpointer_proc`, `bgwriter_proc`, `vacuum_worker`, `wal_flush`
 //! (the WAL's flushes and the WAL writer) and `pgbench_threads`, with the
-//! I/O table in `io_table` and every process's name for the CPU scheduler
-//! in `proc`.
+//! I/O table in `io_table`, every process's name for the CPU scheduler
+//! in `proc`, and when the caches first filled in `warmup`.
 
 use std::collections::VecDeque;
 
@@ -49,6 +49,7 @@ mod pgbench_threads;
 mod proc;
 mod vacuum_worker;
 mod wal_flush;
+mod warmup;
 use backends::{Client, Wait};
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;

@@ -210,6 +210,9 @@ pub struct Second {
     /// Checkpoints that started / ended in this second.
     pub checkpoint_starts: u32,
     pub checkpoint_ends: u32,
+    /// Time its transactions spent in each bucket (ns), by `Bucket::index`:
+    /// the steady state's breakdown is taken over whole seconds.
+    pub bucket_sum_ns: [u64; Bucket::COUNT],
 }
 
 impl Merge for Second {
@@ -225,6 +228,9 @@ impl Merge for Second {
             .checkpoint_starts
             .saturating_add(next.checkpoint_starts);
         self.checkpoint_ends = self.checkpoint_ends.saturating_add(next.checkpoint_ends);
+        for (a, b) in self.bucket_sum_ns.iter_mut().zip(next.bucket_sum_ns) {
+            *a = a.saturating_add(b);
+        }
     }
 }
 
@@ -255,6 +261,18 @@ pub struct Stats {
     /// and largest, in ns.
     pub lag_sum_ns: u128,
     pub lag_max_ns: u64,
+    /// When the caches first filled: what ends a run's warm-up.
+    pub milestones: Milestones,
+}
+
+/// When the run's caches first filled, as the driver saw them once a
+/// second: the names a warm-up's end is given.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Milestones {
+    /// shared_buffers had no never-used buffer left.
+    pub shared_buffers_full: Option<Nanos>,
+    /// The modelled OS page cache was full (a read now evicts a page).
+    pub os_cache_full: Option<Nanos>,
 }
 
 impl Default for Stats {
@@ -278,6 +296,7 @@ impl Stats {
             seconds: Series::default(),
             lag_sum_ns: 0,
             lag_max_ns: 0,
+            milestones: Milestones::default(),
         }
     }
 
@@ -311,6 +330,9 @@ impl Stats {
         s.transactions += 1;
         s.latency_sum_ns += latency as u128;
         s.latency_sq_sum_us2 += us * us;
+        for (a, &ns) in s.bucket_sum_ns.iter_mut().zip(spent) {
+            *a = a.saturating_add(ns);
+        }
     }
 
     /// Time per transaction in bucket `i` (`Bucket::index`), zeros included.

@@ -113,6 +113,9 @@ pub enum Ending {
     Completed,
     /// Stopped by the stop flag (Ctrl-C, SIGTERM).
     Interrupted,
+    /// Stopped by the caller's rule (`drive_until`): `model` knew its
+    /// answer to the precision asked.
+    Settled,
 }
 
 /// Longest a single wait blocks, so the stop flag is seen promptly.
@@ -134,6 +137,20 @@ pub fn drive<D: Device + ?Sized>(
     drive_observed(db, dev, stop, progress, on_progress, |_| {})
 }
 
+/// [`drive`], asking `until` once a second (of the device's clock) whether
+/// the run has said enough; if it says yes the run stops there, as it
+/// would at its duration, and ends [`Ending::Settled`].
+pub fn drive_until<D: Device + ?Sized>(
+    db: &mut Database,
+    dev: &mut D,
+    stop: &Arc<AtomicBool>,
+    progress: Option<Nanos>,
+    on_progress: &mut dyn FnMut(Progress),
+    until: &mut dyn FnMut(&Database, Nanos) -> bool,
+) -> Result<(Ending, TimerLag)> {
+    drive_inner(db, dev, stop, progress, on_progress, |_| {}, until)
+}
+
 /// [`drive`], showing the database to `observe` after every round of
 /// events, before its requests go to the device: the core's tests watch
 /// its state between events through the very loop that runs it.
@@ -143,9 +160,30 @@ pub(crate) fn drive_observed<D: Device + ?Sized>(
     stop: &Arc<AtomicBool>,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
+    observe: impl FnMut(&Database),
+) -> Result<(Ending, TimerLag)> {
+    drive_inner(
+        db,
+        dev,
+        stop,
+        progress,
+        on_progress,
+        observe,
+        &mut |_, _| false,
+    )
+}
+
+fn drive_inner<D: Device + ?Sized>(
+    db: &mut Database,
+    dev: &mut D,
+    stop: &Arc<AtomicBool>,
+    progress: Option<Nanos>,
+    on_progress: &mut dyn FnMut(Progress),
     mut observe: impl FnMut(&Database),
+    until: &mut dyn FnMut(&Database, Nanos) -> bool,
 ) -> Result<(Ending, TimerLag)> {
     set_precise_timers();
+    let mut next_second = SEC;
     let mut lag = TimerLag::default();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(256);
     let mut ending = Ending::Completed;
@@ -231,6 +269,14 @@ pub(crate) fn drive_observed<D: Device + ?Sized>(
             last = (s.transactions, s.latency_sum_ns, s.latency_sq_sum_us2);
             last_lag = (lag.timers, lag.sum_ns);
             next_progress = Some(p + progress.unwrap_or(SEC));
+        }
+        if now >= next_second {
+            next_second = (now / SEC + 1) * SEC;
+            db.note_milestones(now);
+            if until(db, now) {
+                ending = Ending::Settled;
+                db.stop(now);
+            }
         }
     }
     lag.flush_on_time();

@@ -173,6 +173,8 @@ pub fn build(
             seed: 0,
             device: None,
             timer_lag: None,
+            precision_pct: None,
+            stopped_on: None,
         },
         settings: serde_json::Value::Object(Default::default()),
         workload: workload.into(),
@@ -198,6 +200,7 @@ pub fn build(
         latency_cdf: Vec::new(),
         replication: Vec::new(),
         archive: None,
+        steady_state: None,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod charts;
 pub mod compare;
 pub mod html;
 pub mod load;
+pub mod steady;
 pub mod sweep;
 pub mod text;
 
@@ -27,7 +28,7 @@ use crate::core::time::SEC;
 /// Name of the result schema.
 pub const SCHEMA: &str = "pgiosim.result";
 /// Version of the result schema; bumped on incompatible changes.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// How the run was set up, beyond PostgreSQL's settings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -93,6 +94,13 @@ pub struct RunInfo {
     /// CPU and round trips are only as true as this is small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timer_lag: Option<TimerLagFigures>,
+    /// `model`'s precision when it ran until it knew (a percentage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision_pct: Option<f64>,
+    /// What ended the run: `duration`, `transactions`, `precision`, `cap`
+    /// (the precision not reached in `model`'s time cap) or `interrupted`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_on: Option<String>,
 }
 
 /// Lateness of the real-clock loop's timers, microseconds.
@@ -333,6 +341,10 @@ pub struct RunResult {
     /// WAL archiving (only with archive_mode on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub archive: Option<archive::ArchiveFigures>,
+    /// The run after its warm-up, with 95% intervals (none for an imported
+    /// pgbench result).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<steady::SteadyFigures>,
 }
 
 /// One standby's figures, in pg_stat_replication's terms where it has them.
@@ -515,6 +527,9 @@ impl RunResult {
             checkpoints,
             timeseries,
             latency_cdf,
+            steady_state: Some(steady::SteadyFigures::new(
+                &crate::steady_state::of_database(db, elapsed_ns),
+            )),
             archive: db
                 .archiver()
                 .map(|a| archive::ArchiveFigures::new(a, elapsed_ns)),

@@ -53,8 +53,15 @@ pub struct SweepRow {
     pub settings: BTreeMap<String, String>,
     pub clients: u32,
     pub tps: f64,
+    /// The steady state's tps and its 95% interval's half width; null
+    /// where the point's run held none.
+    #[serde(default)]
+    pub steady_tps: Option<f64>,
+    #[serde(default)]
+    pub steady_tps_ci95: Option<f64>,
     /// tps growth per doubling of clients since the series' previous row
-    /// (0.1 = +10%); null on a series' first row.
+    /// (0.1 = +10%), of the steady state's tps where both rows have one;
+    /// null on a series' first row.
     pub tps_growth_per_doubling: Option<f64>,
     pub latency_avg_ms: f64,
     pub latency_p50_ms: f64,
@@ -65,6 +72,13 @@ pub struct SweepRow {
     pub cpu_utilisation: f64,
     /// The point's run was interrupted.
     pub partial: bool,
+}
+
+impl SweepRow {
+    /// The point's answer: the steady state's tps, else the whole run's.
+    pub fn answer_tps(&self) -> f64 {
+        self.steady_tps.unwrap_or(self.tps)
+    }
 }
 
 /// The knee of one series.

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use super::steady::{Interval, SteadyFigures};
 use super::{RunResult, TimerLagFigures};
 
 /// Render the report as pgbench-like text.
@@ -30,9 +31,23 @@ pub fn render(r: &RunResult) -> String {
     let _ = writeln!(o, "number of clients: {}", run.clients);
     let _ = writeln!(o, "number of threads: {}", run.jobs.max(1));
     match (run.duration_s, run.transactions_per_client) {
-        (Some(d), _) => {
-            let _ = writeln!(o, "duration: {} s", d);
-        }
+        (Some(d), _) => match (run.stopped_on.as_deref(), run.precision_pct) {
+            (Some("precision"), Some(p)) => {
+                let _ = writeln!(
+                    o,
+                    "duration: {d:.0} s (simulated until the steady state's tps was known to ±{p}%)"
+                );
+            }
+            (Some("cap"), Some(p)) => {
+                let _ = writeln!(
+                    o,
+                    "duration: {d:.0} s (the cap: the steady state's tps was not known to ±{p}% by then)"
+                );
+            }
+            _ => {
+                let _ = writeln!(o, "duration: {} s", d);
+            }
+        },
         (None, Some(t)) => {
             let _ = writeln!(o, "number of transactions per client: {t}");
         }
@@ -76,6 +91,9 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     let _ = writeln!(o, "tps = {:.6} (without initial connection time)", s.tps);
+    if let Some(st) = &r.steady_state {
+        o.push_str(&steady_block(st));
+    }
     let l = &s.latency_ms;
     let _ = writeln!(
         o,
@@ -252,6 +270,68 @@ pub fn render(r: &RunResult) -> String {
                 lag.mean_us
             );
         }
+    }
+    o
+}
+
+/// The steady state after pgbench's whole-run lines: the warm-up cut,
+/// tps and latency with their 95% intervals, and the buckets'.
+fn steady_block(st: &SteadyFigures) -> String {
+    let mut o = String::new();
+    let (Some(tps), Some(lat)) = (st.tps, st.latency_ms) else {
+        let _ = writeln!(
+            o,
+            "\nsteady state: not reached: {}",
+            st.why_not.as_deref().unwrap_or("no figures")
+        );
+        return o;
+    };
+    let pct = |i: Interval| {
+        if i.mean == 0.0 {
+            0.0
+        } else {
+            i.ci95 / i.mean * 100.0
+        }
+    };
+    let cycles = match st.checkpoint_cycles {
+        Some(0) | None => String::new(),
+        Some(1) => ", one whole checkpoint cycle".into(),
+        Some(n) => format!(", {n} whole checkpoint cycles"),
+    };
+    let cycles = match st.vacuums {
+        Some(0) | None => cycles,
+        Some(1) => format!("{cycles}, one vacuum"),
+        Some(n) => format!("{cycles}, {n} vacuums"),
+    };
+    let _ = writeln!(
+        o,
+        "\nsteady state, after a warm-up of {:.0} s ({}): {:.0} s from {:.0} s{cycles}, 95% intervals from {} batch means{}:",
+        st.warmup_s.unwrap_or(0.0),
+        st.warmup_phrase(),
+        st.length_s.unwrap_or(0.0),
+        st.start_s.unwrap_or(0.0),
+        st.batches.unwrap_or(0),
+        if st.batched_by.as_deref() == Some("vacuum_cycles") {
+            " (whole autovacuum cycles)"
+        } else {
+            ""
+        },
+    );
+    let _ = writeln!(o, "  tps = {:.1} ± {:.1}%", tps.mean, pct(tps));
+    let _ = writeln!(
+        o,
+        "  latency average = {:.3} ms ± {:.1}%",
+        lat.mean,
+        pct(lat)
+    );
+    let buckets: Vec<String> = st
+        .breakdown
+        .iter()
+        .filter(|b| b.mean_us > 0.0)
+        .map(|b| format!("{} {:.1} ± {:.1}", b.bucket, b.mean_us, b.ci95_us))
+        .collect();
+    if !buckets.is_empty() {
+        let _ = writeln!(o, "  µs per transaction: {}", buckets.join(", "));
     }
     o
 }

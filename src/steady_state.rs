@@ -1,0 +1,666 @@
+//! The steady state of a run: where its warm-up ends, and what the rest
+//! measures, each figure with a 95% confidence interval.
+//!
+//! A run starts cold: shared_buffers and the page cache fill, and the first
+//! checkpoint brings full-page images. Its whole-run figures, as pgbench
+//! counts them, mix that warm-up with what follows. The methods are the
+//! simulation literature's:
+//! * the warm-up is found by MSER-5 (White, "An effective truncation
+//!   heuristic for bias reduction in simulation output", Simulation 69(6),
+//!   1997; White, Cobb and Spratt, WSC 2000): the per-second rate is
+//!   averaged in batches of 5, and the truncation that minimises the
+//!   standard error of the mean of what is left ends the warm-up, provided
+//!   it falls in the first half of the run (later, the run is too short);
+//! * the interval is by non-overlapping batch means (Alexopoulos and Seila,
+//!   "Output data analysis", Handbook of Simulation, 1998, ch. 7): about 20
+//!   batches, Student's t with batches − 1 degrees of freedom;
+//! * checkpoints make the rate periodic, so where two or more start after
+//!   the warm-up the window is cut to whole checkpoint cycles (from one
+//!   start to a later one) and a partial cycle does not bias the mean.
+//!
+//! Pure: it reads a run's per-second series and the times its caches
+//! filled, so `model`'s stopping rule and the result share it.
+
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+use crate::core::breakdown::Bucket;
+use crate::core::database::Database;
+use crate::core::stats::{Merge, Milestones, Second};
+use crate::core::time::{Nanos, SEC};
+
+/// Observations MSER-5 averages into one batch.
+const MSER_BATCH: usize = 5;
+
+/// Fewest MSER batches analysed: with fewer, a warm-up cannot be told from
+/// noise (50 one-second observations).
+const MSER_MIN_BATCHES: usize = 10;
+
+/// Batches of the confidence interval, and the fewest it is given with.
+const CI_BATCHES: usize = 20;
+const CI_MIN_BATCHES: usize = 10;
+
+/// Fewest whole autovacuum cycles batched by cycle: each is one batch, and
+/// Student's t with 4 degrees of freedom widens the interval for so few.
+const CYCLE_MIN_BATCHES: usize = 5;
+
+/// A figure and its 95% confidence interval's half width, in its units.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Estimate {
+    pub mean: f64,
+    pub half_width: f64,
+}
+
+impl Estimate {
+    /// The half width as a fraction of the mean (0 for a 0 mean).
+    pub fn relative(&self) -> f64 {
+        if self.mean == 0.0 {
+            0.0
+        } else {
+            self.half_width / self.mean.abs()
+        }
+    }
+}
+
+/// What ended the warm-up, in a DBA's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WarmupEnd {
+    /// Nothing to cut: the rate was steady from the first second.
+    None,
+    /// shared_buffers had filled (victims, and dirty ones, from then on).
+    SharedBuffersFull(Nanos),
+    /// The page cache had filled (reads evict, and cost more CPU).
+    PageCacheFull(Nanos),
+    /// The first checkpoint had started (full-page images from then on).
+    FirstCheckpoint(Nanos),
+    /// No cache or checkpoint event near it: the rate settled.
+    RateSettled,
+}
+
+/// The steady state of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SteadyState {
+    /// Where the warm-up ends (s from the start) and why.
+    pub warmup_s: f64,
+    pub warmup_end: WarmupEnd,
+    /// The window the figures are over: its start and length (s).
+    pub start_s: f64,
+    pub length_s: f64,
+    /// Whole checkpoint cycles in the window (0: not cut to cycles).
+    pub checkpoint_cycles: u32,
+    /// Vacuums of a table that started in the window.
+    pub vacuums: u32,
+    /// Batches of the interval, and whether they are whole autovacuum
+    /// cycles (else equal lengths of time).
+    pub batches: usize,
+    pub batched_by_vacuum: bool,
+    pub tps: Estimate,
+    pub latency_ms: Estimate,
+    /// Mean µs per transaction in each bucket, by `Bucket::index`.
+    pub buckets_us: [Estimate; Bucket::COUNT],
+}
+
+/// The analysis's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Steady(Box<SteadyState>),
+    /// No steady state in the run, and why, as a phrase ("the run is too
+    /// short...").
+    NotReached(String),
+}
+
+/// A run's series, as the analysis reads it.
+pub struct Run<'a> {
+    /// Whole points only (a trailing partial second left out).
+    pub seconds: &'a [Second],
+    /// Seconds each point covers.
+    pub width_s: u64,
+    pub milestones: Milestones,
+    /// The caches the data set is larger than, which fill as it is read:
+    /// their filling is warm-up, however steady the rate looks before.
+    pub fills_shared_buffers: bool,
+    pub fills_page_cache: bool,
+    /// When each checkpoint started.
+    pub checkpoint_starts: &'a [Nanos],
+    /// When each (auto)vacuum of a table started.
+    pub vacuum_starts: &'a [Nanos],
+    /// When each vacuum of the table whose vacuums cost most started:
+    /// the rate's slowest recurring cycle.
+    pub vacuum_cycle_starts: &'a [Nanos],
+}
+
+/// Find the warm-up and measure the rest.
+pub fn analyse(run: &Run) -> Outcome {
+    let n = run.seconds.len();
+    let w = run.width_s.max(1) as f64;
+    let rates: Vec<f64> = run
+        .seconds
+        .iter()
+        .map(|s| s.transactions as f64 / w)
+        .collect();
+    let point = |t: Nanos| (t as f64 / 1e9 / w).ceil() as usize;
+    let Some(cut) = mser5(&rates) else {
+        return if n / MSER_BATCH < MSER_MIN_BATCHES {
+            NotReached(format!(
+                "the run is too short to tell a warm-up from the rest ({:.0} s; at least {} s)",
+                n as f64 * w,
+                MSER_BATCH * MSER_MIN_BATCHES * run.width_s as usize
+            ))
+        } else {
+            NotReached(format!(
+                "the rate still moves in the second half of the run ({:.0} s)",
+                n as f64 * w
+            ))
+        };
+    };
+    // A cache still filling changes the rate when it is full (dirty
+    // victims, reads that evict): no steady state before.
+    let m = run.milestones;
+    let pending = [
+        (
+            run.fills_shared_buffers,
+            m.shared_buffers_full,
+            "shared_buffers",
+        ),
+        (run.fills_page_cache, m.os_cache_full, "the page cache"),
+    ];
+    let mut filled_at = 0;
+    for (fills, at, name) in pending {
+        match (fills, at) {
+            (true, None) => {
+                return NotReached(format!(
+                    "{name} is still filling after {:.0} s (the data set is larger)",
+                    n as f64 * w
+                ));
+            }
+            (true, Some(t)) => filled_at = filled_at.max(t),
+            _ => {}
+        }
+    }
+    let after_fill = point(filled_at);
+    if after_fill > n / 2 {
+        return NotReached(format!(
+            "the caches filled at {:.0} s, past the middle of the run ({:.0} s)",
+            filled_at as f64 / 1e9,
+            n as f64 * w
+        ));
+    }
+    let cut = cut.max(after_fill);
+    let warmup_ns = (cut as f64 * w * 1e9) as Nanos;
+    // The window: from the warm-up's end to the end, cut to whole
+    // checkpoint cycles where two or more starts follow the warm-up.
+    let starts: Vec<usize> = run
+        .checkpoint_starts
+        .iter()
+        .map(|&t| point(t))
+        .filter(|&i| i >= cut && i <= n)
+        .collect();
+    let (lo, hi, cycles) = match (starts.first(), starts.last()) {
+        (Some(&a), Some(&b)) if starts.len() >= 2 && b > a => (a, b, starts.len() as u32 - 1),
+        _ => (cut, n, 0),
+    };
+    // Batches of whole autovacuum cycles of the table it costs most,
+    // where there are enough: a batch that holds a vacuum's dip and one
+    // that does not differ by the dip, which uniform batches would count
+    // as noise (an interval ten times too wide); whole cycles do not.
+    let marks: Vec<usize> = {
+        let mut m: Vec<usize> = run
+            .vacuum_cycle_starts
+            .iter()
+            .map(|&t| point(t))
+            .filter(|&i| i >= lo && i <= hi)
+            .collect();
+        m.dedup();
+        m
+    };
+    let (lo, hi, bounds, by_vacuum) = if marks.len() > CYCLE_MIN_BATCHES {
+        let cycles = marks.len() - 1;
+        let batches = cycles.min(CI_BATCHES);
+        let bounds: Vec<usize> = (0..=batches)
+            .map(|j| marks[j * cycles / batches] - marks[0])
+            .collect();
+        (marks[0], marks[cycles], bounds, true)
+    } else {
+        let len = hi - lo;
+        let batches = len.min(CI_BATCHES);
+        if batches < CI_MIN_BATCHES {
+            return NotReached(format!(
+                "{:.0} s after the warm-up is too short for an interval",
+                len as f64 * w
+            ));
+        }
+        let bounds: Vec<usize> = (0..=batches).map(|j| j * len / batches).collect();
+        (lo, hi, bounds, false)
+    };
+    let window = &run.seconds[lo..hi];
+    let batches = bounds.len() - 1;
+    let groups: Vec<Second> = bounds
+        .windows(2)
+        .map(|ab| {
+            window[ab[0]..ab[1]]
+                .iter()
+                .fold(Second::default(), |mut acc, s| {
+                    acc.merge(s);
+                    acc
+                })
+        })
+        .collect();
+    let sizes: Vec<f64> = bounds
+        .windows(2)
+        .map(|ab| (ab[1] - ab[0]) as f64 * w)
+        .collect();
+    let total: Second = groups.iter().fold(Second::default(), |mut acc, s| {
+        acc.merge(s);
+        acc
+    });
+    let tx = total.transactions as f64;
+    let tps = interval(
+        tx / (window.len() as f64 * w),
+        groups
+            .iter()
+            .zip(&sizes)
+            .map(|(g, &s)| g.transactions as f64 / s),
+    );
+    let per_tx = |g: &Second, ns: f64| (g.transactions > 0).then(|| ns / g.transactions as f64);
+    let latency_ms = interval(
+        ratio(total.latency_sum_ns as f64, tx) / 1e6,
+        groups
+            .iter()
+            .filter_map(|g| per_tx(g, g.latency_sum_ns as f64))
+            .map(|ns| ns / 1e6),
+    );
+    let buckets_us = std::array::from_fn(|i| {
+        interval(
+            ratio(total.bucket_sum_ns[i] as f64, tx) / 1e3,
+            groups
+                .iter()
+                .filter_map(|g| per_tx(g, g.bucket_sum_ns[i] as f64))
+                .map(|ns| ns / 1e3),
+        )
+    });
+    let (from, to) = (
+        (lo as f64 * w * 1e9) as Nanos,
+        (hi as f64 * w * 1e9) as Nanos,
+    );
+    let vacuums = run
+        .vacuum_starts
+        .iter()
+        .filter(|&&t| t >= from && t < to)
+        .count() as u32;
+    Outcome::Steady(Box::new(SteadyState {
+        warmup_s: cut as f64 * w,
+        warmup_end: name_warmup_end(warmup_ns, run, w),
+        start_s: lo as f64 * w,
+        length_s: window.len() as f64 * w,
+        checkpoint_cycles: cycles,
+        vacuums,
+        batches,
+        batched_by_vacuum: by_vacuum,
+        tps,
+        latency_ms,
+        buckets_us,
+    }))
+}
+
+use Outcome::NotReached;
+
+fn ratio(a: f64, b: f64) -> f64 {
+    if b == 0.0 { 0.0 } else { a / b }
+}
+
+/// MSER-5's truncation point, in observations: None when there are fewer
+/// than [`MSER_MIN_BATCHES`] batches or the best cut is at the middle.
+pub fn mser5(obs: &[f64]) -> Option<usize> {
+    let k = obs.len() / MSER_BATCH;
+    if k < MSER_MIN_BATCHES {
+        return None;
+    }
+    let z: Vec<f64> = obs
+        .chunks_exact(MSER_BATCH)
+        .map(|c| c.iter().sum::<f64>() / MSER_BATCH as f64)
+        .collect();
+    // Suffix sums give every cut's mean and squared deviations in one pass.
+    let mut best = (f64::INFINITY, 0);
+    let (mut sum, mut sq) = (0.0, 0.0);
+    let mut stat = vec![0.0; k];
+    for d in (0..k).rev() {
+        sum += z[d];
+        sq += z[d] * z[d];
+        let m = (k - d) as f64;
+        let mean = sum / m;
+        stat[d] = ((sq / m - mean * mean).max(0.0)) / m;
+    }
+    // Cuts are looked for in the first half only: a warm-up longer than
+    // half the run cannot be told from a trend. A minimum on that bound
+    // means the statistic still falls: the run is too short. (Searching
+    // the whole run and refusing a minimum past the middle, as White
+    // 1997 does, refuses every run with a slow periodic component, such
+    // as autovacuum's dips every two minutes, on chance alone.)
+    let half = k / 2;
+    for (d, &s) in stat[..=half].iter().enumerate() {
+        if s < best.0 {
+            best = (s, d);
+        }
+    }
+    // On a flat series the statistic is near its minimum at many cuts, and
+    // which one wins is noise: the earliest within 1% of the minimum keeps
+    // the most data and is as good.
+    let d = stat[..=half]
+        .iter()
+        .position(|&s| s <= best.0 * 1.01)
+        .unwrap_or(best.1);
+    (best.1 < half).then_some(d * MSER_BATCH)
+}
+
+/// A point estimate and the 95% half width from its batches' values.
+fn interval(mean: f64, batches: impl Iterator<Item = f64>) -> Estimate {
+    let v: Vec<f64> = batches.collect();
+    let b = v.len();
+    if b < 2 {
+        return Estimate {
+            mean,
+            half_width: 0.0,
+        };
+    }
+    let avg = v.iter().sum::<f64>() / b as f64;
+    let var = v.iter().map(|x| (x - avg) * (x - avg)).sum::<f64>() / (b - 1) as f64;
+    let t = StudentsT::new(0.0, 1.0, (b - 1) as f64)
+        .expect("a t distribution with positive degrees of freedom")
+        .inverse_cdf(0.975);
+    Estimate {
+        mean,
+        half_width: t * (var / b as f64).sqrt(),
+    }
+}
+
+/// The latest cache or checkpoint event at or before the warm-up's end
+/// (give or take one MSER batch), else that the rate settled.
+fn name_warmup_end(end: Nanos, run: &Run, w: f64) -> WarmupEnd {
+    if end == 0 {
+        return WarmupEnd::None;
+    }
+    let slack = (MSER_BATCH as f64 * w * 1e9) as Nanos;
+    let m = run.milestones;
+    [
+        m.shared_buffers_full.map(WarmupEnd::SharedBuffersFull),
+        m.os_cache_full.map(WarmupEnd::PageCacheFull),
+        run.checkpoint_starts
+            .first()
+            .copied()
+            .map(WarmupEnd::FirstCheckpoint),
+    ]
+    .into_iter()
+    .flatten()
+    .filter(|e| at(e) <= end + slack)
+    .max_by_key(at)
+    .unwrap_or(WarmupEnd::RateSettled)
+}
+
+fn at(e: &WarmupEnd) -> Nanos {
+    match e {
+        WarmupEnd::SharedBuffersFull(t) | WarmupEnd::PageCacheFull(t) => *t,
+        WarmupEnd::FirstCheckpoint(t) => *t,
+        WarmupEnd::None | WarmupEnd::RateSettled => 0,
+    }
+}
+
+/// What a run has shown it does, which its steady state must then hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Recurring {
+    /// It writes WAL: it checkpoints, by max_wal_size or at
+    /// checkpoint_timeout at the latest.
+    pub writes_wal: bool,
+    /// An autovacuum has run: it recurs as dead rows build up again.
+    pub vacuums: bool,
+}
+
+/// When `model` has said enough: the steady state's tps within
+/// `precision` (a fraction) at 95%, over at least one whole checkpoint
+/// cycle if the run writes WAL, and over two vacuums if it vacuums (one
+/// whole cycle of each: a rate measured between them misses their cost).
+pub fn settled(outcome: &Outcome, precision: f64, recurring: Recurring) -> bool {
+    match outcome {
+        Outcome::Steady(s) => {
+            s.tps.relative() <= precision
+                && (!recurring.writes_wal || s.checkpoint_cycles >= 1)
+                && (!recurring.vacuums || s.vacuums >= 2)
+        }
+        Outcome::NotReached(_) => false,
+    }
+}
+
+/// The steady state of `db`'s run over its first `elapsed` ns.
+pub fn of_database(db: &Database, elapsed: Nanos) -> Outcome {
+    let s = db.stats();
+    let width_s = s.seconds.width_s();
+    let starts: Vec<Nanos> = db.checkpoints().iter().map(|c| c.start).collect();
+    let vacuums: Vec<Nanos> = db.vacuums().iter().map(|v| v.start).collect();
+    let mut cost: Vec<(&str, u64)> = Vec::new();
+    for v in db.vacuums() {
+        match cost.iter_mut().find(|(t, _)| *t == v.table) {
+            Some((_, p)) => *p += v.pages,
+            None => cost.push((&v.table, v.pages)),
+        }
+    }
+    let dominant = cost.iter().max_by_key(|(_, p)| *p).map(|(t, _)| *t);
+    let cycle: Vec<Nanos> = db
+        .vacuums()
+        .iter()
+        .filter(|v| Some(v.table.as_str()) == dominant)
+        .map(|v| v.start)
+        .collect();
+    let cfg = db.config();
+    let blocks = db.workload().data_blocks();
+    analyse(&Run {
+        seconds: whole(&s.seconds, width_s, elapsed),
+        width_s,
+        milestones: s.milestones,
+        fills_shared_buffers: blocks > cfg.nbuffers as u64,
+        fills_page_cache: cfg.os_cache_pages > 0 && blocks > cfg.os_cache_pages,
+        checkpoint_starts: &starts,
+        vacuum_starts: &vacuums,
+        vacuum_cycle_starts: &cycle,
+    })
+}
+
+/// What `db`'s run has shown it does so far.
+pub fn recurring(db: &Database) -> Recurring {
+    Recurring {
+        writes_wal: db.wal_counters().bytes > 0,
+        vacuums: !db.vacuums().is_empty(),
+    }
+}
+
+/// Whole seconds of `seconds` up to `elapsed`: a trailing partial point
+/// would show a bogus rate.
+pub fn whole(seconds: &[Second], width_s: u64, elapsed: Nanos) -> &[Second] {
+    let n = (elapsed / SEC / width_s.max(1)) as usize;
+    &seconds[..n.min(seconds.len())]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn second(tx: u64, lat_ms: u64) -> Second {
+        let mut s = Second {
+            transactions: tx,
+            latency_sum_ns: (tx * lat_ms * 1_000_000) as u128,
+            ..Second::default()
+        };
+        s.bucket_sum_ns[Bucket::Cpu.index()] = tx * lat_ms * 1_000_000;
+        s
+    }
+
+    /// A deterministic noise of ±`amp` around 1, uniform (a fixed hash
+    /// sequence: tests are exact).
+    fn wobble(i: usize, amp: f64) -> f64 {
+        // splitmix64 of i.
+        let mut x = (i as u64).wrapping_add(0x9e3779b97f4a7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58476d1ce4e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d049bb133111eb);
+        x ^= x >> 31;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+        1.0 + amp * (2.0 * u - 1.0)
+    }
+
+    fn run<'a>(seconds: &'a [Second], starts: &'a [Nanos]) -> Run<'a> {
+        Run {
+            seconds,
+            width_s: 1,
+            milestones: Milestones::default(),
+            fills_shared_buffers: false,
+            fills_page_cache: false,
+            checkpoint_starts: starts,
+            vacuum_starts: &[],
+            vacuum_cycle_starts: &[],
+        }
+    }
+
+    #[test]
+    fn mser5_cuts_a_level_shift_at_its_step() {
+        let obs: Vec<f64> = (0..200)
+            .map(|i| if i < 60 { 2000.0 } else { 1000.0 } * wobble(i, 0.02))
+            .collect();
+        let cut = mser5(&obs).expect("a cut in the first half");
+        assert!((55..=65).contains(&cut), "cut at {cut}");
+    }
+
+    #[test]
+    fn mser5_keeps_a_stationary_series_whole() {
+        let obs: Vec<f64> = (0..200).map(|i| 1000.0 * wobble(i, 0.05)).collect();
+        assert!(mser5(&obs).expect("a cut") <= 10);
+    }
+
+    #[test]
+    fn mser5_refuses_a_series_still_trending() {
+        let obs: Vec<f64> = (0..200).map(|i| 1000.0 + 10.0 * i as f64).collect();
+        assert_eq!(mser5(&obs), None);
+    }
+
+    #[test]
+    fn too_short_a_run_is_not_reached_and_says_how_long_it_needs() {
+        let s: Vec<Second> = (0..10).map(|_| second(1000, 2)).collect();
+        match analyse(&run(&s, &[])) {
+            NotReached(why) => assert!(why.contains("at least 50 s"), "{why}"),
+            o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn the_steady_state_excludes_the_warm_up_and_names_its_end() {
+        let s: Vec<Second> = (0..200)
+            .map(|i| {
+                let tx = if i < 40 { 3000.0 } else { 1000.0 } * wobble(i, 0.03);
+                second(tx as u64, if i < 40 { 1 } else { 3 })
+            })
+            .collect();
+        let mut r = run(&s, &[]);
+        r.milestones.shared_buffers_full = Some(38 * SEC);
+        let Outcome::Steady(st) = analyse(&r) else {
+            panic!("no steady state")
+        };
+        assert!((35.0..=45.0).contains(&st.warmup_s), "{}", st.warmup_s);
+        assert_eq!(st.warmup_end, WarmupEnd::SharedBuffersFull(38 * SEC));
+        assert!((st.tps.mean - 1000.0).abs() < 10.0, "{:?}", st.tps);
+        assert!(st.tps.relative() < 0.02 && st.tps.half_width > 0.0);
+        assert!((st.latency_ms.mean - 3.0).abs() < 0.01);
+        assert!((st.buckets_us[Bucket::Cpu.index()].mean - 3000.0).abs() < 10.0);
+        assert_eq!(st.checkpoint_cycles, 0);
+    }
+
+    #[test]
+    fn checkpoints_cut_the_window_to_whole_cycles() {
+        // A 30 s cycle: slower while a checkpoint writes.
+        let s: Vec<Second> = (0..200)
+            .map(|i| second(if i % 30 < 10 { 800 } else { 1000 }, 2))
+            .collect();
+        let starts: Vec<Nanos> = (0..7).map(|c| c * 30 * SEC).collect();
+        let Outcome::Steady(st) = analyse(&run(&s, &starts)) else {
+            panic!("no steady state")
+        };
+        assert_eq!(st.length_s % 30.0, 0.0, "{st:?}");
+        assert!(st.checkpoint_cycles >= 4);
+        // Whole cycles: exactly the cycle's mean, (10*800 + 20*1000) / 30.
+        assert!((st.tps.mean - 28000.0 / 30.0).abs() < 1e-6, "{:?}", st.tps);
+        let wal = Recurring {
+            writes_wal: true,
+            vacuums: false,
+        };
+        assert!(settled(&Outcome::Steady(st), 0.1, wal));
+    }
+
+    #[test]
+    fn settling_needs_a_whole_checkpoint_cycle_and_two_vacuums_where_they_occur() {
+        let s: Vec<Second> = (0..100)
+            .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
+            .collect();
+        let o = analyse(&run(&s, &[90 * SEC]));
+        let (none, wal) = (
+            Recurring::default(),
+            Recurring {
+                writes_wal: true,
+                vacuums: false,
+            },
+        );
+        assert!(settled(&o, 0.02, none));
+        assert!(!settled(&o, 0.02, wal));
+        let vac = Recurring {
+            writes_wal: false,
+            vacuums: true,
+        };
+        assert!(!settled(&o, 0.02, vac));
+        let mut r = run(&s, &[]);
+        let starts = [20 * SEC, 60 * SEC];
+        r.vacuum_starts = &starts;
+        assert!(settled(&analyse(&r), 0.02, vac));
+    }
+
+    #[test]
+    fn whole_vacuum_cycles_as_batches_give_the_dips_no_false_noise() {
+        // A dip of 20 s every 120 s: uniform batches of 30 s hold a dip or
+        // not, and their spread is the dip; cycles each hold one.
+        let s: Vec<Second> = (0..1200)
+            .map(|i| second(if i % 120 < 20 { 800 } else { 1000 }, 2))
+            .collect();
+        let starts: Vec<Nanos> = (0..10).map(|c| c * 120 * SEC).collect();
+        let mut r = run(&s, &[]);
+        let uniform = match analyse(&r) {
+            Outcome::Steady(st) => st,
+            o => panic!("{o:?}"),
+        };
+        r.vacuum_starts = &starts;
+        r.vacuum_cycle_starts = &starts;
+        let Outcome::Steady(cycles) = analyse(&r) else {
+            panic!("no steady state")
+        };
+        assert!(cycles.batched_by_vacuum && !uniform.batched_by_vacuum);
+        assert_eq!(cycles.length_s % 120.0, 0.0);
+        assert!((cycles.tps.mean - (20.0 * 800.0 + 100.0 * 1000.0) / 120.0).abs() < 1e-6);
+        assert!(cycles.tps.half_width < 1e-6, "{:?}", cycles.tps);
+        assert!(uniform.tps.half_width > 1.0, "{:?}", uniform.tps);
+    }
+
+    #[test]
+    fn mser5_keeps_a_slow_periodic_series_instead_of_refusing_it() {
+        // Dips of 30 s every 120 s, as autovacuum makes.
+        let obs: Vec<f64> = (0..600)
+            .map(|i| if i % 120 >= 100 { 900.0 } else { 1070.0 } * wobble(i, 0.01))
+            .collect();
+        assert!(mser5(&obs).is_some());
+    }
+
+    #[test]
+    fn the_interval_widens_with_noise() {
+        let calm: Vec<Second> = (0..200)
+            .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
+            .collect();
+        let noisy: Vec<Second> = (0..200)
+            .map(|i| second((1000.0 * wobble(i, 0.2)) as u64, 2))
+            .collect();
+        let hw = |s: &[Second]| match analyse(&run(s, &[])) {
+            Outcome::Steady(st) => st.tps.half_width,
+            o => panic!("{o:?}"),
+        };
+        assert!(hw(&noisy) > 5.0 * hw(&calm));
+    }
+}
