@@ -6,6 +6,13 @@
 //! `handle_timeout(now)` feed events in, `poll_request()` and
 //! `poll_timeout()` drain what the database wants. The real engine and the
 //! simulator drive this same code; only the device and the clock differ.
+//!
+//! This file holds the instance and its event loop (timers, settling until
+//! every process waits); each process has a file of its own: `backends`,
+//! `checkpointer_proc`, `bgwriter_proc`, `vacuum_worker`, `wal_flush`
+//! (the WAL's flushes and the WAL writer) and `pgbench_threads`, with the
+//! I/O table in `io_table`, every process's name for the CPU scheduler
+//! in `proc`, and when the caches first filled in `warmup`.
 
 use std::collections::VecDeque;
 
@@ -34,18 +41,25 @@ use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 
-/// The CPU scheduler's name for the process waking from a WAL fdatasync.
-/// One flush is in flight at a time, so one id serves; it is a different
-/// backend each time, so the scheduler forgets its history (`Cpu::forget`).
-const FLUSHER: u32 = u32::MAX;
-
-/// The CPU scheduler's names for the background writers (bgwriter,
-/// checkpointer, vacuum) spending their CPU after data-file writes
-/// (`Database::writer_cpu`): `Background::cpu_id`.
-const WRITER: u32 = u32::MAX - 1;
-
-/// Vacuum's CPU is paid as a pause once this much has added up.
-const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
+mod backends;
+mod bgwriter_proc;
+mod checkpointer_proc;
+mod io_table;
+mod pgbench_threads;
+mod proc;
+mod vacuum_worker;
+mod wal_flush;
+mod warmup;
+use backends::{Client, Wait};
+use bgwriter_proc::BgWriterProc;
+pub use checkpointer_proc::CheckpointEvent;
+use checkpointer_proc::CheckpointerProc;
+use io_table::{IoTable, Purpose};
+use pgbench_threads::PgbenchThread;
+use proc::{Background, Proc, WRITERS};
+use vacuum_worker::VacuumWorker;
+pub use vacuum_worker::{VacuumEvent, VacuumPhaseStats, VacuumSummary};
+use wal_flush::WalLeader;
 
 /// Buffer-pool and page-cache state above which transactions prefetch the
 /// lines they will touch: past what a core's share of the CPU caches holds.
@@ -53,188 +67,15 @@ const VACUUM_CPU_SLICE: Nanos = 100 * super::time::US;
 /// instructions with a 4 GB pool).
 const PREFETCH_ABOVE_BYTES: u64 = 16 << 20;
 
-/// The processes other than backends that write data pages.
+/// What a timer wakes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Background {
-    BgWriter = 0,
-    Checkpointer = 1,
-    Vacuum = 2,
-}
-
-/// How many `Background` writers there are: at most one CPU burst each is
-/// on a core or queued for one.
-const WRITERS: usize = 3;
-
-/// The CPU scheduler's name for the backend that leads the next WAL flush
-/// when it wakes (see `Database::wal_leader_waking`).
-const LEADER: u32 = WRITER - WRITERS as u32;
-
-/// The CPU scheduler's names for pgbench's worker threads (`-j`): thread t
-/// is `CLIENT_THREAD - t`.
-const CLIENT_THREAD: u32 = LEADER - 1;
-
-/// One of pgbench's worker threads on the database host. pgbench's loop
-/// reads each ready connection's reply and sends its next statement in
-/// turn, so the thread serves its clients one at a time; it needs a core
-/// like any process, and keeps it while replies wait, as long as the scheduler
-/// lets it (`Cpu::extend`).
-#[derive(Debug, Default)]
-struct ClientThread {
-    /// Clients whose reply waits for the thread, in arrival order.
-    waiting: VecDeque<u32>,
-    /// The client it serves now (on a core or queued for one).
-    serving: Option<u32>,
-    /// Since when its time on or waiting for a core is not yet counted.
-    since: Nanos,
-}
-
-impl Background {
-    /// Every background writer, by index.
-    const ALL: [Background; WRITERS] = [
-        Background::BgWriter,
-        Background::Checkpointer,
-        Background::Vacuum,
-    ];
-
-    /// Its name in the CPU scheduler.
-    fn cpu_id(self) -> u32 {
-        WRITER - self as u32
-    }
-
-    /// The writer with CPU scheduler name `id`, if `id` is one.
-    fn of_cpu_id(id: u32) -> Option<Background> {
-        Self::ALL.get(WRITER.checked_sub(id)? as usize).copied()
-    }
-}
-
-/// What a client backend is waiting for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Wait {
-    /// Runnable (in the ready queue or being advanced).
-    Running,
-    /// A round trip or a retry timer.
-    Timer,
-    /// On a core or queued for one.
-    Cpu,
-    /// Its client's thread has to read the last reply and send the next
-    /// statement.
-    ClientThread,
-    /// Its own read of a page into a buffer.
-    Read,
-    /// Another backend's read of the page it wants.
-    BufferIo,
-    /// WAL flush up to a dirty victim's LSN.
-    VictimFlush,
-    /// Its write of a dirty victim.
-    VictimWrite,
-    /// A row lock.
-    Lock,
-    /// The commit's WAL flush.
-    CommitFlush,
-    /// The synchronous standbys' confirmation of its commit (IPC:SyncRep).
-    SyncRep,
-    /// WAL buffer space (its records would overrun wal_buffers).
-    WalSpace,
-    /// Rate-limited run: idle until its next transaction's scheduled start.
-    Schedule,
-    /// Finished its transactions.
-    Stopped,
-}
-
-#[derive(Debug)]
-struct Client {
-    steps: Vec<Step>,
-    pc: usize,
-    clock: TxClock,
-    locks: Vec<RowId>,
-    has_xid: bool,
-    wait: Wait,
-    /// A pinned victim buffer being cleaned for this client's miss.
-    victim: Option<BufId>,
-    /// A buffer this client read, valid and pinned, for the step it re-runs.
-    held: Option<BufId>,
-    /// Since when it has been on (or queued for) a core to finish reading a
-    /// block: the read syscall's copy is PostgreSQL's read time
-    /// (blk_read_time), so it stays in page_read.
-    read_cpu_from: Option<Nanos>,
-    /// Its pgbench thread sent it a statement while a core was idle: the
-    /// wake-up costs it the round trip in CPU (see `thread_served`).
-    idle_wake: bool,
-    /// CPU owed for WAL records inserted while the page cache was full
-    /// (`ReclaimCpu::per_kib_written`), spent before the commit.
-    wal_cpu_due: Nanos,
-    done: u64,
-    /// Rate-limited runs: scheduled start of its next transaction.
-    sched: Nanos,
-    /// Where its last commit record ends.
-    commit_lsn: Lsn,
-}
-
-/// Why an I/O was issued.
-#[derive(Debug, Clone, Copy)]
-enum Purpose {
-    Read {
-        client: u32,
-        buf: BufId,
-    },
-    VictimWrite {
-        client: u32,
-        buf: BufId,
-        block: u64,
-    },
-    CheckpointWrite {
-        buf: BufId,
-        block: u64,
-    },
-    BgWrite {
-        buf: BufId,
-        block: u64,
-    },
-    /// A WAL write or (`sync`) the fdatasync that ends a flush.
-    Wal {
-        sync: bool,
-    },
-    DataSync,
-    /// A standby's walreceiver's WAL write or fdatasync.
-    Standby {
-        standby: u8,
-    },
-    VacuumRead {
-        buf: BufId,
-    },
-    /// The kernel's writeback of a page vacuum wrote into the page cache.
-    VacuumWriteback {
-        block: u64,
-    },
-    /// A readahead window of vacuum's sequential stream, from `start`.
-    VacuumReadAhead {
-        start: u64,
-    },
-    VacuumWrite {
-        buf: BufId,
-        block: u64,
-    },
-    /// A readahead window of the WAL the startup process replays.
-    WalRead {
-        client: u32,
-    },
-    /// recovery_prefetch's read of `block` into the page cache.
-    Prefetch {
-        block: u64,
-    },
-    /// A control file update for minRecoveryPoint: its write, then
-    /// (`sync`) its fsync.
-    ControlFile {
-        sync: bool,
-    },
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Timer {
+    /// Client `c`'s round trip or retry wait is over.
     Resume(u32),
     /// A rate-limited client's next transaction is due.
     Start(u32),
-    CpuDone(u32),
+    /// A process's CPU burst on a core is over.
+    CpuDone(Proc),
     /// A round trip ending at `cpu_start`, then a CPU burst (uncontended).
     RoundTripThenCpu {
         client: u32,
@@ -256,93 +97,6 @@ enum Timer {
     End,
 }
 
-/// What the checkpointer process is doing between events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CkptWait {
-    /// Asleep until a timer (idle, or paced between writes).
-    Sleeping,
-    /// Waiting for WAL to be flushed before writing a buffer.
-    WalFlush { buf: BufId, block: u64 },
-    /// A write or the data-file sync is in flight.
-    Io,
-    /// Waiting for the checkpoint record to be durable.
-    Record,
-}
-
-/// What the vacuum worker is doing between events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum VacWait {
-    /// Ready for its next page (or idle with no job).
-    Running,
-    /// Sleeping for the cost limit, or retrying.
-    Sleeping,
-    /// Waiting for WAL to be flushed before writing a ring buffer.
-    WalFlush,
-    /// A read or a ring write is in flight.
-    Io,
-}
-
-/// One phase of the one-shot vacuum, for reports.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct VacuumPhaseStats {
-    /// Time spent in it, ns.
-    pub time: Nanos,
-    /// Pages processed, found in shared buffers, read in, dirtied, and
-    /// written by vacuum.
-    pub pages: u64,
-    pub hits: u64,
-    pub misses: u64,
-    pub dirtied: u64,
-    pub written: u64,
-    /// Read requests sent to the device (merged by readahead) and their bytes.
-    pub device_reads: u64,
-    pub device_read_bytes: u64,
-    /// WAL bytes and full-page images it logged.
-    pub wal_bytes: u64,
-    pub full_page_images: u64,
-    /// CPU it spent, ns, and its cost-limit sleeps, ns.
-    pub cpu: Nanos,
-    pub sleep: Nanos,
-}
-
-/// The one-shot vacuum's totals beyond the counters.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct VacuumSummary {
-    /// Per [`vac::Phase`].
-    pub phases: [VacuumPhaseStats; vac::PHASES],
-    /// Index passes (PostgreSQL's "index scans").
-    pub index_passes: u64,
-    /// Heap pages skipped through the visibility map.
-    pub skipped: u64,
-    /// Heap pages with dead items, and the dead items.
-    pub lpdead_pages: u64,
-    pub lpdead_items: u64,
-    /// Pages set all-visible, and the visibility-map pages that dirtied.
-    pub set_all_visible: u64,
-    pub vm_pages_dirtied: u64,
-}
-
-/// One vacuum run, for reports.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VacuumEvent {
-    pub table: String,
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-    pub pages: u64,
-}
-
-/// One checkpoint, for reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CheckpointEvent {
-    /// When it started and (if it did) finished.
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-    /// Timed or requested by WAL volume.
-    pub trigger: Trigger,
-    /// Buffers dirty at its start.
-    pub buffers: u64,
-}
-
 /// The simulated database.
 pub struct Database {
     cfg: CoreConfig,
@@ -360,58 +114,30 @@ pub struct Database {
     locks: RowLocks,
     cpu: Cpu,
     os_cache: OsCache,
-    ckpt: Checkpointer,
-    ckpt_wait: CkptWait,
-    ckpt_gen: u64,
-    bgw: BgWriter,
-    bgw_queue: Vec<BufId>,
-    bgw_busy: bool,
+    checkpointer: CheckpointerProc,
+    bgwriter: BgWriterProc,
     /// Per `Background` writer: whether its CPU burst is on a core or queued, and the
     /// CPU of writes done since that burst started, to run after it.
     writer_cpu: [(bool, Nanos); WRITERS],
-    /// A flush just ended with backends still waiting for theirs. In
-    /// PostgreSQL they sleep on WALWriteLock, and the next flush starts when
-    /// one of them wakes, gets a core and takes the lock (XLogFlush), unless
-    /// a backend that is running meanwhile asks for a flush first and takes
-    /// the free lock itself. Commits inserted until then join that flush.
-    wal_leader_waking: bool,
-    /// The waking leader's CPU burst is on a core or queued: a flush that
-    /// ends meanwhile is served by that same wake-up, not a second one.
-    leader_on_cpu: bool,
+    /// The backend that leads the next WAL flush, while it wakes.
+    wal_leader: WalLeader,
     /// pgbench's worker threads on the database host (`-j`); none when the
     /// client's CPU is part of each statement's.
-    threads: Vec<ClientThread>,
-    bgw_flush_wait: Option<(BufId, u64)>,
+    threads: Vec<PgbenchThread>,
     stats: Stats,
-    checkpoints: Vec<CheckpointEvent>,
     tables: Vec<TableHeap>,
     /// Dead tuples per table since its last vacuum (n_dead_tup).
     dead: Vec<u64>,
-    vac: Option<VacuumJob>,
-    vac_wait: VacWait,
-    /// A ring buffer being cleaned for vacuum's next read.
-    vac_victim: Option<BufId>,
-    /// The ring buffer and block waiting for a readahead window.
-    vac_ra_wait: Option<(BufId, u64)>,
-    /// Vacuum CPU not yet spent (ns): paid as a pause once it adds up.
-    vac_cpu: Nanos,
-    /// The phase being timed and since when.
-    vac_phase: (vac::Phase, Nanos),
-    vac_summary: VacuumSummary,
-    /// Visibility-map pages dirtied.
-    vac_vm: Vec<bool>,
-    vacuums: Vec<VacuumEvent>,
+    /// The vacuum worker (autovacuum's, or the one-shot VACUUM).
+    vacuum: VacuumWorker,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
     /// Clients inside a transaction (not waiting for their scheduled start,
     /// not stopped): the backends whose CPU grows (`CoreConfig::cpu_growth`).
     active: u32,
     timers: TimerQueue<Timer>,
-    requests: VecDeque<IoRequest>,
-    /// Per token: what its I/O is for and when it was handed out.
-    io: Vec<Option<(Purpose, Nanos)>>,
-    free_tokens: Vec<Token>,
-    outstanding: usize,
+    /// The I/Os issued and not yet completed, by token.
+    io: IoTable,
     buf_waiters: HashMap<BufId, Vec<u32>>,
     /// Pages changed since the last checkpoint's redo point: the next change
     /// of any other page logs a full-page image.
@@ -446,22 +172,7 @@ impl Database {
             .map(|_| {
                 let mut steps = Vec::new();
                 workload.next_transaction(&mut rng, &mut steps);
-                Client {
-                    steps,
-                    pc: 0,
-                    clock: TxClock::start(0, Bucket::Other),
-                    locks: Vec::new(),
-                    has_xid: false,
-                    wait: Wait::Running,
-                    victim: None,
-                    held: None,
-                    read_cpu_from: None,
-                    idle_wake: false,
-                    wal_cpu_due: 0,
-                    done: 0,
-                    sched: 0,
-                    commit_lsn: 0,
-                }
+                Client::new(steps)
             })
             .collect();
         let mut db = Database {
@@ -483,48 +194,21 @@ impl Database {
                 speed: cfg.cpu_speed,
             }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
-            ckpt: Checkpointer::new(
-                cfg.checkpoint_timeout,
-                cfg.checkpoint_completion_target,
-                cfg.checkpoint_segments,
-            ),
-            ckpt_wait: CkptWait::Sleeping,
-            ckpt_gen: 0,
-            bgw: BgWriter::new(
-                cfg.bgwriter_lru_maxpages,
-                cfg.bgwriter_lru_multiplier,
-                cfg.bgwriter_delay / MS,
-                cfg.nbuffers,
-            ),
-            bgw_queue: Vec::new(),
-            bgw_busy: false,
+            checkpointer: CheckpointerProc::new(&cfg),
+            bgwriter: BgWriterProc::new(&cfg),
             writer_cpu: [(false, 0); WRITERS],
-            bgw_flush_wait: None,
-            wal_leader_waking: false,
-            leader_on_cpu: false,
+            wal_leader: WalLeader::default(),
             threads: (0..cfg.client_threads)
-                .map(|_| ClientThread::default())
+                .map(|_| PgbenchThread::default())
                 .collect(),
             stats: Stats::new(),
-            checkpoints: Vec::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],
-            vac: None,
-            vac_wait: VacWait::Running,
-            vac_victim: None,
-            vac_ra_wait: None,
-            vac_cpu: 0,
-            vac_phase: (vac::Phase::ScanHeap, 0),
-            vac_summary: VacuumSummary::default(),
-            vac_vm: Vec::new(),
-            vacuums: Vec::new(),
+            vacuum: VacuumWorker::default(),
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
-            requests: VecDeque::new(),
-            io: Vec::new(),
-            free_tokens: Vec::new(),
-            outstanding: 0,
+            io: IoTable::default(),
             buf_waiters: HashMap::default(),
             touched: BlockSet::new(workload.data_blocks()),
             woken: Vec::new(),
@@ -555,7 +239,7 @@ impl Database {
         if db.cfg.os_cache_after_load {
             db.warm_os_cache();
         }
-        let next = db.ckpt.next_timed();
+        let next = db.checkpointer.policy.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
         db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
@@ -563,61 +247,10 @@ impl Database {
             db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
         }
         if let Some(name) = db.cfg.vacuum_table.clone() {
-            let t = db
-                .tables
-                .iter()
-                .find(|t| t.name == name)
-                .expect("one-shot vacuum of a known table")
-                .clone();
-            let cost = CostBalance::new(db.cfg.vacuum_cost_limit, db.cfg.vacuum_cost_delay);
-            let job = match db.cfg.vacuum_shape.clone() {
-                None => VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost),
-                Some(shape) => {
-                    let ix = db
-                        .tables
-                        .iter()
-                        .find(|x| x.name == shape.index_table)
-                        .expect("one-shot vacuum's index is a known table")
-                        .clone();
-                    let target = vac::VacuumTarget {
-                        heap_first: t.first,
-                        heap_pages: t.pages,
-                        index_first: ix.first,
-                        index_pages: ix.pages,
-                        all_visible: shape.all_visible,
-                        dead_pages: shape.dead_pages,
-                        dead_per_page: shape.dead_per_page,
-                        max_dead_items: vac::VacuumTarget::max_items(
-                            db.cfg.maintenance_work_mem,
-                            t.pages,
-                        ),
-                        read_ahead_pages: shape.read_ahead_pages,
-                    };
-                    db.vac_vm = vec![false; t.pages.div_ceil(vac::HEAP_PAGES_PER_VM_PAGE) as usize];
-                    VacuumJob::lazy(&t.name, target, cost, &mut db.rng)
-                }
-            };
-            db.start_vacuum(0, job);
+            db.start_one_shot_vacuum(&name);
         }
         db.settle(0);
         db
-    }
-
-    /// The next I/O to submit, if any.
-    pub fn poll_request(&mut self) -> Option<IoRequest> {
-        let r = self.requests.pop_front()?;
-        self.outstanding += 1;
-        // Counted when handed out: what the device is asked to do, exactly.
-        let c = &mut self.stats.counters;
-        match r.kind {
-            IoKind::WalWrite { len, .. } => {
-                c.wal_writes += 1;
-                c.wal_written_bytes += len;
-            }
-            IoKind::WalSync { .. } => c.wal_syncs += 1,
-            _ => {}
-        }
-        Some(r)
     }
 
     /// When the database next wants `handle_timeout`, if ever.
@@ -660,291 +293,9 @@ impl Database {
         self.clock
     }
 
-    /// An I/O handed out by `poll_request` finished.
-    pub fn handle_completion(&mut self, c: IoCompletion) {
-        let (purpose, issued) = self.io[c.token as usize]
-            .take()
-            .expect("completion for an unknown token");
-        self.free_tokens.push(c.token);
-        self.outstanding -= 1;
-        if self.finished {
-            return;
-        }
-        let took = c.at.saturating_sub(issued);
-        let counters = &mut self.stats.counters;
-        match purpose {
-            Purpose::Read { .. } | Purpose::VacuumRead { .. } => counters.read_time.record(took),
-            Purpose::Wal { sync: false } => counters.wal_write_time.record(took),
-            Purpose::Wal { sync: true } => counters.wal_sync_time.record(took),
-            _ => {}
-        }
-        let now = self.advance_clock(c.at);
-        match purpose {
-            Purpose::Read { client, buf } => {
-                self.pool.read_done(buf);
-                self.clients[client as usize].held = Some(buf);
-                let demand = self.device_read_cpu();
-                if demand > 0 {
-                    self.start_read_cpu(now, client, demand);
-                } else {
-                    self.make_ready(client);
-                }
-                if let Some(ws) = self.buf_waiters.remove(&buf) {
-                    for w in ws {
-                        self.make_ready(w);
-                    }
-                }
-            }
-            Purpose::VictimWrite { client, buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                let demand = self.page_write_cpu();
-                if demand > 0 {
-                    // The write syscall copying the page is the backend's CPU.
-                    let demand = self.cfg.cpu_growth.io(demand, self.active);
-                    self.start_cpu(now, client, demand);
-                } else {
-                    self.make_ready(client);
-                }
-            }
-            Purpose::CheckpointWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                self.writer_cpu(now, Background::Checkpointer);
-                self.stats.counters.checkpoint_writes += 1;
-                self.ckpt_wait = CkptWait::Sleeping;
-                if self.ckpt.on_schedule(now, self.ckpt_lsn()) {
-                    self.ckpt_gen += 1;
-                    self.set_timer(now + WRITE_DELAY, Timer::Checkpointer(self.ckpt_gen));
-                } else {
-                    self.checkpointer_step(now);
-                }
-            }
-            Purpose::BgWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                self.writer_cpu(now, Background::BgWriter);
-                self.stats.counters.bgwriter_writes += 1;
-                self.bgwriter_next(now);
-            }
-            Purpose::Wal { sync } => {
-                if sync && self.cfg.wal_flush_cpu > 0 {
-                    // The flusher must get a core before anyone learns the
-                    // flush is done (CoreConfig::wal_flush_cpu).
-                    if let Some(finish) = self.cpu.request(now, FLUSHER, self.cfg.wal_flush_cpu) {
-                        self.set_timer(finish, Timer::CpuDone(FLUSHER));
-                    }
-                } else {
-                    self.wal_io_done(now);
-                }
-            }
-            Purpose::VacuumRead { buf } => {
-                self.vacuum_read_in(now, buf);
-            }
-            Purpose::VacuumWriteback { block } => self.os_cache.write(block),
-            Purpose::VacuumReadAhead { start } => {
-                let Some(job) = self.vac.as_mut() else {
-                    return self.settle(now);
-                };
-                job.ra.done(start);
-                if let Some((buf, block)) = self.vac_ra_wait
-                    && job.ra.lookup(block) == vac::Ahead::Cached
-                {
-                    self.vac_ra_wait = None;
-                    self.vacuum_read_in(now, buf);
-                }
-            }
-            Purpose::VacuumWrite { buf, block } => {
-                self.pool.write_done(buf);
-                self.os_cache.write(block);
-                // A lazy vacuum's write is in its page's one CPU charge.
-                if !self.vac.as_ref().is_some_and(|j| j.two_pass()) {
-                    self.writer_cpu(now, Background::Vacuum);
-                }
-                self.vac_wait = VacWait::Running;
-                self.vacuum_step(now);
-            }
-            Purpose::Standby { standby } => {
-                if let Some(r) = &mut self.repl {
-                    r.handle_io_done(now, standby);
-                }
-            }
-            Purpose::WalRead { client } => {
-                if let Some(r) = &mut self.recovery {
-                    r.wal_read_done();
-                }
-                // Wake the startup process if it waits for this WAL, not
-                // for a page it reads meanwhile.
-                let cl = &self.clients[client as usize];
-                if cl.wait == Wait::Read
-                    && matches!(cl.steps.get(cl.pc), Some(Step::ReadWal { .. }))
-                {
-                    self.make_ready(client);
-                }
-            }
-            Purpose::Prefetch { block } => self.prefetch_done(now, block),
-            Purpose::ControlFile { sync: false } => {
-                let segment = self.control_segment();
-                self.issue(
-                    IoKind::WalSync { segment },
-                    Purpose::ControlFile { sync: true },
-                    now,
-                );
-            }
-            Purpose::ControlFile { sync: true } => {
-                let waiters = self
-                    .recovery
-                    .as_mut()
-                    .map(Recovery::control_updated)
-                    .unwrap_or_default();
-                for w in waiters {
-                    self.wal_flushed_for(now, w);
-                }
-            }
-            Purpose::DataSync => {
-                self.ckpt.synced();
-                let lsn = self
-                    .wal
-                    .insert(self.workload.checkpoint_record_bytes() as u64);
-                self.ckpt_wait = CkptWait::Record;
-                if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
-                    self.checkpoint_done(now);
-                }
-            }
-        }
-        self.settle(now);
-    }
-
-    /// Client `c` needs `demand` of CPU: it runs, or queues for a core.
-    /// recovery_prefetch: a record ahead will change `block`; unless it is
-    /// in shared buffers or the page cache, ask the kernel for it
-    /// (`XLogPrefetcherNextBlock` → `PrefetchSharedBuffer`).
-    fn start_prefetch(&mut self, now: Nanos, block: u64) {
-        if self.pool.contains(block) || self.os_cache.contains(block) {
-            return;
-        }
-        let Some(rec) = self.recovery.as_mut() else {
-            return;
-        };
-        if rec.prefetch(block) == PrefetchAction::Issue {
-            self.issue(IoKind::ReadPage { block }, Purpose::Prefetch { block }, now);
-        }
-    }
-
-    /// A prefetch read is done: the page is in the page cache; the replay,
-    /// if it waited for it, has it; the next queued block goes out.
-    fn prefetch_done(&mut self, now: Nanos, block: u64) {
-        self.os_cache.read(block);
-        let Some(rec) = self.recovery.as_mut() else {
-            return;
-        };
-        let (waiting, next) = rec.prefetch_done(block);
-        if let Some(buf) = waiting {
-            // One startup process: client 0.
-            self.pool.read_done(buf);
-            self.clients[0].held = Some(buf);
-            if self.cfg.read_cpu > 0 {
-                self.start_read_cpu(now, 0, self.cfg.read_cpu);
-            } else {
-                self.make_ready(0);
-            }
-            if let Some(ws) = self.buf_waiters.remove(&buf) {
-                for w in ws {
-                    self.make_ready(w);
-                }
-            }
-        }
-        if let Some(b) = next {
-            self.issue(
-                IoKind::ReadPage { block: b },
-                Purpose::Prefetch { block: b },
-                now,
-            );
-        }
-    }
-
     /// The catch-up's WAL stream and prefetcher, in recovery.
     pub fn recovery(&self) -> Option<&Recovery> {
         self.recovery.as_ref()
-    }
-
-    /// The page vacuum waited for is in `buf`: wake whoever else waited
-    /// for it, and vacuum goes on with it.
-    fn vacuum_read_in(&mut self, now: Nanos, buf: BufId) {
-        self.pool.read_done(buf);
-        self.vac_wait = VacWait::Running;
-        if let Some(ws) = self.buf_waiters.remove(&buf) {
-            for w in ws {
-                self.make_ready(w);
-            }
-        }
-        self.stats.counters.vacuum_reads += 1;
-        let miss = self.cost_miss();
-        if !self.vacuum_page(now, buf, miss) {
-            self.vacuum_step(now);
-        }
-    }
-
-    fn start_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
-        let cl = &mut self.clients[c as usize];
-        cl.wait = Wait::Cpu;
-        // A read's CPU, on a core or queued, stays in page_read.
-        let (running, queued) = match cl.read_cpu_from {
-            Some(_) => (Bucket::PageRead, Bucket::PageRead),
-            None => (Bucket::Cpu, Bucket::CpuQueue),
-        };
-        match self.cpu.request(now, c, demand) {
-            Some(finish) => {
-                cl.clock.switch(now, running);
-                self.set_timer(finish, Timer::CpuDone(c));
-            }
-            None => cl.clock.switch(now, queued),
-        }
-    }
-
-    /// pgbench thread `t`, if CPU scheduler id `id` is one.
-    fn thread_of(&self, id: u32) -> Option<usize> {
-        let t = CLIENT_THREAD.checked_sub(id)? as usize;
-        (t < self.threads.len()).then_some(t)
-    }
-
-    /// Idle thread `t` takes its next waiting client, if any, and asks for a
-    /// core to serve it.
-    fn thread_next(&mut self, now: Nanos, t: usize) {
-        self.threads[t].since = now;
-        self.thread_take(now, t, false);
-    }
-
-    /// Thread `t` takes its next waiting client, if any, and spends its CPU
-    /// for it: on the core it holds (`on_core`), or on one it asks for. True
-    /// if the core it held is dealt with (kept, or handed on by the
-    /// scheduler while the thread queues); false if nobody is waiting (the
-    /// caller frees the core).
-    fn thread_take(&mut self, now: Nanos, t: usize, on_core: bool) -> bool {
-        let th = &mut self.threads[t];
-        let Some(c) = th.waiting.pop_front() else {
-            return false;
-        };
-        th.serving = Some(c);
-        let id = CLIENT_THREAD - t as u32;
-        let demand = self.cfg.client_cpu;
-        let finish = if on_core {
-            match self.cpu.extend(now, id, demand) {
-                Some(finish) => Some(finish),
-                None => {
-                    // The scheduler gives its core to someone due first.
-                    let next = self.cpu.preempt(now, id, demand);
-                    self.cpu_handed_on(now, next);
-                    return true;
-                }
-            }
-        } else {
-            self.cpu.request(now, id, demand)
-        };
-        if let Some(finish) = finish {
-            self.set_timer(finish, Timer::CpuDone(id));
-        }
-        on_core
     }
 
     /// A core was handed to `next` (from the run queue), if anyone: its
@@ -953,51 +304,14 @@ impl Database {
         let Some((next, finish)) = next else {
             return;
         };
-        if next < self.cfg.clients {
-            let cl = &mut self.clients[next as usize];
+        let next = Proc::decode(next);
+        if let Proc::Backend(c) = next {
+            let cl = &mut self.clients[c as usize];
             if cl.read_cpu_from.is_none() {
                 cl.clock.switch(now, Bucket::Cpu);
             }
         }
         self.set_timer(finish, Timer::CpuDone(next));
-    }
-
-    /// Thread `t` sent its client's next statement, which wakes the
-    /// backend. True if its core is dealt with (it goes
-    /// on to the next waiting client, there or queued for a core); false if
-    /// it goes idle (the caller frees the core).
-    fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
-        let c = self.threads[t].serving.take().expect("a client served");
-        // The statement wakes the backend, on another core if one is idle
-        // (Linux's select_idle_sibling), else queued behind the thread,
-        // which is about to sleep. On this VM a wake-up onto an idle
-        // virtual CPU is expensive, and it shows as CPU: with 1 client,
-        // select-only spent 91 us of CPU per transaction against 39 with
-        // 16 clients (backend 66 against 32, pgbench 25 against 7), while
-        // with 2 clients, both cores busy, it spent 37 and a transaction
-        // took no longer than that CPU (37 us; 54,000 tps against 9,600
-        // with 1 client; schedstat, 2026-11-30). So the calibrated round
-        // trip (1-client latency less CPU and waits) is CPU added to the
-        // backend's next burst when a core was idle, and nothing when none
-        // was.
-        self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
-        self.make_ready(c);
-        let th = &mut self.threads[t];
-        self.stats
-            .counters
-            .client_thread_time
-            .record(now - th.since);
-        th.since = now;
-        self.thread_take(now, t, true)
-    }
-
-    /// Client `c` got a block from the kernel (disk or page cache): the
-    /// syscall and the 8 KiB copy are its CPU, inside the read as
-    /// PostgreSQL times it.
-    fn start_read_cpu(&mut self, now: Nanos, c: u32, demand: Nanos) {
-        self.clients[c as usize].read_cpu_from = Some(now);
-        let demand = self.cfg.cpu_growth.io(demand, self.active);
-        self.start_cpu(now, c, demand);
     }
 
     /// The CPU of a read the device served: the reclaim figure once the
@@ -1048,70 +362,12 @@ impl Database {
         let (busy, pending) = &mut self.writer_cpu[w as usize];
         let demand = std::mem::take(pending);
         *busy = demand > 0;
-        let id = w.cpu_id();
+        let p = Proc::Writer(w);
         if demand > 0
-            && let Some(finish) = self.cpu.request(now, id, demand)
+            && let Some(finish) = self.cpu.request(now, p.into(), demand)
         {
-            self.set_timer(finish, Timer::CpuDone(id));
+            self.set_timer(finish, Timer::CpuDone(p));
         }
-    }
-
-    /// The WAL I/O in flight is done (and its flusher awake).
-    fn wal_io_done(&mut self, now: Nanos) {
-        let mut woken = std::mem::take(&mut self.woken);
-        self.wal.handle_io_done(&mut woken);
-        let flush_ended = !self.wal.flush_in_progress();
-        if flush_ended && let Some(r) = &mut self.repl {
-            // XLogFlush wakes the walsenders (WalSndWakeupProcessRequests).
-            r.handle_local_flush(now, self.wal.flushed_lsn());
-        }
-        if flush_ended && let Some(a) = &mut self.archiver {
-            a.handle_flushed(now, self.wal.flushed_lsn());
-        }
-        for w in woken.drain(..) {
-            self.wal_flushed_for(now, w);
-        }
-        self.woken = woken;
-        if flush_ended && self.wal.waiting() > 0 && self.cfg.wal_flush_cpu > 0 {
-            self.wal_leader_waking = true;
-            if !self.leader_on_cpu {
-                self.leader_on_cpu = true;
-                // LWLockRelease wakes every waiter at once; the first of
-                // those the flush did not cover to get a core takes the
-                // lock. It queues like any waker: EEVDF gives no credit for
-                // time asleep (a woken task keeps the lag it had, and its
-                // deadline is a slice from now), so it runs after those
-                // already queued, the commits just woken among them. Ahead
-                // of the queue, the model grouped fewer commits per flush
-                // than PostgreSQL (1.16 against 1.38 at 8 clients, scale 10).
-                if let Some(finish) = self.cpu.request(now, LEADER, self.cfg.wal_flush_cpu) {
-                    self.set_timer(finish, Timer::CpuDone(LEADER));
-                }
-            }
-        }
-    }
-
-    /// An asynchronous commit wakes the WAL writer when it fills a page
-    /// (`XLogSetAsyncXactLSN`); the writer flushes only once
-    /// wal_writer_flush_after blocks are unflushed (`XLogBackgroundFlush`;
-    /// 0 flushes at every wake-up), otherwise its wal_writer_delay timer
-    /// does. The pages it writes
-    /// without flushing in between go to the kernel's cache and are not
-    /// modelled.
-    fn async_commit_nudge(&mut self) {
-        // 0 flushes at every wake-up: "always flushed immediately".
-        let limit = (self.cfg.wal_writer_flush_after / PAGE_BYTES).max(1);
-        // The writer is one process: WAL inserted while its flush runs is
-        // judged when it is done, against what that flush covered.
-        if self.wal.pages_not_requested() >= limit {
-            self.wal.request_background_flush();
-        }
-    }
-
-    /// A running backend asks for a WAL flush: if the waiting leader has not
-    /// woken yet, this one takes WALWriteLock first.
-    fn flush_requested_while_running(&mut self) {
-        self.wal_leader_waking = false;
     }
 
     /// Stop now (Ctrl-C): no new work; the run is over at `now`.
@@ -1129,7 +385,7 @@ impl Database {
     /// driver keeps reaping until this is 0, so no buffer is freed under
     /// an in-flight I/O.
     pub fn outstanding(&self) -> usize {
-        self.outstanding
+        self.io.outstanding
     }
 
     /// When the run ended, if it has.
@@ -1154,7 +410,7 @@ impl Database {
 
     /// Checkpoints so far.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {
-        &self.checkpoints
+        &self.checkpointer.events
     }
 
     /// The workload being run.
@@ -1181,11 +437,7 @@ impl Database {
         if let Some(a) = &mut self.archiver {
             a.finish(now);
         }
-        // Requests never handed out will never complete: forget them.
-        while let Some(r) = self.requests.pop_front() {
-            self.io[r.token as usize] = None;
-            self.free_tokens.push(r.token);
-        }
+        self.io.forget_unsent();
         self.timers.clear();
     }
 
@@ -1217,39 +469,6 @@ impl Database {
         self.timers.push_after(self.clock, at, timer);
     }
 
-    fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
-        let token = match self.free_tokens.pop() {
-            Some(t) => {
-                self.io[t as usize] = Some((purpose, now));
-                t
-            }
-            None => {
-                self.io.push(Some((purpose, now)));
-                (self.io.len() - 1) as Token
-            }
-        };
-        let s = self.stats.second(now);
-        match kind {
-            IoKind::ReadPage { .. } | IoKind::ReadRun { .. } => s.data_reads += 1,
-            IoKind::WritePage { block, .. } => {
-                s.data_writes += 1;
-                // Its completion puts the page in the page cache.
-                self.os_cache.prefetch(block);
-            }
-            IoKind::WalSync { .. } => s.wal_syncs += 1,
-            _ => {}
-        }
-        self.requests.push_back(IoRequest { token, kind });
-    }
-
-    fn make_ready(&mut self, c: u32) {
-        let cl = &mut self.clients[c as usize];
-        if cl.wait != Wait::Stopped {
-            cl.wait = Wait::Running;
-            self.ready.push_back(c);
-        }
-    }
-
     fn fire(&mut self, now: Nanos, timer: Timer) {
         match timer {
             Timer::Resume(c) => self.make_ready(c),
@@ -1261,73 +480,48 @@ impl Database {
                 self.stats.record_lag(now - cl.sched);
                 self.make_ready(c);
             }
-            Timer::CpuDone(c) => {
-                if let Some(t) = self.thread_of(c)
-                    && self.thread_served(now, t)
+            Timer::CpuDone(p) => {
+                if let Proc::PgbenchThread(t) = p
+                    && self.thread_served(now, t as usize)
                 {
                     return;
                 }
-                let next = self.cpu.release(now, c);
-                if c == FLUSHER || c == LEADER {
-                    self.cpu.forget(c);
+                let next = self.cpu.release(now, p.into());
+                if matches!(p, Proc::Flusher | Proc::Leader) {
+                    self.cpu.forget(p.into());
                 }
                 self.cpu_handed_on(now, next);
-                if c < self.cfg.clients
+                if let Proc::Backend(c) = p
                     && let Some(from) = self.clients[c as usize].read_cpu_from.take()
                 {
                     self.stats.counters.read_cpu_time.record(now - from);
                 }
-                if c == FLUSHER {
-                    self.wal_io_done(now);
-                } else if c == LEADER {
-                    self.leader_on_cpu = false;
-                    self.wal_leader_waking = false;
-                } else if let Some(w) = Background::of_cpu_id(c) {
-                    self.writer_burst(now, w);
-                } else if c < self.cfg.clients {
-                    self.make_ready(c);
+                match p {
+                    Proc::Flusher => self.wal_io_done(now),
+                    Proc::Leader => self.wal_leader = WalLeader::default(),
+                    Proc::Writer(w) => self.writer_burst(now, w),
+                    Proc::Backend(c) => self.make_ready(c),
+                    // A pgbench thread that went idle: nothing more.
+                    Proc::PgbenchThread(_) => {}
                 }
-                // A pgbench thread that went idle: nothing more.
             }
             Timer::RoundTripThenCpu { client, cpu_start } => {
                 self.clients[client as usize]
                     .clock
                     .switch(cpu_start.min(now), Bucket::Cpu);
-                let next = self.cpu.release(now, client);
+                let next = self.cpu.release(now, Proc::Backend(client).into());
                 debug_assert!(next.is_none(), "CPU queued with a core per client");
                 self.make_ready(client);
             }
             Timer::CommitDelay => self.wal.handle_delay_done(),
-            Timer::Checkpointer(generation) => {
-                if generation == self.ckpt_gen && self.ckpt_wait == CkptWait::Sleeping {
-                    self.checkpointer_step(now);
-                }
-            }
-            Timer::BgWriter => {
-                if !self.bgw_busy {
-                    let mut q = std::mem::take(&mut self.bgw_queue);
-                    self.bgw.plan(&mut self.pool, &mut q);
-                    q.reverse();
-                    self.bgw_queue = q;
-                    self.bgw_busy = true;
-                    self.bgwriter_next(now);
-                }
-                self.set_timer(now + self.cfg.bgwriter_delay, Timer::BgWriter);
-            }
-            Timer::WalWriter => {
-                self.wal.request_background_flush();
-                self.set_timer(now + self.cfg.wal_writer_delay, Timer::WalWriter);
-            }
+            Timer::Checkpointer(generation) => self.checkpointer_wake(now, generation),
+            Timer::BgWriter => self.bgwriter_wake(now),
+            Timer::WalWriter => self.wal_writer_wake(now),
             Timer::Autovacuum => {
                 self.autovacuum_launch(now);
                 self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
             }
-            Timer::VacuumWake => {
-                if self.vac_wait == VacWait::Sleeping {
-                    self.vac_wait = VacWait::Running;
-                    self.vacuum_step(now);
-                }
-            }
+            Timer::VacuumWake => self.vacuum_wake(now),
             Timer::Repl(t) => {
                 if let Some(r) = &mut self.repl {
                     r.handle_timer(now, t);
@@ -1355,10 +549,7 @@ impl Database {
             if self.finished {
                 return;
             }
-            if self.ckpt_wait == CkptWait::Sleeping
-                && self.ckpt.phase() == &Phase::Idle
-                && self.ckpt.due(now, self.ckpt_lsn()).is_some()
-            {
+            if self.checkpoint_due(now) {
                 self.checkpointer_step(now);
             }
             self.pump_archive();
@@ -1366,59 +557,6 @@ impl Database {
             self.pump_replication(now);
             if self.ready.is_empty() {
                 return;
-            }
-        }
-    }
-
-    fn pump_wal(&mut self, now: Nanos) {
-        if self.wal_leader_waking && !self.wal.flush_in_progress() {
-            return;
-        }
-        let siblings = if self.cfg.commit_delay > 0 {
-            let active = self
-                .clients
-                .iter()
-                .filter(|c| c.has_xid && c.wait != Wait::Lock)
-                .count() as u32;
-            active.saturating_sub(1)
-        } else {
-            0
-        };
-        while let Some(action) = self.wal.poll_action(now, siblings) {
-            match action {
-                WalAction::Io(WalIo::Write {
-                    segment,
-                    offset,
-                    len,
-                }) => {
-                    // write() leaves the WAL pages in the kernel's cache.
-                    if self.os_cache.enabled() {
-                        let pages = offset / PAGE_BYTES..(offset + len).div_ceil(PAGE_BYTES);
-                        // Consecutive pages hash to scattered slots: fetch
-                        // them all at once rather than one after the other.
-                        for page in pages.clone() {
-                            self.os_cache.prefetch_wal(segment, page);
-                        }
-                        for page in pages {
-                            self.os_cache.write_wal(segment, page);
-                        }
-                    }
-                    self.issue(
-                        IoKind::WalWrite {
-                            segment,
-                            offset,
-                            len,
-                        },
-                        Purpose::Wal { sync: false },
-                        now,
-                    )
-                }
-                WalAction::Io(WalIo::Sync { segment }) => self.issue(
-                    IoKind::WalSync { segment },
-                    Purpose::Wal { sync: true },
-                    now,
-                ),
-                WalAction::DelayUntil(t) => self.set_timer(t, Timer::CommitDelay),
             }
         }
     }
@@ -1492,738 +630,7 @@ impl Database {
         }
         self.released = released;
     }
-
-    /// Client `c`'s commit is durable locally: with synchronous standbys it
-    /// now waits for them (`SyncRepWaitForLSN`); otherwise it goes on.
-    fn commit_flushed(&mut self, now: Nanos, c: u32) {
-        let lsn = self.clients[c as usize].commit_lsn;
-        if let Some(r) = &mut self.repl
-            && !r.wait(lsn, c)
-        {
-            let cl = &mut self.clients[c as usize];
-            cl.clock.switch(now, Bucket::SyncRep);
-            cl.wait = Wait::SyncRep;
-            return;
-        }
-        self.make_ready(c);
-    }
-
-    /// WAL became durable far enough for `w`.
-    fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
-        match w {
-            Waiter::Client(c) => {
-                let cl = &self.clients[c as usize];
-                match cl.wait {
-                    Wait::CommitFlush => {
-                        // The committer wakes and goes on with what follows
-                        // its commit record (the rest of the commit's CPU;
-                        // then the transaction ends and its locks go).
-                        self.stats.counters.sync_commits += 1;
-                        self.commit_flushed(now, c);
-                    }
-                    Wait::VictimFlush => self.start_victim_write(now, c),
-                    Wait::WalSpace => self.make_ready(c),
-                    other => panic!("client {c} woken by WAL flush while in {other:?}"),
-                }
-            }
-            Waiter::Checkpointer => match self.ckpt_wait {
-                CkptWait::WalFlush { buf, block } => {
-                    self.ckpt_wait = CkptWait::Io;
-                    self.issue(
-                        IoKind::WritePage {
-                            block,
-                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                        },
-                        Purpose::CheckpointWrite { buf, block },
-                        now,
-                    );
-                }
-                CkptWait::Record => self.checkpoint_done(now),
-                other => panic!("checkpointer woken by WAL flush while {other:?}"),
-            },
-            Waiter::Vacuum => self.vacuum_write(now),
-            Waiter::BgWriter => {
-                let (buf, block) = self.bgw_flush_wait.take().expect("bgwriter flush wait");
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-                    },
-                    Purpose::BgWrite { buf, block },
-                    now,
-                );
-            }
-        }
-    }
-
-    /// Advance client `c` through its steps until it has to wait.
-    fn advance(&mut self, now: Nanos, c: u32) {
-        loop {
-            let ci = c as usize;
-            if self.clients[ci].wait == Wait::Stopped {
-                return;
-            }
-            let Some(&step) = self.clients[ci].steps.get(self.clients[ci].pc) else {
-                self.finish_transaction(now, c);
-                if self.clients[ci].wait != Wait::Running {
-                    return;
-                }
-                continue;
-            };
-            match step {
-                Step::RoundTrip if !self.threads.is_empty() => {
-                    // pgbench spreads its clients over its threads.
-                    let t = ci % self.threads.len();
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    cl.clock.switch(now, Bucket::Client);
-                    cl.wait = Wait::ClientThread;
-                    self.threads[t].waiting.push_back(c);
-                    if self.threads[t].serving.is_none() {
-                        self.thread_next(now, t);
-                    }
-                    return;
-                }
-                Step::RoundTrip => {
-                    let writers_cpu = self.writes_cost_cpu();
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    let rt = self.cfg.round_trip;
-                    // With a core for every client (and for the WAL flush leaders)
-                    // the CPU never queues, so a round trip and the CPU burst
-                    // after it are one timer: same result, half the events
-                    // (this is most of `model`'s work on a cached data set).
-                    // Each background writer has at most one burst of its own.
-                    if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
-                        && self.cfg.cpus
-                            >= self.cfg.clients
-                                + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
-                                + if writers_cpu { WRITERS as u32 } else { 0 }
-                        && demand > 0
-                    {
-                        cl.pc += 1;
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Cpu;
-                        let demand = self.cfg.cpu_growth.statement(demand, self.active);
-                        let finish = self
-                            .cpu
-                            .request(now + rt, c, demand)
-                            .expect("a free core for every client");
-                        self.set_timer(
-                            finish,
-                            Timer::RoundTripThenCpu {
-                                client: c,
-                                cpu_start: now + rt,
-                            },
-                        );
-                        return;
-                    }
-                    if rt > 0 {
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Timer;
-                        self.set_timer(now + rt, Timer::Resume(c));
-                        return;
-                    }
-                }
-                Step::Cpu(demand) => {
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    // The statement's CPU, and its wake-up's if that found
-                    // an idle core (`thread_served`).
-                    let demand = self.cfg.cpu_growth.statement(demand, self.active)
-                        + if std::mem::take(&mut cl.idle_wake) {
-                            self.cfg.round_trip
-                        } else {
-                            0
-                        };
-                    if demand > 0 {
-                        if self.prefetching {
-                            self.prefetch_buffers(ci);
-                        }
-                        self.start_cpu(now, c, demand);
-                        return;
-                    }
-                }
-                Step::Read(block) => {
-                    let Some(b) = self.access(now, c, block, false) else {
-                        return;
-                    };
-                    self.pool.unpin(b);
-                    self.clients[ci].pc += 1;
-                }
-                Step::Modify { block, wal_bytes } | Step::Extend { block, wal_bytes } => {
-                    let extend = matches!(step, Step::Extend { .. });
-                    let Some(b) = self.access(now, c, block, extend) else {
-                        return;
-                    };
-                    if self.recovery.is_some() {
-                        // Redo writes no WAL: the page's LSN is its
-                        // record's, the replay position, which writing it
-                        // must see covered by minRecoveryPoint.
-                        let lsn = self.recovery.as_ref().map_or(0, Recovery::replayed);
-                        self.pool.mark_dirty(b, lsn);
-                        self.pool.unpin(b);
-                        self.clients[ci].pc += 1;
-                        continue;
-                    }
-                    // First change since the redo point: log the whole page
-                    // (a new page is initialised by its record instead).
-                    if !extend {
-                        self.count_dead_tuple(block);
-                    }
-                    let first_touch = self.touched.insert(block);
-                    let mut bytes = wal_bytes as u64;
-                    if first_touch && !extend && self.cfg.full_page_writes {
-                        bytes += self.fpi_bytes;
-                        self.stats.counters.full_page_images += 1;
-                    }
-                    // A page changed by another page's record (the new home
-                    // of a moved row) takes that record's LSN: no record of its own.
-                    let lsn = if bytes == 0 {
-                        self.wal.insert_lsn()
-                    } else {
-                        self.wal.insert(bytes)
-                    };
-                    self.stats.second(now).wal_bytes += bytes;
-                    self.pool.mark_dirty(b, lsn);
-                    self.pool.unpin(b);
-                    let wal_cpu =
-                        if self.cfg.reclaim_cpu.per_kib_written > 0 && self.os_cache.is_full() {
-                            bytes * self.cfg.reclaim_cpu.per_kib_written / 1024
-                        } else {
-                            0
-                        };
-                    let cl = &mut self.clients[ci];
-                    cl.wal_cpu_due += wal_cpu;
-                    cl.has_xid = true;
-                    cl.pc += 1;
-                    if !self.wal_space(now, c) {
-                        return;
-                    }
-                }
-                Step::Lock(row) => {
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    cl.locks.push(row);
-                    if !self.locks.acquire(row, c) {
-                        cl.clock.switch(now, Bucket::LockWait);
-                        cl.wait = Wait::Lock;
-                        return;
-                    }
-                }
-                Step::Commit { wal_bytes } => {
-                    // The CPU of the transaction's WAL written under a full
-                    // page cache, before it commits; the step runs again.
-                    let due = std::mem::take(&mut self.clients[ci].wal_cpu_due);
-                    if due > 0 {
-                        let demand = self.cfg.cpu_growth.io(due, self.active);
-                        self.start_cpu(now, c, demand);
-                        return;
-                    }
-                    let lsn = self.wal.insert(wal_bytes as u64);
-                    self.stats.second(now).wal_bytes += wal_bytes as u64;
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    cl.commit_lsn = lsn;
-                    if self.cfg.synchronous_commit.waits_for_local_flush() && cl.has_xid {
-                        if !self.wal.wait_for_flush(lsn, Waiter::Client(c)) {
-                            cl.clock.switch(now, Bucket::WalFsync);
-                            cl.wait = Wait::CommitFlush;
-                            self.flush_requested_while_running();
-                            return;
-                        }
-                        if let Some(r) = &mut self.repl
-                            && !r.wait(lsn, c)
-                        {
-                            cl.clock.switch(now, Bucket::SyncRep);
-                            cl.wait = Wait::SyncRep;
-                            return;
-                        }
-                    } else if cl.has_xid {
-                        self.async_commit_nudge();
-                    }
-                }
-                Step::ReadWal { bytes } => {
-                    let Some(rec) = self.recovery.as_mut() else {
-                        self.clients[ci].pc += 1;
-                        continue;
-                    };
-                    let need = rec.need_wal(u64::from(bytes));
-                    if let Some(w) = need.issue {
-                        rec.wal_issued(w);
-                        let (segment, offset) = w.place(self.cfg.wal_segments);
-                        self.issue(
-                            IoKind::WalRead {
-                                segment,
-                                offset,
-                                len: w.len,
-                            },
-                            Purpose::WalRead { client: c },
-                            now,
-                        );
-                    }
-                    if need.wait {
-                        // The WAL read's wait: `other` in the breakdown,
-                        // which has no client round trip in recovery.
-                        let cl = &mut self.clients[ci];
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Read;
-                        return;
-                    }
-                    if let Some(rec) = self.recovery.as_mut() {
-                        rec.replay(u64::from(bytes));
-                    }
-                    self.stats.second(now).wal_bytes += u64::from(bytes);
-                    self.clients[ci].pc += 1;
-                }
-                Step::Prefetch(block) => {
-                    self.clients[ci].pc += 1;
-                    self.start_prefetch(now, block);
-                }
-            }
-        }
-    }
-
-    /// If unwritten WAL exceeds wal_buffers, the inserting backend must wait
-    /// for it to be written (`AdvanceXLInsertBuffer`). Returns true if it can
-    /// go on.
-    fn wal_space(&mut self, now: Nanos, c: u32) -> bool {
-        let unflushed = self.wal.insert_lsn() - self.wal.flushed_lsn();
-        if unflushed <= self.cfg.wal_buffers_bytes {
-            return true;
-        }
-        let need = self.wal.insert_lsn() - self.cfg.wal_buffers_bytes;
-        if self.wal.wait_for_flush(need, Waiter::Client(c)) {
-            return true;
-        }
-        let cl = &mut self.clients[c as usize];
-        cl.clock.switch(now, Bucket::BufferWait);
-        cl.wait = Wait::WalSpace;
-        false
-    }
-
-    /// Get `block` into a pinned, valid buffer for client `c`; None if the
-    /// client has to wait (it re-runs the step when woken).
-    #[inline]
-    fn access(&mut self, now: Nanos, c: u32, block: u64, extend: bool) -> Option<BufId> {
-        let ci = c as usize;
-        if let Some(b) = self.clients[ci].held.take() {
-            debug_assert_eq!(self.pool.block(b), Some(block));
-            return Some(b);
-        }
-        // The hit is the common case and stays inline; the rest is not.
-        let found = self.pool.lookup(block);
-        if let Lookup::Hit(b) = found {
-            self.stats.counters.buffer_hits += 1;
-            if let Some(v) = self.clients[ci].victim.take() {
-                self.pool.unpin(v);
-            }
-            return Some(b);
-        }
-        self.access_slow(now, c, block, extend, found)
-    }
-
-    /// `access` when the block is not in a valid buffer.
-    #[inline(never)]
-    fn access_slow(
-        &mut self,
-        now: Nanos,
-        c: u32,
-        block: u64,
-        extend: bool,
-        found: Lookup,
-    ) -> Option<BufId> {
-        let ci = c as usize;
-        match found {
-            Lookup::Hit(_) => unreachable!("access handles hits"),
-            Lookup::ReadInProgress(b) => {
-                if let Some(v) = self.clients[ci].victim.take() {
-                    self.pool.unpin(v);
-                }
-                self.buf_waiters.entry(b).or_default().push(c);
-                let cl = &mut self.clients[ci];
-                cl.clock.switch(now, Bucket::PageRead);
-                cl.wait = Wait::BufferIo;
-                return None;
-            }
-            Lookup::Miss => {}
-        }
-        loop {
-            let v = match self.clients[ci].victim.take() {
-                Some(v) => v,
-                None => match self.pool.clock_sweep() {
-                    Some(v) => v,
-                    None => {
-                        // Every buffer pinned: PostgreSQL would error out; wait
-                        // a little and retry rather than abort the run.
-                        let cl = &mut self.clients[ci];
-                        cl.clock.switch(now, Bucket::BufferWait);
-                        cl.wait = Wait::Timer;
-                        self.set_timer(now + MS, Timer::Resume(c));
-                        return None;
-                    }
-                },
-            };
-            let assigned = if extend {
-                self.pool.assign_new_page(v, block)
-            } else {
-                self.pool.assign(v, block)
-            };
-            if assigned {
-                if extend {
-                    self.stats.counters.extends += 1;
-                    return Some(v);
-                }
-                self.stats.counters.buffer_misses += 1;
-                if let Some(rec) = &mut self.recovery {
-                    // recovery_prefetch asked for it: wait for that read.
-                    if rec.is_prefetching(block) {
-                        rec.wait_for_prefetch(block, v);
-                        let cl = &mut self.clients[ci];
-                        cl.clock.switch(now, Bucket::PageRead);
-                        cl.wait = Wait::Read;
-                        return None;
-                    }
-                    rec.unqueue(block);
-                }
-                if self.os_cache.read(block) {
-                    self.stats.counters.os_cache_hits += 1;
-                    self.pool.read_done(v);
-                    if self.cfg.read_cpu == 0 {
-                        return Some(v);
-                    }
-                    // A page-cache hit is still a read syscall and a copy.
-                    self.clients[ci].held = Some(v);
-                    self.start_read_cpu(now, c, self.cfg.read_cpu);
-                    return None;
-                }
-                self.stats.counters.data_reads += 1;
-                self.issue(
-                    IoKind::ReadPage { block },
-                    Purpose::Read { client: c, buf: v },
-                    now,
-                );
-                let cl = &mut self.clients[ci];
-                cl.clock.switch(now, Bucket::PageRead);
-                cl.wait = Wait::Read;
-                return None;
-            }
-            if self.pool.can_write(v) {
-                // A dirty victim: WAL up to its LSN must be durable, then the
-                // backend writes it itself (GetVictimBuffer → FlushBuffer).
-                let lsn = self.pool.lsn(v);
-                let cl = &mut self.clients[ci];
-                cl.victim = Some(v);
-                cl.clock.switch(now, Bucket::BufferWait);
-                if self.flush_for_write(now, lsn, Waiter::Client(c)) {
-                    self.start_victim_write(now, c);
-                } else {
-                    self.clients[ci].wait = Wait::VictimFlush;
-                    self.flush_requested_while_running();
-                }
-                return None;
-            }
-            // Being written by someone else, or pinned meanwhile: next one.
-            self.pool.unpin(v);
-        }
-    }
-
-    fn start_victim_write(&mut self, now: Nanos, c: u32) {
-        let v = self.clients[c as usize].victim.expect("victim to write");
-        if !self.pool.can_write(v) {
-            // Cleaned by someone else meanwhile: just retry the step.
-            self.make_ready(c);
-            return;
-        }
-        // Changed again while its WAL was flushed: FlushBuffer flushes WAL up
-        // to the LSN the page has when it is written.
-        let lsn = self.pool.lsn(v);
-        if !self.flush_for_write(now, lsn, Waiter::Client(c)) {
-            self.clients[c as usize].wait = Wait::VictimFlush;
-            return;
-        }
-        let (block, lsn) = self.pool.start_write(v);
-        assert!(
-            self.recovery.is_some() || self.wal.flushed_lsn() >= lsn,
-            "dirty victim written before its WAL"
-        );
-        self.stats.counters.backend_writes += 1;
-        self.clients[c as usize].wait = Wait::VictimWrite;
-        self.issue(
-            IoKind::WritePage {
-                block,
-                kernel_writeback: self.cfg.backend_flush_after == 0,
-            },
-            Purpose::VictimWrite {
-                client: c,
-                buf: v,
-                block,
-            },
-            now,
-        );
-    }
-
-    fn finish_transaction(&mut self, now: Nanos, c: u32) {
-        let ci = c as usize;
-        let mut granted = std::mem::take(&mut self.granted);
-        {
-            let cl = &mut self.clients[ci];
-            self.locks.release_all(&cl.locks, c, &mut granted);
-            cl.locks.clear();
-            cl.has_xid = false;
-            let (latency, spent) = cl.clock.finish(now);
-            cl.done += 1;
-            self.stats.record_transaction(now, latency, &spent);
-            if self.cfg.latency_limit.is_some_and(|l| latency > l) {
-                self.stats.counters.late += 1;
-            }
-        }
-        for g in granted.drain(..) {
-            self.make_ready(g);
-        }
-        self.granted = granted;
-        let caught_up = self.recovery.as_ref().is_some_and(Recovery::caught_up);
-        let cl = &mut self.clients[ci];
-        if caught_up
-            || self
-                .cfg
-                .transactions_per_client
-                .is_some_and(|n| cl.done >= n)
-        {
-            cl.wait = Wait::Stopped;
-            self.active -= 1;
-            if self.clients.iter().all(|c| c.wait == Wait::Stopped) {
-                self.finish(now);
-            }
-            return;
-        }
-        let mut steps = std::mem::take(&mut cl.steps);
-        self.workload.next_transaction(&mut self.rng, &mut steps);
-        if self.prefetching {
-            self.prefetch(&steps);
-        }
-        let cl = &mut self.clients[ci];
-        cl.steps = steps;
-        cl.pc = 0;
-        if self.cfg.rate.is_some() {
-            self.schedule_next(now, c);
-        } else {
-            cl.clock = TxClock::start(now, Bucket::Other);
-            cl.wait = Wait::Running;
-        }
-    }
-
-    /// Start fetching the memory a new transaction's page accesses will
-    /// read: over a data set far larger than the CPU caches nearly every
-    /// lookup misses them, and the transaction runs only after its round
-    /// trip and CPU, other clients' events in between. Changes nothing
-    /// observable.
-    fn prefetch(&self, steps: &[Step]) {
-        for s in steps {
-            match *s {
-                Step::Read(block) => self.pool.prefetch(block),
-                Step::Modify { block, .. } | Step::Extend { block, .. } => {
-                    self.pool.prefetch(block);
-                    self.touched.prefetch(block);
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Client `ci` is about to spend a statement's CPU: start fetching the
-    /// buffer descriptors of the pages the statement then reads, or for a
-    /// page not in the pool its page-cache slot. Their page-table slots
-    /// were fetched when the transaction was generated (`prefetch`), so
-    /// finding each buffer is a cache hit now. Changes nothing observable.
-    fn prefetch_buffers(&self, ci: usize) {
-        let cl = &self.clients[ci];
-        for s in cl.steps.iter().skip(cl.pc) {
-            match *s {
-                Step::Read(block) | Step::Modify { block, .. } => {
-                    let in_pool = self.pool.prefetch_buffer(block);
-                    if !in_pool {
-                        self.os_cache.prefetch(block);
-                    }
-                }
-                Step::Extend { block, .. } => {
-                    let _ = self.pool.prefetch_buffer(block);
-                }
-                Step::RoundTrip | Step::Commit { .. } => break,
-                _ => {}
-            }
-        }
-    }
-
-    /// Rate-limited runs (pgbench -R): each client starts transactions on its
-    /// own Poisson schedule of rate/clients per second. Latency counts from
-    /// the scheduled start, so a saturated server shows its queueing instead
-    /// of hiding it (no coordinated omission). With a latency limit, a
-    /// transaction already later than the limit when its client is free is
-    /// skipped, as pgbench does.
-    fn schedule_next(&mut self, now: Nanos, c: u32) {
-        let rate = self.cfg.rate.expect("rate-limited run");
-        let mean_gap = self.cfg.clients as f64 / rate * 1e9;
-        let cl = &mut self.clients[c as usize];
-        loop {
-            let u: f64 = rand::RngExt::random(&mut self.rng);
-            cl.sched += (-(1.0 - u).ln() * mean_gap) as Nanos;
-            match self.cfg.latency_limit {
-                Some(limit) if now > cl.sched + limit => self.stats.counters.skipped += 1,
-                _ => break,
-            }
-        }
-        if cl.sched > now {
-            cl.wait = Wait::Schedule;
-            self.active -= 1;
-            let at = cl.sched;
-            self.set_timer(at, Timer::Start(c));
-        } else {
-            cl.clock = TxClock::start(cl.sched, Bucket::Other);
-            cl.wait = Wait::Running;
-            let lag = now - cl.sched;
-            self.stats.record_lag(lag);
-        }
-    }
-
-    /// The checkpointer is free to act at `now`.
-    fn checkpointer_step(&mut self, now: Nanos) {
-        if self.ckpt.phase() == &Phase::Idle {
-            let Some(trigger) = self.ckpt.due(now, self.ckpt_lsn()) else {
-                self.ckpt_gen += 1;
-                self.set_timer(self.ckpt.next_timed(), Timer::Checkpointer(self.ckpt_gen));
-                return;
-            };
-            // The redo point is the current insert position; every page
-            // changed after it gets a full-page image on its first change.
-            let redo = self.ckpt_lsn();
-            self.touched.clear();
-            self.ckpt.start(now, redo, &mut self.pool);
-            let counters = &mut self.stats.counters;
-            counters.checkpoints_started += 1;
-            match trigger {
-                Trigger::Timed => counters.checkpoints_timed += 1,
-                Trigger::Wal => counters.checkpoints_requested += 1,
-            }
-            self.stats.second(now).checkpoint_starts += 1;
-            self.checkpoints.push(CheckpointEvent {
-                start: now,
-                end: None,
-                trigger,
-                buffers: self.ckpt.to_write() as u64,
-            });
-        }
-        if self.ckpt.phase() != &Phase::Writing {
-            return;
-        }
-        match self.ckpt.next_write(&self.pool) {
-            Some(buf) => {
-                let (block, lsn) = self.pool.start_write(buf);
-                if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
-                    self.ckpt_wait = CkptWait::Io;
-                    self.issue(
-                        IoKind::WritePage {
-                            block,
-                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                        },
-                        Purpose::CheckpointWrite { buf, block },
-                        now,
-                    );
-                } else {
-                    self.ckpt_wait = CkptWait::WalFlush { buf, block };
-                }
-            }
-            None => {
-                self.ckpt_wait = CkptWait::Io;
-                self.stats.counters.data_syncs += 1;
-                self.issue(IoKind::DataSync, Purpose::DataSync, now);
-            }
-        }
-    }
-
-    /// Before a data page changed at `lsn` is written: the WAL must be
-    /// durable up to it (`XLogFlush`), or in recovery minRecoveryPoint must
-    /// cover it (`UpdateMinRecoveryPoint`: a control file write and fsync,
-    /// IO:ControlFileSyncUpdate). True if the write can go now; otherwise
-    /// `who` is woken through `wal_flushed_for`.
-    fn flush_for_write(&mut self, now: Nanos, lsn: Lsn, who: Waiter) -> bool {
-        let Some(rec) = self.recovery.as_mut() else {
-            return self.wal.wait_for_flush(lsn, who);
-        };
-        match rec.min_recovery_point_for(lsn, who) {
-            MinRecoveryPoint::Covered => true,
-            MinRecoveryPoint::Wait => false,
-            MinRecoveryPoint::Update => {
-                let segment = self.control_segment();
-                self.issue(
-                    IoKind::WalWrite {
-                        segment,
-                        offset: 0,
-                        len: PAGE_BYTES,
-                    },
-                    Purpose::ControlFile { sync: false },
-                    now,
-                );
-                false
-            }
-        }
-    }
-
-    /// The file standing for pg_control in recovery: the WAL ring's last
-    /// segment (a page write and an fsync of a small file either way).
-    fn control_segment(&self) -> u32 {
-        self.cfg.wal_segments.saturating_sub(1)
-    }
-
-    /// The WAL position checkpoints are measured by: the insert position,
-    /// or in recovery the replay position (a restartpoint is due after
-    /// max_wal_size's share of replayed WAL, as CheckPointSegments counts
-    /// it, or after checkpoint_timeout).
-    fn ckpt_lsn(&self) -> Lsn {
-        match &self.recovery {
-            Some(r) => r.replayed(),
-            None => self.wal.insert_lsn(),
-        }
-    }
-
-    fn checkpoint_done(&mut self, now: Nanos) {
-        self.ckpt.finished();
-        self.ckpt_wait = CkptWait::Sleeping;
-        self.stats.counters.checkpoints_done += 1;
-        self.stats.second(now).checkpoint_ends += 1;
-        if let Some(e) = self.checkpoints.last_mut() {
-            e.end = Some(now);
-        }
-        self.checkpointer_step(now);
-    }
-
-    /// Write the next buffer of the background writer's round, if any.
-    fn bgwriter_next(&mut self, now: Nanos) {
-        while let Some(buf) = self.bgw_queue.pop() {
-            if self.pool.reusable(buf) != Some(true) {
-                continue;
-            }
-            let (block, lsn) = self.pool.start_write(buf);
-            if self.flush_for_write(now, lsn, Waiter::BgWriter) {
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-                    },
-                    Purpose::BgWrite { buf, block },
-                    now,
-                );
-            } else {
-                self.bgw_flush_wait = Some((buf, block));
-            }
-            return;
-        }
-        self.bgw_busy = false;
-    }
 }
-
-mod vacuum_worker;
-mod warmup;
 
 #[cfg(test)]
 pub(crate) mod tests;

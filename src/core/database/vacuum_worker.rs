@@ -4,7 +4,205 @@
 
 use super::*;
 
+/// What the vacuum worker is doing between events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum VacWait {
+    /// Ready for its next page (or idle with no job).
+    Running,
+    /// Sleeping for the cost limit, or retrying.
+    Sleeping,
+    /// Waiting for WAL to be flushed before writing a ring buffer.
+    WalFlush,
+    /// A read or a ring write is in flight.
+    Io,
+}
+
+/// Vacuum's CPU is paid as a pause once this much has added up.
+const VACUUM_CPU_SLICE: Nanos = 100 * crate::core::time::US;
+
+/// The vacuum worker's state.
+#[derive(Debug)]
+pub(super) struct VacuumWorker {
+    /// The vacuum under way, if any.
+    pub(super) job: Option<VacuumJob>,
+    /// What it is doing between events.
+    pub(super) wait: VacWait,
+    /// A ring buffer being cleaned for vacuum's next read.
+    pub(super) victim: Option<BufId>,
+    /// The ring buffer and block waiting for a readahead window.
+    pub(super) ra_wait: Option<(BufId, u64)>,
+    /// Vacuum CPU not yet spent (ns): paid as a pause once it adds up.
+    pub(super) cpu: Nanos,
+    /// The phase being timed and since when.
+    pub(super) phase: (vac::Phase, Nanos),
+    /// The one-shot vacuum's totals beyond the counters.
+    pub(super) summary: VacuumSummary,
+    /// Visibility-map pages dirtied.
+    pub(super) vm: Vec<bool>,
+    /// Vacuum runs so far, for reports.
+    pub(super) events: Vec<VacuumEvent>,
+}
+
+impl Default for VacuumWorker {
+    /// Idle, with no vacuum run yet.
+    fn default() -> VacuumWorker {
+        VacuumWorker {
+            job: None,
+            wait: VacWait::Running,
+            victim: None,
+            ra_wait: None,
+            cpu: 0,
+            phase: (vac::Phase::ScanHeap, 0),
+            summary: VacuumSummary::default(),
+            vm: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+}
+
+/// One phase of the one-shot vacuum, for reports.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct VacuumPhaseStats {
+    /// Time spent in it, ns.
+    pub time: Nanos,
+    /// Pages processed, found in shared buffers, read in, dirtied, and
+    /// written by vacuum.
+    pub pages: u64,
+    pub hits: u64,
+    pub misses: u64,
+    pub dirtied: u64,
+    pub written: u64,
+    /// Read requests sent to the device (merged by readahead) and their bytes.
+    pub device_reads: u64,
+    pub device_read_bytes: u64,
+    /// WAL bytes and full-page images it logged.
+    pub wal_bytes: u64,
+    pub full_page_images: u64,
+    /// CPU it spent, ns, and its cost-limit sleeps, ns.
+    pub cpu: Nanos,
+    pub sleep: Nanos,
+}
+
+/// The one-shot vacuum's totals beyond the counters.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct VacuumSummary {
+    /// Per [`vac::Phase`].
+    pub phases: [VacuumPhaseStats; vac::PHASES],
+    /// Index passes (PostgreSQL's "index scans").
+    pub index_passes: u64,
+    /// Heap pages skipped through the visibility map.
+    pub skipped: u64,
+    /// Heap pages with dead items, and the dead items.
+    pub lpdead_pages: u64,
+    pub lpdead_items: u64,
+    /// Pages set all-visible, and the visibility-map pages that dirtied.
+    pub set_all_visible: u64,
+    pub vm_pages_dirtied: u64,
+}
+
+/// One vacuum run, for reports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VacuumEvent {
+    pub table: String,
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+    pub pages: u64,
+}
+
 impl Database {
+    /// `pgiosim vacuum`'s VACUUM of table `name`: plain, or lazy over the
+    /// configured shape of its heap and index.
+    pub(super) fn start_one_shot_vacuum(&mut self, name: &str) {
+        let t = self
+            .tables
+            .iter()
+            .find(|t| t.name == *name)
+            .expect("one-shot vacuum of a known table")
+            .clone();
+        let cost = CostBalance::new(self.cfg.vacuum_cost_limit, self.cfg.vacuum_cost_delay);
+        let job = match self.cfg.vacuum_shape.clone() {
+            None => VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost),
+            Some(shape) => {
+                let ix = self
+                    .tables
+                    .iter()
+                    .find(|x| x.name == shape.index_table)
+                    .expect("one-shot vacuum's index is a known table")
+                    .clone();
+                let target = vac::VacuumTarget {
+                    heap_first: t.first,
+                    heap_pages: t.pages,
+                    index_first: ix.first,
+                    index_pages: ix.pages,
+                    all_visible: shape.all_visible,
+                    dead_pages: shape.dead_pages,
+                    dead_per_page: shape.dead_per_page,
+                    max_dead_items: vac::VacuumTarget::max_items(
+                        self.cfg.maintenance_work_mem,
+                        t.pages,
+                    ),
+                    read_ahead_pages: shape.read_ahead_pages,
+                };
+                self.vacuum.vm =
+                    vec![false; t.pages.div_ceil(vac::HEAP_PAGES_PER_VM_PAGE) as usize];
+                VacuumJob::lazy(&t.name, target, cost, &mut self.rng)
+            }
+        };
+        self.start_vacuum(0, job);
+    }
+
+    /// Its cost-delay sleep (or retry) is over.
+    pub(super) fn vacuum_wake(&mut self, now: Nanos) {
+        if self.vacuum.wait == VacWait::Sleeping {
+            self.vacuum.wait = VacWait::Running;
+            self.vacuum_step(now);
+        }
+    }
+
+    /// The page vacuum waited for is in `buf`: wake whoever else waited
+    /// for it, and vacuum goes on with it.
+    pub(super) fn vacuum_read_in(&mut self, now: Nanos, buf: BufId) {
+        self.pool.read_done(buf);
+        self.vacuum.wait = VacWait::Running;
+        if let Some(ws) = self.buf_waiters.remove(&buf) {
+            for w in ws {
+                self.make_ready(w);
+            }
+        }
+        self.stats.counters.vacuum_reads += 1;
+        let miss = self.cost_miss();
+        if !self.vacuum_page(now, buf, miss) {
+            self.vacuum_step(now);
+        }
+    }
+
+    /// A readahead window from `start` is in the page cache: the read that
+    /// waited for it, if any, goes on.
+    pub(super) fn vacuum_readahead_done(&mut self, now: Nanos, start: u64) {
+        let Some(job) = self.vacuum.job.as_mut() else {
+            return;
+        };
+        job.ra.done(start);
+        if let Some((buf, block)) = self.vacuum.ra_wait
+            && job.ra.lookup(block) == vac::Ahead::Cached
+        {
+            self.vacuum.ra_wait = None;
+            self.vacuum_read_in(now, buf);
+        }
+    }
+
+    /// Its ring write of `buf` (`block`) is done: it goes on.
+    pub(super) fn vacuum_write_done(&mut self, now: Nanos, buf: BufId, block: u64) {
+        self.pool.write_done(buf);
+        self.os_cache.write(block);
+        // A lazy vacuum's write is in its page's one CPU charge.
+        if !self.vacuum.job.as_ref().is_some_and(|j| j.two_pass()) {
+            self.writer_cpu(now, Background::Vacuum);
+        }
+        self.vacuum.wait = VacWait::Running;
+        self.vacuum_step(now);
+    }
+
     /// A row version in `block` died (an UPDATE or DELETE): count it
     /// against its table (n_dead_tup) for autovacuum.
     pub(super) fn count_dead_tuple(&mut self, block: u64) {
@@ -20,7 +218,7 @@ impl Database {
     /// The autovacuum launcher wakes: start a worker on the first table past
     /// its dead-tuple threshold, if none is running (one worker modelled).
     pub(super) fn autovacuum_launch(&mut self, now: Nanos) {
-        if self.vac.is_some() {
+        if self.vacuum.job.is_some() {
             return;
         }
         let Some(i) =
@@ -40,15 +238,15 @@ impl Database {
 
     pub(super) fn start_vacuum(&mut self, now: Nanos, job: VacuumJob) {
         self.stats.counters.vacuum_runs += 1;
-        self.vacuums.push(VacuumEvent {
+        self.vacuum.events.push(VacuumEvent {
             table: job.table.clone(),
             start: now,
             end: None,
             pages: 0,
         });
-        self.vac_phase = (job.phase, now);
-        self.vac = Some(job);
-        self.vac_wait = VacWait::Running;
+        self.vacuum.phase = (job.phase, now);
+        self.vacuum.job = Some(job);
+        self.vacuum.wait = VacWait::Running;
         self.vacuum_step(now);
     }
 
@@ -59,16 +257,18 @@ impl Database {
 
     /// The counters of the phase being timed.
     pub(super) fn vac_phase_stats(&mut self) -> &mut VacuumPhaseStats {
-        &mut self.vac_summary.phases[self.vac_phase.0 as usize]
+        &mut self.vacuum.summary.phases[self.vacuum.phase.0 as usize]
     }
 
     /// The job's phase may have changed: close the old one's time.
     pub(super) fn vac_phase_check(&mut self, now: Nanos) {
-        let Some(job) = self.vac.as_ref() else { return };
-        let (old, since) = self.vac_phase;
+        let Some(job) = self.vacuum.job.as_ref() else {
+            return;
+        };
+        let (old, since) = self.vacuum.phase;
         if job.phase != old {
-            self.vac_summary.phases[old as usize].time += now.saturating_sub(since);
-            self.vac_phase = (job.phase, now);
+            self.vacuum.summary.phases[old as usize].time += now.saturating_sub(since);
+            self.vacuum.phase = (job.phase, now);
         }
     }
 
@@ -76,7 +276,7 @@ impl Database {
     /// does; None when the vacuum is over.
     pub(super) fn vacuum_next_block(&mut self, now: Nanos) -> Option<u64> {
         loop {
-            let job = self.vac.as_mut()?;
+            let job = self.vacuum.job.as_mut()?;
             match job.phase {
                 vac::Phase::ScanHeap => {
                     if job.memory_full() {
@@ -104,14 +304,14 @@ impl Database {
     /// The vacuum worker is free to act: process pages until it has to wait.
     pub(super) fn vacuum_step(&mut self, now: Nanos) {
         loop {
-            if self.vac_wait != VacWait::Running || self.vac.is_none() {
+            if self.vacuum.wait != VacWait::Running || self.vacuum.job.is_none() {
                 return;
             }
             let Some(block) = self.vacuum_next_block(now) else {
                 self.vacuum_done(now);
                 return;
             };
-            if self.vac_victim.is_none() {
+            if self.vacuum.victim.is_none() {
                 match self.pool.lookup(block) {
                     Lookup::Hit(b) => {
                         self.stats.counters.vacuum_hits += 1;
@@ -123,19 +323,19 @@ impl Database {
                     }
                     Lookup::ReadInProgress(_) => {
                         // A backend is reading it: look again shortly.
-                        self.vac_wait = VacWait::Sleeping;
+                        self.vacuum.wait = VacWait::Sleeping;
                         self.set_timer(now + MS, Timer::VacuumWake);
                         return;
                     }
                     Lookup::Miss => {}
                 }
             }
-            let v = match self.vac_victim.take() {
+            let v = match self.vacuum.victim.take() {
                 Some(v) => v,
                 None => match self.ring_buffer() {
                     Some(v) => v,
                     None => {
-                        self.vac_wait = VacWait::Sleeping;
+                        self.vacuum.wait = VacWait::Sleeping;
                         self.set_timer(now + MS, Timer::VacuumWake);
                         return;
                     }
@@ -155,11 +355,11 @@ impl Database {
             if self.pool.can_write(v) {
                 // A dirty ring buffer: WAL first, then vacuum writes it.
                 let lsn = self.pool.lsn(v);
-                self.vac_victim = Some(v);
+                self.vacuum.victim = Some(v);
                 if self.wal.wait_for_flush(lsn, Waiter::Vacuum) {
                     self.vacuum_write(now);
                 } else {
-                    self.vac_wait = VacWait::WalFlush;
+                    self.vacuum.wait = VacWait::WalFlush;
                 }
                 return;
             }
@@ -172,7 +372,7 @@ impl Database {
     /// true if it is in the page cache already (a copy), else the read or
     /// the window it waits for is in flight and vacuum waits.
     pub(super) fn vacuum_read(&mut self, now: Nanos, v: BufId, block: u64) -> bool {
-        let job = self.vac.as_mut().expect("a vacuum job");
+        let job = self.vacuum.job.as_mut().expect("a vacuum job");
         let end = job.stream_end();
         let sequential = job.ra.window > 1 && job.pass_sequential();
         match job.ra.lookup(block) {
@@ -186,7 +386,7 @@ impl Database {
                 let p = self.vac_phase_stats();
                 p.device_reads += 1;
                 p.device_read_bytes += PAGE_BYTES;
-                self.vac_wait = VacWait::Io;
+                self.vacuum.wait = VacWait::Io;
                 self.issue(
                     IoKind::ReadPage { block },
                     Purpose::VacuumRead { buf: v },
@@ -195,8 +395,8 @@ impl Database {
                 return false;
             }
         }
-        self.vac_ra_wait = Some((v, block));
-        self.vac_wait = VacWait::Io;
+        self.vacuum.ra_wait = Some((v, block));
+        self.vacuum.wait = VacWait::Io;
         false
     }
 
@@ -219,7 +419,7 @@ impl Database {
     /// if nobody used it since, else one from the clock sweep that joins the
     /// ring (`GetBufferFromRing` / `AddBufferToRing`). Pinned.
     pub(super) fn ring_buffer(&mut self) -> Option<BufId> {
-        let job = self.vac.as_mut()?;
+        let job = self.vacuum.job.as_mut()?;
         let slot = job.next_slot();
         if let Some(b) = job.ring[slot]
             && self.pool.pin_for_ring(b)
@@ -227,15 +427,15 @@ impl Database {
             return Some(b);
         }
         let v = self.pool.clock_sweep()?;
-        self.vac.as_mut()?.ring[slot] = Some(v);
+        self.vacuum.job.as_mut()?.ring[slot] = Some(v);
         Some(v)
     }
 
     /// Vacuum's write of its dirty ring buffer, WAL being flushed.
     pub(super) fn vacuum_write(&mut self, now: Nanos) {
-        let Some(v) = self.vac_victim else { return };
+        let Some(v) = self.vacuum.victim else { return };
         if !self.pool.can_write(v) {
-            self.vac_wait = VacWait::Running;
+            self.vacuum.wait = VacWait::Running;
             self.vacuum_step(now);
             return;
         }
@@ -247,7 +447,7 @@ impl Database {
         self.stats.counters.vacuum_writes += 1;
         self.vac_phase_stats().written += 1;
         let buffered = self.cfg.backend_flush_after == 0;
-        if buffered && self.vac.as_ref().is_some_and(|j| j.two_pass()) {
+        if buffered && self.vacuum.job.as_ref().is_some_and(|j| j.two_pass()) {
             // A write into the page cache: the buffer is clean once copied,
             // the disk gets the page when the kernel writes it back, and the
             // backend goes on. Its CPU is in the page's one charge
@@ -261,11 +461,11 @@ impl Database {
                 Purpose::VacuumWriteback { block },
                 now,
             );
-            self.vac_wait = VacWait::Running;
+            self.vacuum.wait = VacWait::Running;
             self.vacuum_step(now);
             return;
         }
-        self.vac_wait = VacWait::Io;
+        self.vacuum.wait = VacWait::Io;
         self.issue(
             IoKind::WritePage {
                 block,
@@ -304,14 +504,14 @@ impl Database {
         self.stats.second(now).wal_bytes += vac::VISIBLE_WAL_BYTES;
         self.vac_phase_stats().wal_bytes += vac::VISIBLE_WAL_BYTES;
         let _ = lsn;
-        self.vac_summary.set_all_visible += 1;
-        if let Some(job) = self.vac.as_ref() {
+        self.vacuum.summary.set_all_visible += 1;
+        if let Some(job) = self.vacuum.job.as_ref() {
             let i = ((block - job.target.heap_first) / vac::HEAP_PAGES_PER_VM_PAGE) as usize;
-            if let Some(d) = self.vac_vm.get_mut(i)
+            if let Some(d) = self.vacuum.vm.get_mut(i)
                 && !*d
             {
                 *d = true;
-                self.vac_summary.vm_pages_dirtied += 1;
+                self.vacuum.summary.vm_pages_dirtied += 1;
             }
         }
     }
@@ -320,7 +520,7 @@ impl Database {
     /// on. Returns true if vacuum now waits (its cost-limit sleep, or the
     /// CPU it owes).
     pub(super) fn vacuum_page(&mut self, now: Nanos, b: BufId, cost: u32) -> bool {
-        let Some(job) = self.vac.as_mut() else {
+        let Some(job) = self.vacuum.job.as_mut() else {
             self.pool.unpin(b);
             return false;
         };
@@ -343,13 +543,13 @@ impl Database {
         // I/O (read_cpu) cannot be split between reads and writes.
         if cost == miss {
             self.vac_phase_stats().misses += 1;
-            self.vac_cpu += self.cfg.read_cpu;
+            self.vacuum.cpu += self.cfg.read_cpu;
             self.vac_phase_stats().cpu += self.cfg.read_cpu;
         }
         if let Some((start, pages)) = ahead {
             self.vacuum_issue_window(now, start, pages);
         }
-        let job = self.vac.as_mut().expect("job");
+        let job = self.vacuum.job.as_mut().expect("job");
         match phase {
             vac::Phase::ScanHeap => {
                 let (all_visible, dead) = job.page_state(block);
@@ -358,8 +558,8 @@ impl Database {
                     let fpi = fpi_bytes.saturating_sub(dead * vac::DEAD_TUPLE_BYTES);
                     self.vacuum_log(now, b, block, vac::PRUNE_WAL_BYTES + 2 * dead, fpi);
                     cost += dirty_cost;
-                    self.vac_summary.lpdead_pages += 1;
-                    self.vac_summary.lpdead_items += dead;
+                    self.vacuum.summary.lpdead_pages += 1;
+                    self.vacuum.summary.lpdead_items += dead;
                 } else if !all_visible {
                     // Nothing to remove: set all-visible (PD_ALL_VISIBLE
                     // dirties the page, without an image: no checksums),
@@ -373,7 +573,7 @@ impl Database {
                     self.stats.counters.vacuum_hits += 1;
                     self.vac_phase_stats().hits += 1;
                 }
-                self.vac.as_mut().expect("job").advance(dead);
+                self.vacuum.job.as_mut().expect("job").advance(dead);
             }
             vac::Phase::VacuumIndexes => {
                 let (per_page, share) = job.index_dead();
@@ -385,7 +585,7 @@ impl Database {
                     self.vacuum_log(now, b, block, vac::BTREE_VACUUM_WAL_BYTES + 2 * items, fpi);
                     cost += dirty_cost;
                 }
-                self.vac.as_mut().expect("job").pass_advance();
+                self.vacuum.job.as_mut().expect("job").pass_advance();
             }
             vac::Phase::VacuumHeap => {
                 let items = job.pass_items();
@@ -395,14 +595,14 @@ impl Database {
                 cost += dirty_cost + hit;
                 self.stats.counters.vacuum_hits += 1;
                 self.vac_phase_stats().hits += 1;
-                self.vac.as_mut().expect("job").pass_advance();
+                self.vacuum.job.as_mut().expect("job").pass_advance();
             }
         }
         self.pool.unpin(b);
         self.stats.counters.vacuum_pages += 1;
         self.vac_phase_stats().pages += 1;
         self.vac_phase_check(now);
-        let job = self.vac.as_mut().expect("job");
+        let job = self.vacuum.job.as_mut().expect("job");
         let mut pause = 0;
         if let Some(sleep) = job.cost.charge(cost) {
             self.stats.counters.vacuum_sleep_ns += sleep;
@@ -410,11 +610,11 @@ impl Database {
             pause += sleep;
         }
         // CPU is paid in slices, not per page: fewer events, same total.
-        if self.vac_cpu >= VACUUM_CPU_SLICE {
-            pause += std::mem::take(&mut self.vac_cpu);
+        if self.vacuum.cpu >= VACUUM_CPU_SLICE {
+            pause += std::mem::take(&mut self.vacuum.cpu);
         }
         if pause > 0 {
-            self.vac_wait = VacWait::Sleeping;
+            self.vacuum.wait = VacWait::Sleeping;
             self.set_timer(now + pause, Timer::VacuumWake);
             return true;
         }
@@ -424,7 +624,7 @@ impl Database {
     /// A table without an index: prune the page with the job's
     /// probability, in one pass.
     pub(super) fn vacuum_page_one_pass(&mut self, now: Nanos, b: BufId, cost: u32) -> bool {
-        let job = self.vac.as_mut().expect("job");
+        let job = self.vacuum.job.as_mut().expect("job");
         let block = job.current().expect("a page in progress");
         let mut cost = cost;
         let prune = job.dirty_fraction >= 1.0
@@ -444,11 +644,11 @@ impl Database {
         }
         self.pool.unpin(b);
         self.stats.counters.vacuum_pages += 1;
-        let job = self.vac.as_mut().expect("job");
+        let job = self.vacuum.job.as_mut().expect("job");
         job.advance(0);
         if let Some(sleep) = job.cost.charge(cost) {
             self.stats.counters.vacuum_sleep_ns += sleep;
-            self.vac_wait = VacWait::Sleeping;
+            self.vacuum.wait = VacWait::Sleeping;
             self.set_timer(now + sleep, Timer::VacuumWake);
             return true;
         }
@@ -456,16 +656,18 @@ impl Database {
     }
 
     pub(super) fn vacuum_done(&mut self, now: Nanos) {
-        let Some(job) = self.vac.take() else { return };
-        let (phase, since) = self.vac_phase;
-        self.vac_summary.phases[phase as usize].time += now.saturating_sub(since);
-        self.vac_summary.index_passes = job.index_passes;
-        self.vac_summary.skipped = job.skipped;
+        let Some(job) = self.vacuum.job.take() else {
+            return;
+        };
+        let (phase, since) = self.vacuum.phase;
+        self.vacuum.summary.phases[phase as usize].time += now.saturating_sub(since);
+        self.vacuum.summary.index_passes = job.index_passes;
+        self.vacuum.summary.skipped = job.skipped;
         // The ring's buffers go back to the pool as they are: dirty ones are
         // written later by the checkpointer, the bgwriter or a backend.
         drop(job);
         self.stats.counters.vacuum_runs_done += 1;
-        if let Some(e) = self.vacuums.last_mut() {
+        if let Some(e) = self.vacuum.events.last_mut() {
             e.end = Some(now);
             e.pages = self.stats.counters.vacuum_pages;
         }
@@ -476,11 +678,11 @@ impl Database {
 
     /// The one-shot vacuum's phases and totals.
     pub fn vacuum_summary(&self) -> &VacuumSummary {
-        &self.vac_summary
+        &self.vacuum.summary
     }
 
     /// Vacuum runs so far.
     pub fn vacuums(&self) -> &[VacuumEvent] {
-        &self.vacuums
+        &self.vacuum.events
     }
 }
