@@ -8,7 +8,13 @@
 //! and a line `...` for any number of lines; they elide only what changes
 //! from run to run (wall time, a real disk's figures). Every `model`, `sweep`
 //! and `vacuum` shown fixes its `--seed` or has no randomness, so its output
-//! is exact.
+//! is exact. Without `--cpus`, `model` models this machine's cores, so every
+//! `model` and `sweep` shown names `--cpus` (or an `--instance`); `catchup`
+//! has no such flag, and its startup process waits for a core only on a
+//! machine of one (this project's machines have two).
+//!
+//! A fenced block without a language is a trycmd block to trycmd, so every
+//! other block names one (```text, ```json); the second test says so.
 //!
 //! When the program's output changes on purpose, one command rewrites every
 //! page's shown output from the real one (review the diff, then commit it):
