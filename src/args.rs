@@ -184,7 +184,7 @@ pub struct WorkloadArgs {
     /// 0.5ms), as in most published benchmarks: each statement waits one
     /// network round trip, and pgbench's CPU is not on the server's cores.
     /// Default: the client on the database host, over a Unix socket.
-    #[arg(long, value_name = "DURATION", conflicts_with = "jobs")]
+    #[arg(long, value_name = "DURATION")]
     pub client_rtt: Option<String>,
     /// pgbench's worker threads (pgbench -j) running on the database host:
     /// every statement waits for its client's thread to get a core and spend
@@ -194,6 +194,10 @@ pub struct WorkloadArgs {
     /// waking the backend, spent only when a core was idle. Default: no
     /// client threads; the client's CPU is part of each statement's and
     /// the round trip is a delay (a client across the network).
+    /// With --client-rtt, as in published `-c 256 -j 16` runs, they are
+    /// pgbench's threads on the client's host: not the server's cores, so
+    /// the model is the same as without -j, and the report gives their
+    /// number as pgbench does.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<u32>,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):

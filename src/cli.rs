@@ -499,9 +499,21 @@ fn no_transactions_warning(r: &RunResult) -> String {
     )
 }
 
+/// With the client on another host (`--client-rtt`), `-j` is pgbench's
+/// threads there: nothing of the server's to model, but the result says how
+/// many, as pgbench's "number of threads" does.
+fn client_host_threads(result: &mut RunResult, w: &WorkloadArgs) {
+    if w.client_rtt.is_some()
+        && let Some(j) = w.jobs
+    {
+        result.run.jobs = j;
+    }
+}
+
 /// `pgiosim run`: the plan on this disk, its report and exit code.
 fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let (result, emulation) = crate::execute::execute(args.plan()?, &stop)?;
+    let (mut result, emulation) = crate::execute::execute(args.plan()?, &stop)?;
+    client_host_threads(&mut result, &args.w);
     let code = print_result(&result, &args.w)
         .with_context(|| format!("run in {}", args.dirs.dir.display()))?;
     if let Some(summary) = emulation {
@@ -512,7 +524,8 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 
 /// `pgiosim model`: the plan on the device model, its report and exit code.
 fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let (result, _) = crate::execute::execute(args.plan()?, &stop)?;
+    let (mut result, _) = crate::execute::execute(args.plan()?, &stop)?;
+    client_host_threads(&mut result, &args.w);
     print_result(&result, &args.w)
 }
 

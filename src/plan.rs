@@ -264,7 +264,9 @@ impl RunPlan {
         if let Some(rtt) = shape.client_rtt {
             workload.client_elsewhere(rtt);
         }
-        if shape.jobs.is_some() {
+        // With the client on another host, -j's threads run there, not on
+        // the modelled server's cores.
+        if shape.jobs.is_some() && shape.client_rtt.is_none() {
             workload.use_client_threads();
         }
         if let Target::Disk(_) = target
@@ -339,6 +341,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
                 shape.clients
             )));
         }
+        Some(_) if shape.client_rtt.is_some() => 0,
         Some(j) => j,
         None => 0,
     };

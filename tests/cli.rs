@@ -586,6 +586,91 @@ fn readme_is_short_and_names_every_command() {
     }
 }
 
+/// pgbench's published `-c N -j M` with the client on another host: `-j`
+/// beside `--client-rtt` is accepted as the client host's threads, which
+/// leave the modelled server as it is (the same run as without `-j`) and
+/// are reported as pgbench reports them; more threads than clients is
+/// refused, as pgbench refuses it.
+fn jobs_with_client_rtt_are_the_client_hosts_threads() {
+    let model = |extra: &[&str]| -> Value {
+        let mut args = vec![
+            "model",
+            "--device",
+            "nvme",
+            "-c",
+            "8",
+            "--cpus",
+            "2",
+            "-T",
+            "2",
+            "--seed",
+            "3",
+            "--client-rtt",
+            "150us",
+            "-q",
+            "--json",
+            "-",
+        ];
+        args.extend_from_slice(extra);
+        let o = run(&args);
+        assert!(o.status.success(), "{args:?}: {}", text(&o));
+        serde_json::from_slice(&o.stdout).expect("--json - is the JSON alone")
+    };
+    let without = model(&[]);
+    let with = model(&["-j", "4"]);
+    assert_eq!(with["run"]["jobs"], 4, "{}", with["run"]);
+    assert_eq!(without["run"]["jobs"], 0);
+    assert_eq!(with["run"]["client_rtt_us"], 150.0);
+    assert_eq!(with["summary"], without["summary"]);
+    assert_eq!(with["breakdown"], without["breakdown"]);
+    // On the database host (no --client-rtt) -j's threads take the
+    // server's cores: another run.
+    let o = run(&[
+        "model", "--device", "nvme", "-c", "8", "--cpus", "2", "-T", "2", "--seed", "3", "-q",
+        "--json", "-", "-j", "4",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let local: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_ne!(local["summary"], with["summary"]);
+    // The text report says the threads, as pgbench does.
+    let o = run(&[
+        "model",
+        "--device",
+        "nvme",
+        "-c",
+        "8",
+        "-j",
+        "4",
+        "--client-rtt",
+        "150us",
+        "-T",
+        "1",
+        "--seed",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("number of threads: 4"), "{}", text(&o));
+    let o = run(&[
+        "model",
+        "--device",
+        "nvme",
+        "-c",
+        "8",
+        "-j",
+        "16",
+        "--client-rtt",
+        "150us",
+        "-T",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("more threads than the 8 clients"),
+        "{}",
+        text(&o)
+    );
+}
+
 /// `workload fit-cpu` turns pgbench-compare's measurements into a workload
 /// file `model` runs, with every fitted figure sourced; bad input exits 2.
 fn workload_fit_cpu_writes_a_workload_model_runs() {
@@ -747,5 +832,6 @@ fn main() -> std::process::ExitCode {
         readme_is_short_and_names_every_command,
         workload_fit_cpu_writes_a_workload_model_runs,
         workload_from_server_cpu_writes_a_workload_model_runs,
+        jobs_with_client_rtt_are_the_client_hosts_threads,
     ])
 }

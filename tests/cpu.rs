@@ -117,9 +117,11 @@ fn bad_cpu_flags_are_refused_with_the_reason() {
             vec!["--client-rtt", "fast"],
             "--client-rtt fast: not a duration",
         ),
+        // -j beside --client-rtt is the client host's threads, which
+        // pgbench too limits to the clients.
         (
-            vec!["--client-rtt", "1ms", "-j", "1"],
-            "cannot be used with",
+            vec!["--client-rtt", "1ms", "-j", "2"],
+            "more threads than the 1 clients",
         ),
         (vec!["-M", "binary"], "invalid value 'binary'"),
     ] {

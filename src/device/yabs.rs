@@ -711,4 +711,73 @@ mod tests {
         let e = format!("{:#}", parse(r#"{"cpu":{}}"#, "j.json").unwrap_err());
         assert!(e.contains("no \"fio\" array"), "{e}");
     }
+
+    proptest::proptest! {
+        // Each case runs the device model on YABS's tests (a tenth of a
+        // second in release): few cases, over the whole range parse lets
+        // through, from a slow capped volume to a disk beyond any base.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 24,
+            failure_persistence: None,
+            ..Default::default()
+        })]
+
+        /// What the fuzz target no longer runs: `build` over any disk
+        /// `parse` accepts gives a valid profile whose 4k rate is the
+        /// disk's, through a cap or more channels, or a note saying why not.
+        #[test]
+        fn build_fits_any_disk_parse_accepts(
+            log_iops in 1.0f64..7.5,
+            read_share in 0.05f64..0.95,
+            large in proptest::option::of(2.0f64..6.0),
+            base_name in proptest::sample::select(vec!["nvme", "gp3", "ceph-rbd"]),
+        ) {
+            let iops = 10f64.powf(log_iops);
+            let mut tests = vec![Test {
+                block_kib: 4,
+                read_kib_s: iops * read_share * 4.0,
+                write_kib_s: iops * (1.0 - read_share) * 4.0,
+                read_iops: iops * read_share,
+                write_iops: iops * (1.0 - read_share),
+            }];
+            if let Some(log_mib) = large {
+                let kib_s = 10f64.powf(log_mib) * 1024.0 / 2.0;
+                tests.push(Test {
+                    block_kib: 1024,
+                    read_kib_s: kib_s,
+                    write_kib_s: kib_s,
+                    read_iops: kib_s / 1024.0,
+                    write_iops: kib_s / 1024.0,
+                });
+            }
+            for t in &tests {
+                check_figures(t).expect("the generator stays inside parse's bounds");
+            }
+            let disk = Disk { label: "d".into(), tests };
+            let base = Profile::shipped(base_name).unwrap();
+            let imp = build(&disk, "d", &base, "d.txt").expect("a disk parse accepts builds");
+            proptest::prop_assert_eq!(imp.checks.len(), disk.tests.len());
+            let model_4k = imp.checks[0].1;
+            proptest::prop_assert!(model_4k.is_finite() && model_4k > 0.0);
+            let slow_base = imp.notes.iter().any(|n| n.contains("give a faster --base"));
+            match imp.profile.caps.iops {
+                // A cap at the disk's rate holds the model to it.
+                Some(cap) => {
+                    proptest::prop_assert_eq!(cap, iops.round());
+                    proptest::prop_assert!(model_4k <= cap * AGREEMENT, "{} over a cap of {}", model_4k, cap);
+                }
+                None if !slow_base => proptest::prop_assert!(
+                    model_4k * AGREEMENT >= iops && model_4k <= iops * AGREEMENT * AGREEMENT,
+                    "model {} against {} IOPS: {:?}", model_4k, iops, imp.notes
+                ),
+                None => {}
+            }
+            if let Some(log_mib) = large {
+                let mib = 10f64.powf(log_mib);
+                proptest::prop_assert!((imp.profile.bandwidth_mib_s / mib - 1.0).abs() < 1e-6);
+            }
+            let table = render_table(&imp);
+            proptest::prop_assert_eq!(table.lines().count(), 1 + disk.tests.len());
+        }
+    }
 }

@@ -3,6 +3,7 @@
 //! the page decides what to chart and this module only how.
 
 use anyhow::{Result, anyhow};
+use plotters::coord::Shift;
 use plotters::coord::ranged1d::SegmentValue;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -196,10 +197,22 @@ pub fn tps_over_time(
 ) -> Result<String> {
     let x_max = elapsed_s.max(seconds.last().map_or(1.0, |s| s.0)).max(1.0);
     let y_max = seconds.iter().map(|s| s.1).fold(0.0, f64::max).max(1.0) * 1.15;
+    let ends: Vec<f64> = checkpoints.iter().filter_map(|c| c.end_s).collect();
+    // The legend names only the marks drawn: no "checkpoint end" when none
+    // ended, none at all without a checkpoint (the line is the tps).
+    let mut legend: Vec<(String, RGBColor)> = Vec::new();
+    if !checkpoints.is_empty() {
+        legend.push(("tps".into(), series_colour(0)));
+        legend.push(("checkpoint start".into(), CHECKPOINT_START));
+        if !ends.is_empty() {
+            legend.push(("checkpoint end".into(), CHECKPOINT_END));
+        }
+    }
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
+        let root = legend_under(&root, &legend, size)?;
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 16))
             .margin(12)
@@ -229,36 +242,19 @@ pub fn tps_over_time(
                 seconds.iter().copied(),
                 series_colour(0).stroke_width(2),
             ))
-            .map_err(err)?
-            .label("tps")
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], series_colour(0)));
-        if !checkpoints.is_empty() {
-            chart
-                .draw_series(checkpoints.iter().map(|c| {
-                    PathElement::new(
-                        vec![(c.start_s, 0.0), (c.start_s, y_max)],
-                        CHECKPOINT_START.stroke_width(2),
-                    )
-                }))
-                .map_err(err)?
-                .label("checkpoint start")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CHECKPOINT_START));
-            let ends: Vec<f64> = checkpoints.iter().filter_map(|c| c.end_s).collect();
-            chart
-                .draw_series(ends.iter().map(|&e| {
-                    PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
-                }))
-                .map_err(err)?
-                .label("checkpoint end")
-                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], CHECKPOINT_END));
-        }
+            .map_err(err)?;
         chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font((FONT, 12))
-            .draw()
+            .draw_series(checkpoints.iter().map(|c| {
+                PathElement::new(
+                    vec![(c.start_s, 0.0), (c.start_s, y_max)],
+                    CHECKPOINT_START.stroke_width(2),
+                )
+            }))
+            .map_err(err)?;
+        chart
+            .draw_series(ends.iter().map(|&e| {
+                PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
+            }))
             .map_err(err)?;
         root.present().map_err(err)?;
     }
@@ -320,6 +316,188 @@ fn log_axis(lo: f64, hi: f64) -> (f64, f64) {
     (lo, hi)
 }
 
+/// Least room between the centres of two neighbouring tick labels of a log
+/// axis, in pixels: `per_char` for each character of the two labels
+/// (half of each label's width, across the x axis) plus `space`.
+#[derive(Debug, Clone, Copy)]
+struct TickRoom {
+    per_char: f64,
+    space: f64,
+}
+
+/// Across the x axis: the labels' 12-point style is drawn 9.7 px high in
+/// the SVG, about 5.4 px a digit.
+const X_TICK_ROOM: TickRoom = TickRoom {
+    per_char: 2.8,
+    space: 5.0,
+};
+/// Up the y axis, a label's height whatever its length.
+const Y_TICK_ROOM: TickRoom = TickRoom {
+    per_char: 0.0,
+    space: 18.0,
+};
+
+impl TickRoom {
+    fn between(self, a: f64, b: f64) -> f64 {
+        let chars = axis_number(a).len() + axis_number(b).len();
+        self.per_char * chars as f64 + self.space
+    }
+}
+
+/// The multiples of a power of ten a log axis may label, densest first.
+const LOG_STEPS: &[&[f64]] = &[
+    &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0],
+    &[1.0, 2.0, 3.0, 5.0],
+    &[1.0, 2.0, 5.0],
+    &[1.0, 3.0],
+    &[1.0],
+];
+
+/// Each multiple `m × 10^e` of `steps` within `lo..=hi`, ascending.
+fn log_multiples(lo: f64, hi: f64, steps: &[f64]) -> Vec<f64> {
+    let first = lo.log10().floor() as i32 - 1;
+    let last = hi.log10().ceil() as i32;
+    let mut out = Vec::new();
+    for e in first..=last {
+        let decade = 10f64.powi(e);
+        for m in steps {
+            let v = m * decade;
+            if v >= lo * (1.0 - 1e-9) && v <= hi * (1.0 + 1e-9) {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// The labelled ticks of a log axis over `lo..hi` drawn `px` pixels long:
+/// the densest of 1-9, 1-2-3-5, 1-2-5, 1-3 and 1 per decade whose labels
+/// keep `room` between them, so a range inside a decade or two is labelled
+/// within it (2, 3, 4, 5, 6 ms), a wider one in 1-2-5 steps, and a very wide
+/// one by every n-th decade. plotters' own log ticks label only the powers
+/// of ten, leaving a 2-6 ms axis bare.
+fn log_ticks(lo: f64, hi: f64, px: u32, room: TickRoom) -> Vec<f64> {
+    let decades = (hi / lo).log10();
+    if !(decades.is_finite() && decades > 0.0) {
+        return vec![lo];
+    }
+    let px_per_decade = px.max(1) as f64 / decades;
+    let dense = log_multiples(lo, hi, LOG_STEPS[0]);
+    if dense.len() < 3 {
+        // Narrower than 1-9 can label (2.1 to 2.9): evenly spaced round
+        // numbers, which a log axis this narrow draws nearly evenly.
+        return linear_ticks(lo, hi, 4);
+    }
+    for steps in LOG_STEPS {
+        let ticks = log_multiples(lo, hi, steps);
+        let apart = ticks
+            .windows(2)
+            .all(|w| (w[1] / w[0]).log10() * px_per_decade >= room.between(w[0], w[1]));
+        if ticks.len() >= 2 && apart {
+            return ticks;
+        }
+    }
+    // Powers of ten alone crowd: every n-th, n decades being room enough
+    // for the longest label (1e-9's "1.0e-9").
+    let widest = room.between(1e-9, 1e-9);
+    let every = (widest / px_per_decade).ceil().max(1.0) as i32;
+    let (first, last) = (lo.log10().ceil() as i32, hi.log10().floor() as i32);
+    (first..=last)
+        .filter(|e| e.rem_euclid(every) == 0)
+        .map(|e| 10f64.powi(e))
+        .collect()
+}
+
+/// About `n` round numbers (1, 2 or 5 × 10^k apart) inside `lo..=hi`.
+fn linear_ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let raw = (hi - lo) / n as f64;
+    let mag = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|s| *s >= raw)
+        .unwrap_or(10.0 * mag);
+    let mut v = (lo / step).ceil() * step;
+    let mut out = Vec::new();
+    while v <= hi * (1.0 + 1e-9) && out.len() <= 2 * n {
+        out.push(v);
+        v += step;
+    }
+    out
+}
+
+/// The light grid lines of a log axis: every 1-9 multiple, when there are
+/// few enough to tell apart (none over many decades).
+fn log_light_points(lo: f64, hi: f64) -> Vec<f64> {
+    let all = log_multiples(lo, hi, LOG_STEPS[0]);
+    if all.len() <= 60 { all } else { Vec::new() }
+}
+
+/// Pixels of one legend entry: its line, the gap, its text, the space after.
+fn legend_entry_px(label: &str) -> u32 {
+    18 + 6 + 7 * label.chars().count() as u32 + 20
+}
+
+/// The legend's rows at `width` pixels: entries fill a row left to right.
+fn legend_layout(entries: &[(String, RGBColor)], width: u32) -> Vec<Vec<usize>> {
+    let room = width.saturating_sub(2 * 12 + 64).max(100);
+    let mut rows: Vec<Vec<usize>> = Vec::new();
+    let mut used = room;
+    for (i, (label, _)) in entries.iter().enumerate() {
+        let w = legend_entry_px(label);
+        if used + w > room {
+            rows.push(Vec::new());
+            used = 0;
+        }
+        rows.last_mut().expect("a row was pushed").push(i);
+        used += w;
+    }
+    rows
+}
+
+const LEGEND_ROW_PX: u32 = 18;
+
+fn legend_height(entries: &[(String, RGBColor)], width: u32) -> u32 {
+    match legend_layout(entries, width).len() {
+        0 => 0,
+        n => n as u32 * LEGEND_ROW_PX + 6,
+    }
+}
+
+/// Draws the legend in a strip along the bottom of `root`, under the x
+/// axis's title, and returns the area above it for the chart: a legend
+/// inside the plot covers the data or an axis wherever it is put.
+fn legend_under<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    entries: &[(String, RGBColor)],
+    size: (u32, u32),
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>> {
+    let h = legend_height(entries, size.0);
+    if h == 0 {
+        return Ok(root.clone());
+    }
+    let (chart, strip) = root.split_vertically(size.1.saturating_sub(h));
+    let text = TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    for (r, row) in legend_layout(entries, size.0).iter().enumerate() {
+        let y = (r as u32 * LEGEND_ROW_PX + LEGEND_ROW_PX / 2) as i32;
+        let mut x: i32 = 12 + 64;
+        for &i in row {
+            let (label, colour) = &entries[i];
+            strip
+                .draw(&PathElement::new(
+                    vec![(x, y), (x + 18, y)],
+                    colour.stroke_width(3),
+                ))
+                .map_err(err)?;
+            strip
+                .draw(&Text::new(label.clone(), (x + 24, y), text.clone()))
+                .map_err(err)?;
+            x += legend_entry_px(label) as i32;
+        }
+    }
+    Ok(chart)
+}
+
 /// A latency distribution to draw: a label and (percentile, ms) points.
 #[derive(Debug, Clone)]
 pub struct Cdf {
@@ -339,16 +517,29 @@ pub fn latency_cdf(title: &str, cdfs: &[Cdf], size: (u32, u32)) -> Result<String
     } else {
         (0.01, 1.0)
     };
+    let legend: Vec<(String, RGBColor)> = cdfs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.label.clone(), series_colour(i)))
+        .collect();
+    // The x axis's length in pixels: the width less the margins and the
+    // y labels' area.
+    let x_px = size.0.saturating_sub(2 * 12 + 64);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
+        let root = legend_under(&root, &legend, size)?;
+        let x = (lo..hi)
+            .log_scale()
+            .with_key_points(log_ticks(lo, hi, x_px, X_TICK_ROOM))
+            .with_light_points(log_light_points(lo, hi));
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 16))
             .margin(12)
             .x_label_area_size(38)
             .y_label_area_size(64)
-            .build_cartesian_2d((lo..hi).log_scale(), 0f64..MAX_NINES + 0.05)
+            .build_cartesian_2d(x, 0f64..MAX_NINES + 0.05)
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -372,18 +563,8 @@ pub fn latency_cdf(title: &str, cdfs: &[Cdf], size: (u32, u32)) -> Result<String
                 .collect();
             chart
                 .draw_series(LineSeries::new(pts, colour.stroke_width(2)))
-                .map_err(err)?
-                .label(c.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
+                .map_err(err)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK.mix(0.3))
-            .label_font((FONT, 12))
-            .draw()
-            .map_err(err)?;
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -422,10 +603,21 @@ pub fn against_clients(
     let (v_lo, v_hi) = values
         .filter(|v| v.is_finite() && (!log_y || *v > 0.0))
         .fold((f64::MAX, 0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+    let legend: Vec<(String, RGBColor)> = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.label.clone(), series_colour(i)))
+        .collect();
+    // The y axis's length in pixels: the height less the caption, margins,
+    // x labels' area and the legend under the chart.
+    let y_px = size
+        .1
+        .saturating_sub(legend_height(&legend, size.0) + 2 * 12 + 30 + 38);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
+        let root = legend_under(&root, &legend, size)?;
         let builder_x = (0..k - 1).into_segmented();
         let mut cb = ChartBuilder::on(&root);
         cb.caption(title, (FONT, 16))
@@ -465,9 +657,7 @@ pub fn against_clients(
                         .collect();
                     chart
                         .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                        .map_err(err)?
-                        .label(s.label.clone())
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], colour));
+                        .map_err(err)?;
                     chart
                         .draw_series(
                             pts.iter()
@@ -490,14 +680,6 @@ pub fn against_clients(
                             .map_err(err)?;
                     }
                 }
-                chart
-                    .configure_series_labels()
-                    .position(SeriesLabelPosition::UpperLeft)
-                    .background_style(WHITE.mix(0.85))
-                    .border_style(BLACK.mix(0.3))
-                    .label_font((FONT, 12))
-                    .draw()
-                    .map_err(err)?;
             }};
         }
         if log_y {
@@ -506,10 +688,11 @@ pub fn against_clients(
             } else {
                 (0.1, 1.0)
             };
-            draw!(
-                cb.build_cartesian_2d(builder_x, (lo..hi).log_scale())
-                    .map_err(err)?
-            );
+            let y = (lo..hi)
+                .log_scale()
+                .with_key_points(log_ticks(lo, hi, y_px, Y_TICK_ROOM))
+                .with_light_points(log_light_points(lo, hi));
+            draw!(cb.build_cartesian_2d(builder_x, y).map_err(err)?);
         } else {
             let hi = if v_hi > 0.0 { v_hi * 1.12 } else { 1.0 };
             draw!(cb.build_cartesian_2d(builder_x, 0f64..hi).map_err(err)?);
@@ -551,8 +734,16 @@ mod tests {
         }];
         let svg = tps_over_time("t", &[(1.0, 10.0), (2.0, 12.0)], &cps, 6.0, (500, 300)).unwrap();
         assert!(svg.contains("checkpoint start") && svg.contains("checkpoint end"));
+        // A checkpoint still running at the end: no "checkpoint end" to name.
+        let running = [CheckpointSpan {
+            start_s: 2.0,
+            end_s: None,
+        }];
+        let svg =
+            tps_over_time("t", &[(1.0, 10.0), (2.0, 12.0)], &running, 6.0, (500, 300)).unwrap();
+        assert!(svg.contains("checkpoint start") && !svg.contains("checkpoint end"));
         let cdf = Cdf {
-            label: "A".into(),
+            label: "A: nvme, 32 clients".into(),
             points: vec![(0.0, 0.5), (50.0, 1.0), (99.0, 3.0), (100.0, 9.0)],
         };
         let svg = latency_cdf("t", &[cdf], (500, 300)).unwrap();
@@ -575,5 +766,40 @@ mod tests {
         assert!(latency_cdf("t", &[cdf], (500, 300)).is_ok());
         assert_eq!(log_axis(0.5, 7.9e307), (0.5, 1e15));
         assert_eq!(log_axis(0.0, 1.0), (1e-9, 1.0));
+        // The clamp's extremes still get a handful of decade ticks.
+        let ticks = log_ticks(1e-9, 1e15, 440, X_TICK_ROOM);
+        assert!((2..=14).contains(&ticks.len()), "{ticks:?}");
+    }
+
+    #[test]
+    fn log_ticks_label_within_a_decade_and_thin_out_over_many() {
+        // 2-6 ms with the CDF's margins, on a half-width chart.
+        let narrow = log_ticks(2.0 / 1.3, 6.0 * 1.3, 440, X_TICK_ROOM);
+        let inside = narrow.iter().filter(|v| (2.0..=6.0).contains(*v)).count();
+        assert!(inside >= 3, "{narrow:?}");
+        // Two decades: 1-2-5 or denser, never the powers of ten alone.
+        let wide = log_ticks(0.4, 40.0, 440, X_TICK_ROOM);
+        assert!(wide.len() > 3 && wide.contains(&2.0), "{wide:?}");
+        // Labels stay apart: no two closer than the gap.
+        for (lo, hi) in [
+            (2.0 / 1.3, 6.0 * 1.3),
+            (0.4, 40.0),
+            (0.41, 3.0),
+            (0.02, 900.0),
+        ] {
+            let ticks = log_ticks(lo, hi, 440, X_TICK_ROOM);
+            let px_per_decade = 440.0 / (hi / lo).log10();
+            for w in ticks.windows(2) {
+                let px = (w[1] / w[0]).log10() * px_per_decade;
+                let room = X_TICK_ROOM.between(w[0], w[1]);
+                assert!(px >= room - 1e-9, "{lo}..{hi}: {ticks:?}");
+            }
+        }
+        // Inside one tenth of a decade: round numbers, evenly spaced.
+        let tiny = log_ticks(2.1, 2.9, 440, X_TICK_ROOM);
+        assert!(tiny.len() >= 3, "{tiny:?}");
+        // Many decades: at most one label per decade, and few.
+        let many = log_ticks(1e-3, 1e9, 200, Y_TICK_ROOM);
+        assert!(many.len() <= 12 && many.len() >= 3, "{many:?}");
     }
 }

@@ -300,7 +300,7 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
             "<p class=\"note\">This file has no latency_cdf (written by an older pgiosim, or no transaction): no CDF.</p>\n",
         );
     } else {
-        let svg = charts::latency_cdf("Latency CDF", &[cdf_of(tag.to_string(), r)], HALF)?;
+        let svg = charts::latency_cdf("Latency CDF", &[cdf_of(short_label(tag, r), r)], HALF)?;
         let l = &r.summary.latency_ms;
         figure(
             o,
