@@ -98,6 +98,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "a benchmark of the real disk",
     ),
     (
+        "docs/benchmarks.md",
+        "cargo build --release && scripts/steady-coverage ",
+        "forty model runs of up to 1800 s: minutes of two cores",
+    ),
+    (
         "docs/cpu-model.md",
         "scripts/cpu-fit ",
         "a mirror of mdcallag/mytools or the fixture's fit, which tests/cpu_fit.rs runs",
