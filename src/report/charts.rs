@@ -186,23 +186,47 @@ pub struct CheckpointSpan {
     pub end_s: Option<f64>,
 }
 
+/// The steady state on the tps chart: the warm-up it cut (shaded) and its
+/// tps over the window it was measured on (a level line).
+#[derive(Debug, Clone, Copy)]
+pub struct SteadySpan {
+    pub warmup_s: f64,
+    pub from_s: f64,
+    pub to_s: f64,
+    pub tps: f64,
+}
+
+/// The warm-up's shade and the steady state's line.
+const WARMUP: RGBColor = RGBColor(150, 150, 150);
+const STEADY: RGBColor = RGBColor(120, 60, 170);
+
 /// tps per second over the run, with checkpoints shaded from start to end
 /// and their starts and ends marked.
 pub fn tps_over_time(
     title: &str,
     seconds: &[(f64, f64)],
     checkpoints: &[CheckpointSpan],
+    steady: Option<SteadySpan>,
     elapsed_s: f64,
     size: (u32, u32),
 ) -> Result<String> {
     let x_max = elapsed_s.max(seconds.last().map_or(1.0, |s| s.0)).max(1.0);
     let y_max = seconds.iter().map(|s| s.1).fold(0.0, f64::max).max(1.0) * 1.15;
     let ends: Vec<f64> = checkpoints.iter().filter_map(|c| c.end_s).collect();
+    let warmup = steady.filter(|s| s.warmup_s > 0.0);
     // The legend names only the marks drawn: no "checkpoint end" when none
-    // ended, none at all without a checkpoint (the line is the tps).
+    // ended, none at all without a mark (the line is the tps).
     let mut legend: Vec<(String, RGBColor)> = Vec::new();
-    if !checkpoints.is_empty() {
+    if !checkpoints.is_empty() || steady.is_some() {
         legend.push(("tps".into(), series_colour(0)));
+    }
+    if warmup.is_some() {
+        legend.push(("warm-up".into(), WARMUP));
+    }
+    if steady.is_some() {
+        legend.push(("steady-state tps".into(), STEADY));
+    }
+    if !checkpoints.is_empty() {
         legend.push(("checkpoint start".into(), CHECKPOINT_START));
         if !ends.is_empty() {
             legend.push(("checkpoint end".into(), CHECKPOINT_END));
@@ -231,6 +255,14 @@ pub fn tps_over_time(
             .light_line_style(LIGHT_LINE)
             .draw()
             .map_err(err)?;
+        if let Some(w) = warmup {
+            chart
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(0.0, 0.0), (w.warmup_s.min(x_max), y_max)],
+                    WARMUP.mix(0.25).filled(),
+                )))
+                .map_err(err)?;
+        }
         let shade = CHECKPOINT_START.mix(0.08).filled();
         chart
             .draw_series(checkpoints.iter().map(|c| {
@@ -256,6 +288,14 @@ pub fn tps_over_time(
                 PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
             }))
             .map_err(err)?;
+        if let Some(st) = steady {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![(st.from_s, st.tps), (st.to_s.min(x_max), st.tps)],
+                    STEADY.stroke_width(2),
+                )))
+                .map_err(err)?;
+        }
         root.present().map_err(err)?;
     }
     Ok(svg)
@@ -732,15 +772,49 @@ mod tests {
             start_s: 2.0,
             end_s: Some(5.0),
         }];
-        let svg = tps_over_time("t", &[(1.0, 10.0), (2.0, 12.0)], &cps, 6.0, (500, 300)).unwrap();
+        let svg = tps_over_time(
+            "t",
+            &[(1.0, 10.0), (2.0, 12.0)],
+            &cps,
+            None,
+            6.0,
+            (500, 300),
+        )
+        .unwrap();
         assert!(svg.contains("checkpoint start") && svg.contains("checkpoint end"));
+        assert!(!svg.contains("warm-up") && !svg.contains("steady-state tps"));
+        // The steady state: the warm-up shaded and named, the level drawn.
+        let st = SteadySpan {
+            warmup_s: 2.0,
+            from_s: 2.0,
+            to_s: 6.0,
+            tps: 11.0,
+        };
+        let svg = tps_over_time(
+            "t",
+            &[(1.0, 10.0), (2.0, 12.0)],
+            &[],
+            Some(st),
+            6.0,
+            (500, 300),
+        )
+        .unwrap();
+        assert!(svg.contains("warm-up") && svg.contains("steady-state tps"));
+        assert!(!svg.contains("checkpoint start"));
         // A checkpoint still running at the end: no "checkpoint end" to name.
         let running = [CheckpointSpan {
             start_s: 2.0,
             end_s: None,
         }];
-        let svg =
-            tps_over_time("t", &[(1.0, 10.0), (2.0, 12.0)], &running, 6.0, (500, 300)).unwrap();
+        let svg = tps_over_time(
+            "t",
+            &[(1.0, 10.0), (2.0, 12.0)],
+            &running,
+            None,
+            6.0,
+            (500, 300),
+        )
+        .unwrap();
         assert!(svg.contains("checkpoint start") && !svg.contains("checkpoint end"));
         let cdf = Cdf {
             label: "A: nvme, 32 clients".into(),

@@ -276,10 +276,25 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
     if seconds.is_empty() {
         o.push_str("<p class=\"note\">No whole second ran: no tps over time.</p>\n");
     } else {
-        let svg =
-            charts::tps_over_time("tps over time", &seconds, &spans, r.summary.elapsed_s, HALF)?;
+        let steady = r.steady_state.as_ref().and_then(|st| {
+            let (from, len) = (st.start_s?, st.length_s?);
+            Some(charts::SteadySpan {
+                warmup_s: st.warmup_s?,
+                from_s: from,
+                to_s: from + len,
+                tps: st.tps?.mean,
+            })
+        });
+        let svg = charts::tps_over_time(
+            "tps over time",
+            &seconds,
+            &spans,
+            steady,
+            r.summary.elapsed_s,
+            HALF,
+        )?;
         let caption = match r.checkpoints.len() {
-            0 => "No checkpoint ran.".to_string(),
+            0 => "No checkpoint ran".to_string(),
             n => format!(
                 "{n} checkpoint(s), shaded from start to end: {}",
                 r.checkpoints
@@ -292,6 +307,28 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
+        };
+        let caption = match &r.steady_state {
+            Some(st) => match (st.tps, st.start_s, st.length_s) {
+                (Some(t), Some(a), Some(len)) => format!(
+                    "{caption}. Warm-up (grey) {:.0} s, to {}; steady state (purple) {:.0} tps \
+                     ±{:.1}% from {a:.0} to {:.0} s.",
+                    st.warmup_s.unwrap_or(0.0),
+                    st.warmup_phrase(),
+                    t.mean,
+                    if t.mean > 0.0 {
+                        t.ci95 / t.mean * 100.0
+                    } else {
+                        0.0
+                    },
+                    a + len
+                ),
+                _ => format!(
+                    "{caption}. No steady state: {}.",
+                    st.why_not.as_deref().unwrap_or("none")
+                ),
+            },
+            None => format!("{caption}."),
         };
         figure(o, "tps-over-time", &svg, &caption, false);
     }
