@@ -188,25 +188,33 @@ fn a_model_run_of_pgbenchs_longest_duration_stays_small_and_stops_at_sigterm() {
 
 // --- 13: one pgiosim per data set ---------------------------------------------------
 
-#[test]
-fn a_second_pgiosim_on_the_same_data_set_is_refused() {
-    let d = tmp("pgiosim-harden");
-    let dir = s(&d.path().join("data"));
-    let mut first = bin()
-        .args(["run", "--dir", &dir, "-s", "1", "-T", "20"])
+/// `pgiosim run ARGS` in the background, once its "data set prepared" line
+/// says the run has started; the rest of its stderr, kept open so that it
+/// can go on writing.
+fn started_run(args: &[&str]) -> (Child, std::io::Lines<BufReader<std::process::ChildStderr>>) {
+    let mut child = bin()
+        .arg("run")
+        .args(args)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait for its "data set prepared" line: the run has started.
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
     assert!(
         lines
             .by_ref()
             .map_while(Result::ok)
             .any(|l| l.contains("data set")),
-        "the first run never started"
+        "the run never started: {args:?}"
     );
+    (child, lines)
+}
+
+#[test]
+fn a_second_pgiosim_on_the_same_data_set_is_refused() {
+    let d = tmp("pgiosim-harden");
+    let dir = s(&d.path().join("data"));
+    let (mut first, _stderr) = started_run(&["--dir", &dir, "-s", "1", "-T", "20"]);
     // Its WAL directory is taken too, though it is inside its --dir: a
     // second data set naming it as --wal-dir would share its segments.
     let other = s(&d.path().join("other"));
@@ -249,32 +257,18 @@ fn a_running_standbys_directory_is_locked() {
     let dir = s(&d.path().join("data"));
     let sdir = s(&d.path().join("standbys"));
     std::fs::create_dir(&sdir).unwrap();
-    let mut first = bin()
-        .args([
-            "run",
-            "--dir",
-            &dir,
-            "-s",
-            "1",
-            "-T",
-            "20",
-            "--standby",
-            "name=s1",
-            "--standby-dir",
-            &sdir,
-        ])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(first.stderr.take().unwrap()).lines();
-    assert!(
-        lines
-            .by_ref()
-            .map_while(Result::ok)
-            .any(|l| l.contains("data set")),
-        "the first run never started"
-    );
+    let (mut first, _stderr) = started_run(&[
+        "--dir",
+        &dir,
+        "-s",
+        "1",
+        "-T",
+        "20",
+        "--standby",
+        "name=s1",
+        "--standby-dir",
+        &sdir,
+    ]);
     // Wait for the standby's files: they are prepared after the primary's.
     let wal = d.path().join("standbys/standby-s1/pg_wal/pgiosim.wal.000");
     let t0 = Instant::now();
