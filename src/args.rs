@@ -84,7 +84,13 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub choice: WorkloadChoice,
     /// Number of concurrent clients (pgbench -c).
-    #[arg(short, long = "client", value_name = "NUM", default_value_t = 1)]
+    #[arg(
+        short,
+        long = "client",
+        value_name = "NUM",
+        default_value_t = 1,
+        allow_negative_numbers = true
+    )]
     pub clients: u32,
     /// Duration (pgbench -T): seconds, or with a unit as in postgresql.conf
     /// (30s, 5min) [default: `run` 10 s; `model` until it knows its answer,
@@ -98,16 +104,21 @@ pub struct WorkloadArgs {
     )]
     pub time: Option<String>,
     /// Transactions per client, instead of a duration (pgbench -t).
-    #[arg(short = 't', long = "transactions", value_name = "NUM")]
+    #[arg(
+        short = 't',
+        long = "transactions",
+        value_name = "NUM",
+        allow_negative_numbers = true
+    )]
     pub transactions: Option<u64>,
     /// `model` without -T or -t runs until the steady state's tps is known
     /// to ±PCT at 95% (batch means after the warm-up MSER-5 finds), over a
     /// whole checkpoint cycle where checkpoints occur, and at most 30 min
     /// of simulated time [default: 2]. `run` lasts -T (default 10 s).
-    #[arg(long, value_name = "PCT", conflicts_with_all = ["time", "transactions"])]
+    #[arg(long, value_name = "PCT", conflicts_with_all = ["time", "transactions"], allow_negative_numbers = true)]
     pub precision: Option<f64>,
     /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.
-    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    #[arg(short, long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=1_000_000), allow_negative_numbers = true)]
     pub scale: u64,
     /// Rate-limited run (pgbench -R): start TPS transactions per second in
     /// all, on a Poisson schedule; latency counts from the scheduled start and
@@ -157,7 +168,7 @@ pub struct WorkloadArgs {
     pub config: Option<PathBuf>,
     /// Logical CPUs (vCPUs) of the modelled server; CPU time is modelled,
     /// not burned [default: this machine's count].
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub cpus: Option<u32>,
     /// Hardware threads per physical core of the modelled server: 2 when
     /// its vCPUs are hyperthreads (AWS, Azure and GCP x86 instances), 1
@@ -165,14 +176,14 @@ pub struct WorkloadArgs {
     /// starts while more than half the vCPUs are busy shares a core and
     /// runs 2 / 1.2 times as long (two threads do 1.2 cores' work)
     /// [default: 1; with `model --instance`, the preset's].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8), allow_negative_numbers = true)]
     pub threads_per_core: Option<u32>,
     /// Speed of one of the modelled server's threads alone on a core,
     /// relative to the machine the workload's CPU figures were measured on
     /// (the EPYC 9454P for the I/O path's, see docs/cpu-model.md): 1.5 runs
     /// every burst of CPU in two thirds of the time [default: 1; with
     /// `model --instance`, its CPU class's, e.g. 0.84 for m6id's Xeon 8375C].
-    #[arg(long, value_name = "FACTOR")]
+    #[arg(long, value_name = "FACTOR", allow_negative_numbers = true)]
     pub cpu_speed: Option<f64>,
     /// pgbench's query protocol (-M): simple sends each statement's text
     /// and PostgreSQL parses and plans it every time; prepared parses it
@@ -184,7 +195,7 @@ pub struct WorkloadArgs {
     /// 0.5ms), as in most published benchmarks: each statement waits one
     /// network round trip, and pgbench's CPU is not on the server's cores.
     /// Default: the client on the database host, over a Unix socket.
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", allow_hyphen_values = true)]
     pub client_rtt: Option<String>,
     /// pgbench's worker threads (pgbench -j) running on the database host:
     /// every statement waits for its client's thread to get a core and spend
@@ -198,7 +209,12 @@ pub struct WorkloadArgs {
     /// pgbench's threads on the client's host: not the server's cores, so
     /// the model is the same as without -j, and the report gives their
     /// number as pgbench does.
-    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    #[arg(
+        short = 'j',
+        long = "jobs",
+        value_name = "N",
+        allow_negative_numbers = true
+    )]
     pub jobs: Option<u32>,
     /// Model a kernel page cache of SIZE in front of the data file (e.g. 4GB):
     /// buffer-pool misses it holds cost no I/O. It keeps Linux's inactive
@@ -217,7 +233,7 @@ pub struct WorkloadArgs {
     pub json: Option<PathBuf>,
     /// Seed of the workload's random generator (and of the device model);
     /// the same seed repeats a `model` run exactly [default: random, printed].
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub seed: Option<u64>,
     /// Print nothing but the report (no notices, no progress bar).
     #[arg(short, long)]

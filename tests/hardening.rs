@@ -431,6 +431,13 @@ fn bad_input_of_every_kind_exits_2_with_a_clear_message() {
             &["--set shared_buffers=lots"],
         ),
         (&["model", "--device", "nvmee"], &["did you mean \"nvme\"?"]),
+        // A negative number names its flag, not "unexpected argument".
+        (&["model", "-s", "-1"], &["'-1' for '--scale"]),
+        (&["model", "-c", "-1"], &["'-1' for '--client"]),
+        (&["model", "-j", "-2"], &["'-2' for '--jobs"]),
+        (&["model", "--seed", "-3"], &["'-3' for '--seed"]),
+        (&["model", "--client-rtt", "-1ms"], &["--client-rtt -1ms"]),
+        (&["model", "--cpu-speed", "-1"], &["--cpu-speed"]),
         (
             &["model", "--device", &p("bad-profile.json")],
             &["bad-profile.json"],
