@@ -108,7 +108,9 @@ pub struct CatchupResult {
     pub workload: String,
     pub scale: u64,
     pub backlog_bytes: u64,
-    /// Time to replay the backlog.
+    /// WAL replayed: the backlog, or less if interrupted.
+    pub replayed_bytes: u64,
+    /// Time to replay the backlog (or, interrupted, what was replayed).
     pub seconds: f64,
     pub wal_mb_per_s: f64,
     pub transactions: u64,
@@ -362,6 +364,7 @@ fn result(db: &Database, settings: &crate::settings::Settings, f: Facts) -> Catc
         workload: db.workload().name().to_string(),
         scale: f.scale,
         backlog_bytes: f.backlog,
+        replayed_bytes: f.backlog.min(replayed.wal_bytes),
         seconds,
         wal_mb_per_s: if seconds > 0.0 {
             f.backlog.min(replayed.wal_bytes) as f64 / 1e6 / seconds
@@ -414,16 +417,23 @@ pub fn render(r: &CatchupResult) -> String {
         );
     }
     let mb = |b: u64| b as f64 / 1e6;
+    // Interrupted, the time is that of what was replayed, not the backlog.
+    let what = if r.partial {
+        format!(
+            "catch-up interrupted after {:.0}MB of the {} backlog",
+            r.replayed_bytes as f64 / (1u64 << 20) as f64,
+            crate::units::format_memory(r.backlog_bytes)
+        )
+    } else {
+        format!(
+            "catch-up of {}",
+            crate::units::format_memory(r.backlog_bytes)
+        )
+    };
     let _ = writeln!(
         o,
-        "catch-up of {} of {} WAL (scale {}) on {} ({}): {:.1} s, {:.1} MB/s of WAL",
-        crate::units::format_memory(r.backlog_bytes),
-        r.workload,
-        r.scale,
-        r.device,
-        r.mode,
-        r.seconds,
-        r.wal_mb_per_s
+        "{what} of {} WAL (scale {}) on {} ({}): {:.1} s, {:.1} MB/s of WAL",
+        r.workload, r.scale, r.device, r.mode, r.seconds, r.wal_mb_per_s
     );
     let _ = writeln!(
         o,

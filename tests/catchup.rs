@@ -37,6 +37,7 @@ fn model_replays_the_backlog_and_accounts_for_its_time() {
     assert_eq!(r["mode"], "model");
     assert_eq!(num(&r, "backlog_bytes"), 64.0 * 1024.0 * 1024.0);
     assert_eq!(num(&r, "wal_read_bytes"), num(&r, "backlog_bytes"));
+    assert_eq!(num(&r, "replayed_bytes"), num(&r, "backlog_bytes"));
     let seconds = num(&r, "seconds");
     assert!(seconds > 0.0);
     // The startup process's time, bucket by bucket, is the catch-up's.
@@ -154,11 +155,44 @@ fn bad_input_names_the_flag_or_setting() {
     }
 }
 
+/// Interrupted, the headline says how much of the backlog was replayed
+/// in the time it gives, not that the whole backlog took that long.
+fn an_interrupted_catchup_says_how_much_it_replayed() {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+        .args([
+            "catchup",
+            "--backlog",
+            "100GB",
+            "-s",
+            "2",
+            "--device",
+            "nvme",
+        ])
+        .args(["--seed", "1", "--json", "-"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start pgiosim");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: a signal to the child we started and have not yet reaped.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("catch-up interrupted after") && err.contains("of the 100GB backlog"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).expect("the partial JSON");
+    assert_eq!(r["partial"], true);
+    assert!(num(&r, "replayed_bytes") < num(&r, "backlog_bytes"), "{r}");
+}
+
 fn main() -> std::process::ExitCode {
     common::harness::run(common::trials![
         model_replays_the_backlog_and_accounts_for_its_time,
         full_page_writes_off_means_reads_and_prefetch_shortens_them,
         on_the_disk_it_reads_the_wal_and_leaves_its_files_for_cleanup,
         bad_input_names_the_flag_or_setting,
+        an_interrupted_catchup_says_how_much_it_replayed,
     ])
 }
