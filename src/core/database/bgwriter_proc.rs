@@ -57,14 +57,7 @@ impl Database {
             }
             let (block, lsn) = self.pool.start_write(buf);
             if self.flush_for_write(now, lsn, Waiter::BgWriter) {
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-                    },
-                    Purpose::BgWrite { buf, block },
-                    now,
-                );
+                self.bgwrite(now, buf, block);
             } else {
                 self.bgwriter.flush_wait = Some((buf, block));
             }
@@ -89,6 +82,11 @@ impl Database {
             .flush_wait
             .take()
             .expect("bgwriter flush wait");
+        self.bgwrite(now, buf, block);
+    }
+
+    /// Write `buf` (`block`), whose WAL is durable.
+    fn bgwrite(&mut self, now: Nanos, buf: BufId, block: u64) {
         self.issue(
             IoKind::WritePage {
                 block,

@@ -115,15 +115,7 @@ impl Database {
             Some(buf) => {
                 let (block, lsn) = self.pool.start_write(buf);
                 if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
-                    self.checkpointer.wait = CkptWait::Io;
-                    self.issue(
-                        IoKind::WritePage {
-                            block,
-                            kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                        },
-                        Purpose::CheckpointWrite { buf, block },
-                        now,
-                    );
+                    self.checkpoint_write(now, buf, block);
                 } else {
                     self.checkpointer.wait = CkptWait::WalFlush { buf, block };
                 }
@@ -190,21 +182,24 @@ impl Database {
         }
     }
 
+    /// Write `buf` (`block`), whose WAL is durable; it waits for the write.
+    fn checkpoint_write(&mut self, now: Nanos, buf: BufId, block: u64) {
+        self.checkpointer.wait = CkptWait::Io;
+        self.issue(
+            IoKind::WritePage {
+                block,
+                kernel_writeback: self.cfg.checkpoint_flush_after == 0,
+            },
+            Purpose::CheckpointWrite { buf, block },
+            now,
+        );
+    }
+
     /// The WAL it waited for is durable: the write it held back goes out,
     /// or the checkpoint record is safe and the checkpoint is done.
     pub(super) fn checkpointer_flushed(&mut self, now: Nanos) {
         match self.checkpointer.wait {
-            CkptWait::WalFlush { buf, block } => {
-                self.checkpointer.wait = CkptWait::Io;
-                self.issue(
-                    IoKind::WritePage {
-                        block,
-                        kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-                    },
-                    Purpose::CheckpointWrite { buf, block },
-                    now,
-                );
-            }
+            CkptWait::WalFlush { buf, block } => self.checkpoint_write(now, buf, block),
             CkptWait::Record => self.checkpoint_done(now),
             other => panic!("checkpointer woken by WAL flush while {other:?}"),
         }
