@@ -26,7 +26,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
 use crate::core::stats::{Merge, Milestones, Second};
-use crate::core::time::{Nanos, SEC};
+use crate::core::time::Nanos;
 
 /// Observations MSER-5 averages into one batch.
 const MSER_BATCH: usize = 5;
@@ -451,7 +451,7 @@ pub fn of_database(db: &Database, elapsed: Nanos) -> Outcome {
     let cfg = db.config();
     let blocks = db.workload().data_blocks();
     analyse(&Run {
-        seconds: whole(&s.seconds, width_s, elapsed),
+        seconds: s.seconds.whole(elapsed),
         width_s,
         milestones: s.milestones,
         fills_shared_buffers: blocks > cfg.nbuffers as u64,
@@ -470,16 +470,10 @@ pub fn recurring(db: &Database) -> Recurring {
     }
 }
 
-/// Whole seconds of `seconds` up to `elapsed`: a trailing partial point
-/// would show a bogus rate.
-pub fn whole(seconds: &[Second], width_s: u64, elapsed: Nanos) -> &[Second] {
-    let n = (elapsed / SEC / width_s.max(1)) as usize;
-    &seconds[..n.min(seconds.len())]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::time::SEC;
 
     fn second(tx: u64, lat_ms: u64) -> Second {
         let mut s = Second {

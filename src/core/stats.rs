@@ -152,6 +152,15 @@ impl<'a, T> IntoIterator for &'a Series<T> {
     }
 }
 
+impl<T> Series<T> {
+    /// The points wholly inside the first `elapsed` ns: a trailing partial
+    /// point would show a bogus rate.
+    pub fn whole(&self, elapsed: Nanos) -> &[T] {
+        let n = (elapsed / SEC / self.width_s) as usize;
+        &self.points[..n.min(self.points.len())]
+    }
+}
+
 impl<T: Merge + Default + Clone> Series<T> {
     /// Seconds each point covers: 1 unless the run passed
     /// [`SERIES_MAX_POINTS`] seconds.

@@ -23,7 +23,6 @@ use crate::core::breakdown::Bucket;
 use crate::core::checkpointer::Trigger;
 use crate::core::database::Database;
 use crate::core::stats::stddev_ns;
-use crate::core::time::SEC;
 
 /// Name of the result schema.
 pub const SCHEMA: &str = "pgiosim.result";
@@ -461,11 +460,10 @@ impl RunResult {
         // Past SERIES_MAX_POINTS seconds each point covers `width` seconds:
         // `t` is its end, `tps` its mean rate, the counts its totals.
         let width = s.seconds.width_s();
-        let whole = (elapsed_ns / SEC / width) as usize;
         let timeseries = s
             .seconds
+            .whole(elapsed_ns)
             .iter()
-            .take(whole)
             .enumerate()
             .map(|(i, x)| SecondFigures {
                 t: (i as u64 + 1) * width,
