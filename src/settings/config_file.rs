@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use super::names::suggest;
 use super::parse::{is_c_space, quote, scan_quoted};
-use super::spec::spec_by_name;
+use super::table::row_by_name;
 use super::{SettingError, Settings};
 
 impl Settings {
@@ -40,7 +40,7 @@ impl Settings {
         let mut not_modelled: Vec<String> = Vec::new();
         for entry in &entries {
             let path = &entry.file;
-            if !seen.insert(entry.lower.as_str()) || spec_by_name(&entry.lower).is_some() {
+            if !seen.insert(entry.lower.as_str()) || row_by_name(&entry.lower).is_some() {
                 // seen before, or applied below
             } else if let Some(suggestion) = (!entry.lower.contains('.'))
                 .then(|| suggest(&entry.lower))
@@ -67,13 +67,13 @@ impl Settings {
         }
         let mut updated = self.clone();
         for (index, entry) in entries.iter().enumerate() {
-            let Some(spec) = spec_by_name(&entry.lower) else {
+            let Some(row) = row_by_name(&entry.lower) else {
                 continue;
             };
             if last[entry.lower.as_str()] != index {
                 continue;
             }
-            updated.set_text(spec, &entry.value).map_err(|err| {
+            updated.set_text(row, &entry.value).map_err(|err| {
                 anyhow::anyhow!("{}:{}: {err}", entry.file.display(), entry.line_no)
             })?;
         }
@@ -296,8 +296,8 @@ mod tests {
     use super::*;
     use crate::core::replication::SynchronousCommit;
     use crate::settings::Settings;
-    use crate::settings::spec::*;
     use crate::settings::test_support::*;
+    use crate::settings::unit::*;
 
     // --- postgresql.conf ------------------------------------------------------
 

@@ -2,9 +2,8 @@
 
 use std::fmt;
 
-use super::Settings;
 use super::names::is_postgres_setting;
-use super::spec::bare_number_meaning;
+use super::table::{NAMES, bare_number_meaning};
 
 /// Why a setting was refused. `Display` is one sentence naming the setting,
 /// the value and what is accepted.
@@ -56,7 +55,7 @@ impl fmt::Display for SettingError {
                     write!(
                         f,
                         "unknown setting \"{name}\": it is not a PostgreSQL setting; pgiosim models {}",
-                        Settings::NAMES.join(", ")
+                        NAMES.join(", ")
                     )
                 }
             }

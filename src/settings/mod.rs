@@ -15,29 +15,33 @@
 //! typo of a modelled name; an `include` cycle is refused by name (PostgreSQL
 //! only stops it at the nesting depth limit).
 //!
-//! The parts: `spec` (the table: names, kinds, units, ranges, defaults),
-//! `parse` (values as guc.c parses them, and pgiosim's own size and duration
-//! flags), `config_file` (postgresql.conf and its includes), `names` (every
-//! PostgreSQL setting name, "did you mean"), `show` (values as `SHOW` prints
-//! them), `error` ([`SettingError`]). [`Settings`] itself, setting one value
-//! and the values derived from several, are here.
+//! The parts, each reading only those after it: `config_file`
+//! (postgresql.conf and its includes), `error` ([`SettingError`]), `names`
+//! (every PostgreSQL setting name, "did you mean"), `table` (one row per
+//! modelled setting: name, kind, unit, range, default, how it is stored and
+//! shown, where it applies), `parse` (values as guc.c parses them, and
+//! pgiosim's own size and duration flags) and `show` (values as `SHOW`
+//! prints them), `unit` (page sizes and PostgreSQL's unit tables).
+//! [`Settings`] itself, its defaults, setting and showing values through
+//! the table, and the values derived from several, are here; the table's
+//! rows name its fields.
 
 use crate::core::archive::ArchiveMode;
+use crate::core::recovery::RecoveryPrefetch;
 use crate::core::replication::SynchronousCommit;
 
 use names::suggest;
 use parse::unquote;
-use spec::{
-    BLCKSZ_BYTES, Id, KB, MB, Parsed, SPEC_NAMES, Spec, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES,
-    spec_by_name,
-};
+use table::{Applies, Refused, Row, TABLE, row_by_name};
+use unit::{BLCKSZ_BYTES, GB, KB, MB, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES};
 
 mod config_file;
 mod error;
 mod names;
 mod parse;
 mod show;
-mod spec;
+mod table;
+mod unit;
 
 pub use error::SettingError;
 pub use parse::{
@@ -127,7 +131,7 @@ pub struct Settings {
     pub archive_timeout_s: u64,
     /// off | on | try, default try (on, on Linux): a standby's startup
     /// process prefetches the blocks of the WAL ahead (`pgiosim catchup`).
-    pub recovery_prefetch: crate::core::recovery::RecoveryPrefetch,
+    pub recovery_prefetch: RecoveryPrefetch,
     /// 0..1000, default 10: prefetches in flight during recovery.
     pub maintenance_io_concurrency: u32,
     /// 64kB..1GB, default 512kB: how far ahead of the replay recovery
@@ -135,16 +139,58 @@ pub struct Settings {
     pub wal_decode_buffer_size_bytes: u64,
 }
 
+impl Default for Settings {
+    /// PostgreSQL 15's defaults.
+    fn default() -> Self {
+        Settings {
+            shared_buffers_bytes: 128 * MB,
+            wal_buffers_bytes: None,
+            synchronous_commit: SynchronousCommit::On,
+            synchronous_standby_names: String::new(),
+            commit_delay_us: 0,
+            commit_siblings: 5,
+            full_page_writes: true,
+            checkpoint_timeout_s: 300,
+            max_wal_size_bytes: GB,
+            min_wal_size_bytes: 80 * MB,
+            checkpoint_completion_target: 0.9,
+            bgwriter_delay_ms: 200,
+            bgwriter_lru_maxpages: 100,
+            bgwriter_lru_multiplier: 2.0,
+            wal_writer_delay_ms: 200,
+            wal_writer_flush_after_bytes: MB,
+            backend_flush_after_bytes: 0,
+            bgwriter_flush_after_bytes: 512 * KB,
+            checkpoint_flush_after_bytes: 256 * KB,
+            autovacuum: true,
+            vacuum_cost_limit: 200,
+            vacuum_cost_delay_ms: 0,
+            autovacuum_vacuum_cost_delay_ms: 2,
+            autovacuum_vacuum_cost_limit: -1,
+            autovacuum_naptime_s: 60,
+            maintenance_work_mem_bytes: 64 * MB,
+            vacuum_cost_page_hit: 1,
+            vacuum_cost_page_miss: 2,
+            vacuum_cost_page_dirty: 20,
+            archive_mode: ArchiveMode::Off,
+            archive_timeout_s: 0,
+            recovery_prefetch: RecoveryPrefetch::Try,
+            maintenance_io_concurrency: 10,
+            wal_decode_buffer_size_bytes: 512 * KB,
+        }
+    }
+}
+
 impl Settings {
     /// All modelled names, in a stable order (the table's).
-    pub const NAMES: &'static [&'static str] = &SPEC_NAMES;
+    pub const NAMES: &'static [&'static str] = &table::NAMES;
 
     /// Set one setting from its postgresql.conf text, e.g.
     /// `("shared_buffers", "16GB")`. Names are case-insensitive; the value may
     /// be single-quoted (`'16GB'`, with `''` for a quote inside).
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), SettingError> {
         let name = name.trim();
-        let Some(spec) = spec_by_name(name) else {
+        let Some(row) = row_by_name(name) else {
             return Err(SettingError::Unknown {
                 name: name.to_string(),
                 suggestion: suggest(name),
@@ -155,23 +201,36 @@ impl Settings {
             Some(text) => text,
             None => {
                 return Err(SettingError::BadValue {
-                    name: spec.name.to_string(),
+                    name: row.name.to_string(),
                     value: value.to_string(),
                     expected: format!(
                         "a closed quote: a quoted value is '...', with '' for a quote inside ({})",
-                        spec.expected()
+                        row.expected()
                     ),
                 });
             }
         };
-        self.set_text(spec, &text)
+        self.set_text(row, &text)
     }
 
     /// Set from an unquoted value.
-    fn set_text(&mut self, spec: &Spec, text: &str) -> Result<(), SettingError> {
-        let parsed = spec.parse(text)?;
-        self.store(spec.id, parsed);
-        Ok(())
+    fn set_text(&mut self, row: &Row, text: &str) -> Result<(), SettingError> {
+        row.set(self, text).map_err(|refused| match refused {
+            Refused::BadValue(expected) => SettingError::BadValue {
+                name: row.name.to_string(),
+                value: text.to_string(),
+                expected,
+            },
+            Refused::OutOfRange => {
+                let (min, max) = row.range_text();
+                SettingError::OutOfRange {
+                    name: row.name.to_string(),
+                    value: text.to_string(),
+                    min,
+                    max,
+                }
+            }
+        })
     }
 
     /// Parse `name=value` as given to `--set` (or PostgreSQL's `-c`).
@@ -208,83 +267,38 @@ impl Settings {
         (target as u64).max(1)
     }
 
-    fn store(&mut self, id: Id, value: Parsed) {
-        // Every value reaching here has passed its setting's range check, so
-        // the narrowing conversions below cannot fail; `unsigned` keeps that
-        // explicit without a panic path.
-        fn unsigned(v: i64) -> u64 {
-            u64::try_from(v).unwrap_or(0)
-        }
-        fn small(v: i64) -> u32 {
-            u32::try_from(v).unwrap_or(0)
-        }
-        match (id, value) {
-            (Id::SharedBuffers, Parsed::Int(v)) => {
-                self.shared_buffers_bytes = unsigned(v) * BLCKSZ_BYTES;
-            }
-            (Id::WalBuffers, Parsed::Int(v)) => {
-                // check_wal_buffers: -1 is automatic; explicit values below
-                // 4 pages are silently raised to 4.
-                self.wal_buffers_bytes = if v == -1 {
-                    None
-                } else {
-                    Some(unsigned(v.max(4)) * XLOG_BLCKSZ_BYTES)
-                };
-            }
-            (Id::SynchronousCommit, Parsed::SyncCommit(l)) => self.synchronous_commit = l,
-            (Id::SynchronousStandbyNames, Parsed::Text(t)) => self.synchronous_standby_names = t,
-            (Id::CommitDelay, Parsed::Int(v)) => self.commit_delay_us = unsigned(v),
-            (Id::CommitSiblings, Parsed::Int(v)) => self.commit_siblings = small(v),
-            (Id::FullPageWrites, Parsed::Bool(b)) => self.full_page_writes = b,
-            (Id::CheckpointTimeout, Parsed::Int(v)) => self.checkpoint_timeout_s = unsigned(v),
-            (Id::MaxWalSize, Parsed::Int(v)) => self.max_wal_size_bytes = unsigned(v) * MB,
-            (Id::MinWalSize, Parsed::Int(v)) => self.min_wal_size_bytes = unsigned(v) * MB,
-            (Id::CheckpointCompletionTarget, Parsed::Real(r)) => {
-                self.checkpoint_completion_target = r;
-            }
-            (Id::BgwriterDelay, Parsed::Int(v)) => self.bgwriter_delay_ms = unsigned(v),
-            (Id::BgwriterLruMaxpages, Parsed::Int(v)) => self.bgwriter_lru_maxpages = small(v),
-            (Id::BgwriterLruMultiplier, Parsed::Real(r)) => self.bgwriter_lru_multiplier = r,
-            (Id::WalWriterDelay, Parsed::Int(v)) => self.wal_writer_delay_ms = unsigned(v),
-            (Id::WalWriterFlushAfter, Parsed::Int(v)) => {
-                self.wal_writer_flush_after_bytes = unsigned(v) * XLOG_BLCKSZ_BYTES;
-            }
-            (Id::BackendFlushAfter, Parsed::Int(v)) => {
-                self.backend_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
-            }
-            (Id::BgwriterFlushAfter, Parsed::Int(v)) => {
-                self.bgwriter_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
-            }
-            (Id::CheckpointFlushAfter, Parsed::Int(v)) => {
-                self.checkpoint_flush_after_bytes = unsigned(v) * BLCKSZ_BYTES;
-            }
-            (Id::Autovacuum, Parsed::Bool(b)) => self.autovacuum = b,
-            (Id::VacuumCostLimit, Parsed::Int(v)) => self.vacuum_cost_limit = small(v),
-            (Id::VacuumCostDelay, Parsed::Int(v)) => self.vacuum_cost_delay_ms = unsigned(v),
-            (Id::AutovacuumVacuumCostDelay, Parsed::Int(v)) => {
-                self.autovacuum_vacuum_cost_delay_ms = v;
-            }
-            (Id::AutovacuumVacuumCostLimit, Parsed::Int(v)) => {
-                self.autovacuum_vacuum_cost_limit = v;
-            }
-            (Id::AutovacuumNaptime, Parsed::Int(v)) => self.autovacuum_naptime_s = unsigned(v),
-            (Id::MaintenanceWorkMem, Parsed::Int(v)) => {
-                self.maintenance_work_mem_bytes = unsigned(v) * KB;
-            }
-            (Id::VacuumCostPageHit, Parsed::Int(v)) => self.vacuum_cost_page_hit = small(v),
-            (Id::VacuumCostPageMiss, Parsed::Int(v)) => self.vacuum_cost_page_miss = small(v),
-            (Id::VacuumCostPageDirty, Parsed::Int(v)) => self.vacuum_cost_page_dirty = small(v),
-            (Id::ArchiveMode, Parsed::ArchiveMode(m)) => self.archive_mode = m,
-            (Id::ArchiveTimeout, Parsed::Int(v)) => self.archive_timeout_s = unsigned(v),
-            (Id::RecoveryPrefetch, Parsed::RecoveryPrefetch(m)) => self.recovery_prefetch = m,
-            (Id::MaintenanceIoConcurrency, Parsed::Int(v)) => {
-                self.maintenance_io_concurrency = small(v);
-            }
-            (Id::WalDecodeBufferSize, Parsed::Int(v)) => {
-                self.wal_decode_buffer_size_bytes = unsigned(v);
-            }
-            (id, value) => unreachable!("{id:?} cannot hold {value:?}"),
-        }
+    /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
+    /// "on", "0.9"), in [`Settings::NAMES`] order: those that apply to the
+    /// server (archiving's only when archive_mode is on; recovery's not).
+    pub fn to_display(&self) -> Vec<(&'static str, String)> {
+        self.display_where(|applies| match applies {
+            Applies::Server => true,
+            Applies::Archiving => self.archive_mode != ArchiveMode::Off,
+            Applies::Recovery => false,
+        })
+    }
+
+    /// Recovery's settings as SHOW prints them, for `catchup`'s result.
+    pub fn recovery_display(&self) -> Vec<(&'static str, String)> {
+        self.display_where(|applies| applies == Applies::Recovery)
+    }
+
+    fn display_where(&self, shown: impl Fn(Applies) -> bool) -> Vec<(&'static str, String)> {
+        TABLE
+            .iter()
+            .filter(|row| shown(row.applies))
+            .map(|row| (row.name, (row.show)(self)))
+            .collect()
+    }
+
+    /// An object of name -> display string (see [`Settings::to_display`]).
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::Value::Object(
+            self.to_display()
+                .into_iter()
+                .map(|(name, shown)| (name.to_string(), serde_json::Value::String(shown)))
+                .collect(),
+        )
     }
 }
 
@@ -292,7 +306,6 @@ impl Settings {
 mod tests {
     use super::*;
     use crate::core::replication::SynchronousCommit;
-    use crate::settings::spec::*;
     use crate::settings::test_support::*;
     use crate::settings::{SettingError, Settings};
 

@@ -1,6 +1,6 @@
 //! Every PostgreSQL setting name, and "did you mean" for a mistyped one.
 
-use super::Settings;
+use super::table::NAMES;
 
 /// Suggest the modelled name nearest `name`, unless it is not near any, or
 /// some PostgreSQL setting pgiosim does not model is as near (then pointing
@@ -12,7 +12,7 @@ pub(super) fn suggest(name: &str) -> Option<String> {
         return None;
     }
     let score = |candidate: &str| strsim::jaro_winkler(&lower, candidate);
-    let (best, best_score) = Settings::NAMES
+    let (best, best_score) = NAMES
         .iter()
         .map(|candidate| (*candidate, score(candidate)))
         .max_by(|a, b| a.1.total_cmp(&b.1))?;
@@ -21,7 +21,7 @@ pub(super) fn suggest(name: &str) -> Option<String> {
     }
     let other_is_nearer = POSTGRES_SETTING_NAMES
         .iter()
-        .filter(|candidate| !Settings::NAMES.contains(candidate))
+        .filter(|candidate| !NAMES.contains(candidate))
         .any(|candidate| score(candidate) >= best_score);
     (!other_is_nearer).then(|| best.to_string())
 }
@@ -516,7 +516,6 @@ pub(super) const POSTGRES_SETTING_NAMES: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::settings::spec::*;
     use crate::settings::test_support::*;
     use crate::settings::{SettingError, Settings};
 
@@ -612,7 +611,10 @@ mod tests {
 
     #[test]
     fn names_match_the_table_and_are_postgresql_settings() {
-        let table: Vec<&str> = SPECS.iter().map(|spec| spec.name).collect();
+        let table: Vec<&str> = crate::settings::table::TABLE
+            .iter()
+            .map(|row| row.name)
+            .collect();
         assert_eq!(table, Settings::NAMES);
         for name in Settings::NAMES {
             assert!(is_postgres_setting(name), "{name}");

@@ -1,62 +1,14 @@
 //! Parsing values, after PostgreSQL 15's guc.c (`parse_int`, `parse_real`,
 //! `parse_bool`, `convert_to_base_unit`), and postgresql.conf's quoting; the
-//! same parser reads pgiosim's own size and duration flags.
+//! same parser reads pgiosim's own size and duration flags. Text to values
+//! only: which setting takes which parser is the table's (table.rs).
 
 use std::fmt;
 
-use super::SettingError;
-use super::spec::{INT_MAX, INT_MIN, Kind, MEMORY_UNITS, Parsed, Spec, TIME_UNITS, US_PER_S, Unit};
+use super::unit::{INT_MAX, INT_MIN, MEMORY_UNITS, TIME_UNITS, US_PER_S, Unit};
 use crate::core::archive::ArchiveMode;
 use crate::core::recovery::RecoveryPrefetch;
-use crate::core::replication::{StandbyNames, SynchronousCommit};
-
-impl Spec {
-    pub(super) fn parse(&self, text: &str) -> Result<Parsed, SettingError> {
-        let bad = || SettingError::BadValue {
-            name: self.name.to_string(),
-            value: text.to_string(),
-            expected: self.expected_for(text),
-        };
-        match self.kind {
-            Kind::Bool => parse_bool(text).map(Parsed::Bool).ok_or_else(bad),
-            Kind::SynchronousCommit => parse_synchronous_commit(text)
-                .map(Parsed::SyncCommit)
-                .ok_or_else(bad),
-            Kind::ArchiveMode => parse_archive_mode(text)
-                .map(Parsed::ArchiveMode)
-                .ok_or_else(bad),
-            Kind::RecoveryPrefetch => parse_recovery_prefetch(text)
-                .map(Parsed::RecoveryPrefetch)
-                .ok_or_else(bad),
-            Kind::StandbyNames => match StandbyNames::parse(text) {
-                Ok(_) => Ok(Parsed::Text(text.to_string())),
-                Err(why) => Err(SettingError::BadValue {
-                    name: self.name.to_string(),
-                    value: text.to_string(),
-                    expected: format!("{} ({why})", self.expected()),
-                }),
-            },
-            Kind::Real { min, max } => {
-                let value = parse_real(text).ok_or_else(bad)?;
-                if value < min || value > max {
-                    return Err(self.out_of_range(text));
-                }
-                Ok(Parsed::Real(value))
-            }
-            Kind::Int { unit, min, max } => {
-                let value = match parse_int(text, unit) {
-                    Ok(value) => value,
-                    Err(IntError::Invalid) => return Err(bad()),
-                    Err(IntError::Overflow) => return Err(self.out_of_range(text)),
-                };
-                if value < min || value > max {
-                    return Err(self.out_of_range(text));
-                }
-                Ok(Parsed::Int(value))
-            }
-        }
-    }
-}
+use crate::core::replication::SynchronousCommit;
 
 pub(super) enum IntError {
     /// Not a number, or a unit this setting does not take.
@@ -463,8 +415,8 @@ pub fn parse_duration_ns(text: &str) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use crate::core::replication::SynchronousCommit;
-    use crate::settings::spec::*;
     use crate::settings::test_support::*;
+    use crate::settings::unit::*;
     use crate::settings::{SettingError, Settings};
     use proptest::prelude::*;
 

@@ -1,117 +1,8 @@
 //! Showing values the way PostgreSQL 15's `SHOW` does (`_ShowOption`,
-//! `convert_int_from_base_unit`).
+//! `convert_int_from_base_unit`). Values to text only: which setting shows
+//! which way is the table's (table.rs).
 
-use super::Settings;
-use super::spec::{Id, MEMORY_UNITS, SPECS, TIME_UNITS, US_PER_MS, US_PER_S, Unit};
-use crate::core::archive::ArchiveMode;
-
-impl Settings {
-    /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
-    /// "on", "0.9"), in [`Settings::NAMES`] order. wal_buffers shows its
-    /// effective size, as `SHOW wal_buffers` does on a running server;
-    /// synchronous_commit shows its level (a boolean as on or off).
-    pub fn to_display(&self) -> Vec<(&'static str, String)> {
-        SPECS
-            .iter()
-            // Archiving's settings show only when it is on, so results of
-            // runs without it read as before.
-            .filter(|spec| {
-                self.archive_mode != ArchiveMode::Off
-                    || !matches!(spec.id, Id::ArchiveMode | Id::ArchiveTimeout)
-            })
-            // Recovery's settings show in `catchup`'s result
-            // (`recovery_display`), not in those of run and model, which
-            // have no recovery.
-            .filter(|spec| {
-                !matches!(
-                    spec.id,
-                    Id::RecoveryPrefetch | Id::MaintenanceIoConcurrency | Id::WalDecodeBufferSize
-                )
-            })
-            .map(|spec| {
-                let shown = match spec.id {
-                    Id::SharedBuffers => format_bytes(self.shared_buffers_bytes),
-                    Id::WalBuffers => format_bytes(self.wal_buffers_effective_bytes()),
-                    Id::SynchronousCommit => self.synchronous_commit.name().to_string(),
-                    Id::SynchronousStandbyNames => self.synchronous_standby_names.clone(),
-                    Id::CommitDelay => self.commit_delay_us.to_string(),
-                    Id::CommitSiblings => self.commit_siblings.to_string(),
-                    Id::FullPageWrites => on_off(self.full_page_writes),
-                    Id::CheckpointTimeout => {
-                        format_micros(self.checkpoint_timeout_s.saturating_mul(US_PER_S))
-                    }
-                    Id::MaxWalSize => format_bytes(self.max_wal_size_bytes),
-                    Id::MinWalSize => format_bytes(self.min_wal_size_bytes),
-                    Id::CheckpointCompletionTarget => {
-                        format_real(self.checkpoint_completion_target)
-                    }
-                    Id::BgwriterDelay => {
-                        format_micros(self.bgwriter_delay_ms.saturating_mul(US_PER_MS))
-                    }
-                    Id::BgwriterLruMaxpages => self.bgwriter_lru_maxpages.to_string(),
-                    Id::BgwriterLruMultiplier => format_real(self.bgwriter_lru_multiplier),
-                    Id::WalWriterDelay => {
-                        format_micros(self.wal_writer_delay_ms.saturating_mul(US_PER_MS))
-                    }
-                    Id::WalWriterFlushAfter => format_bytes(self.wal_writer_flush_after_bytes),
-                    Id::BackendFlushAfter => format_bytes(self.backend_flush_after_bytes),
-                    Id::BgwriterFlushAfter => format_bytes(self.bgwriter_flush_after_bytes),
-                    Id::CheckpointFlushAfter => format_bytes(self.checkpoint_flush_after_bytes),
-                    Id::Autovacuum => on_off(self.autovacuum),
-                    Id::VacuumCostLimit => self.vacuum_cost_limit.to_string(),
-                    Id::VacuumCostDelay => format_with_ms(self.vacuum_cost_delay_ms as i64),
-                    Id::AutovacuumVacuumCostDelay => {
-                        format_with_ms(self.autovacuum_vacuum_cost_delay_ms)
-                    }
-                    Id::AutovacuumVacuumCostLimit => self.autovacuum_vacuum_cost_limit.to_string(),
-                    Id::AutovacuumNaptime => {
-                        format_micros(self.autovacuum_naptime_s.saturating_mul(US_PER_S))
-                    }
-                    Id::MaintenanceWorkMem => format_bytes(self.maintenance_work_mem_bytes),
-                    Id::VacuumCostPageHit => self.vacuum_cost_page_hit.to_string(),
-                    Id::VacuumCostPageMiss => self.vacuum_cost_page_miss.to_string(),
-                    Id::VacuumCostPageDirty => self.vacuum_cost_page_dirty.to_string(),
-                    Id::ArchiveMode => self.archive_mode.name().to_string(),
-                    Id::ArchiveTimeout => {
-                        format_micros(self.archive_timeout_s.saturating_mul(US_PER_S))
-                    }
-                    Id::RecoveryPrefetch
-                    | Id::MaintenanceIoConcurrency
-                    | Id::WalDecodeBufferSize => unreachable!("filtered out above"),
-                };
-                (spec.name, shown)
-            })
-            .collect()
-    }
-
-    /// An object of name -> display string (see [`Settings::to_display`]).
-    /// Recovery's settings as SHOW prints them, for `catchup`'s result.
-    pub fn recovery_display(&self) -> Vec<(&'static str, String)> {
-        vec![
-            (
-                "recovery_prefetch",
-                self.recovery_prefetch.name().to_string(),
-            ),
-            (
-                "maintenance_io_concurrency",
-                self.maintenance_io_concurrency.to_string(),
-            ),
-            (
-                "wal_decode_buffer_size",
-                format_bytes(self.wal_decode_buffer_size_bytes),
-            ),
-        ]
-    }
-
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::Value::Object(
-            self.to_display()
-                .into_iter()
-                .map(|(name, shown)| (name.to_string(), serde_json::Value::String(shown)))
-                .collect(),
-        )
-    }
-}
+use super::unit::{MEMORY_UNITS, TIME_UNITS, Unit};
 
 /// A millisecond setting that may be -1, as SHOW prints it ("2ms", "-1", "0").
 pub(super) fn format_with_ms(v: i64) -> String {
@@ -225,8 +116,9 @@ pub fn format_memory(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::settings::Settings;
-    use crate::settings::spec::*;
+    use crate::settings::table::{Kind, TABLE};
     use crate::settings::test_support::*;
+    use crate::settings::unit::*;
     use proptest::prelude::*;
 
     #[test]
@@ -454,11 +346,11 @@ mod tests {
 
     /// The modelled integer settings with a unit, and their ranges in base units.
     fn unit_settings() -> Vec<(&'static str, i64, i64)> {
-        SPECS
+        TABLE
             .iter()
-            .filter_map(|spec| match spec.kind {
-                Kind::Int { unit, min, max } if unit != Unit::None => {
-                    Some((spec.name, min.max(0), max))
+            .filter_map(|row| match row.kind {
+                Kind::Int { unit, min, max, .. } if unit != Unit::None => {
+                    Some((row.name, min.max(0), max))
                 }
                 _ => None,
             })
