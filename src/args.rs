@@ -10,10 +10,11 @@ use clap::Args;
 
 use crate::core::time::{MS, SEC};
 use crate::datafiles::DataDir;
+use crate::device_name::load_profile;
 use crate::error::usage;
 use crate::plan::{
     DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, SETTLE_CAP, Shape, Target,
-    load_profile, resolve_settings,
+    resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};

@@ -12,11 +12,12 @@ use clap::{Args, Parser, Subcommand};
 use crate::args::{DirArgs, WorkloadArgs, WorkloadChoice};
 use crate::core::database::Database;
 use crate::datafiles;
+use crate::device_name::{instance_preset, model_device};
 use crate::engine::bench;
 use crate::engine::sim::SimDevice;
 use crate::error::{EXIT_CODES_HELP, exit};
 use crate::output::{self, write_json};
-use crate::plan::{Disk, EngineChoice, RunPlan, Target, instance_preset, model_device};
+use crate::plan::{Disk, EngineChoice, RunPlan, Target};
 use crate::report::{RunResult, text};
 use crate::workload::Script;
 
@@ -220,7 +221,7 @@ fn devices(args: &DevicesArgs) -> Result<()> {
         o,
         "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
          --device instance-store; see pgiosim instances)",
-        crate::device::profile::INSTANCE_STORE,
+        crate::device_name::INSTANCE_STORE,
         "AWS"
     );
     if args.sources {

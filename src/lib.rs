@@ -11,6 +11,7 @@ pub mod compare;
 pub mod core;
 pub mod datafiles;
 pub mod device;
+pub mod device_name;
 pub mod engine;
 pub mod error;
 pub mod execute;

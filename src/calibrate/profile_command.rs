@@ -92,21 +92,6 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
-/// A shipped profile by name, or a profile file; errors name `flag`.
-pub(super) fn profile_arg(flag: &str, arg: &str) -> Result<Profile> {
-    if let Some(p) = Profile::lookup(arg) {
-        return p.map_err(|e| usage(format!("{flag} {arg}: {e}")));
-    }
-    let path = Path::new(arg);
-    if path.exists() {
-        return Profile::load(path);
-    }
-    Err(usage(format!(
-        "{flag} {arg}: no such shipped profile or file; shipped: {}",
-        crate::device::profile::shipped_names().join(", ")
-    )))
-}
-
 /// Runs `pgiosim profile ...`.
 pub fn profile_command(cmd: &ProfileCommand) -> Result<i32> {
     match cmd {
@@ -139,7 +124,7 @@ pub(super) fn profile_name(name: Option<&String>, output: &Path) -> Result<Strin
 
 pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = profile_arg("--base", &a.base)?;
+    let base = crate::device_name::resolve("--base", &a.base)?;
     let disks = crate::device::yabs::load(&a.file)?;
     let file = a.file.display().to_string();
     let list = || {
@@ -202,7 +187,7 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
 
 pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = profile_arg("--base", &a.base)?;
+    let base = crate::device_name::resolve("--base", &a.base)?;
     let files = a
         .files
         .iter()
@@ -242,7 +227,7 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
 }
 
 pub(super) fn show(a: &ShowArgs) -> Result<i32> {
-    let p = profile_arg("profile show", &a.profile)?;
+    let p = crate::device_name::resolve("profile show", &a.profile)?;
     let f = microbench::figures(&p, 1);
     if a.json {
         let v = serde_json::json!({ "profile": p.to_json(), "figures": f });

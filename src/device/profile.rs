@@ -79,25 +79,6 @@ pub const BUCKET_MS_MAX: f64 = 60_000.0;
 
 const MIB: f64 = 1_048_576.0;
 
-/// The `--device` name of an instance's local store.
-pub const INSTANCE_STORE: &str = "instance-store";
-
-/// The instance presets with a store, for messages: their families and sizes.
-fn store_sizes() -> String {
-    let with: Vec<&str> = crate::instance::instances()
-        .iter()
-        .filter(|i| i.store.is_some())
-        .map(|i| i.name)
-        .collect();
-    let mut families: Vec<&str> = with.iter().filter_map(|n| n.split('.').next()).collect();
-    families.dedup();
-    format!(
-        "{} ({} sizes, e.g. m6id.4xlarge)",
-        families.join(", "),
-        with.len()
-    )
-}
-
 /// A disk, as the device model sees it. See the module docs for the schema.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -448,71 +429,6 @@ impl Profile {
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(n, text)| parse_shipped(n, text))
-    }
-
-    /// A device named on the command line without a file: a shipped
-    /// profile's name, a provisioned volume (`gp3:iops=16000,mibps=1000`,
-    /// see [`super::provisioned`]) or an instance's store
-    /// (`instance-store:type=m6id.4xlarge`, or the size alone). None when `arg` is none of
-    /// these (then it may be a file); an error names what is wrong with a
-    /// provisioning.
-    pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
-        if let Some(p) = Profile::shipped(arg) {
-            return Some(Ok(p));
-        }
-        if arg == INSTANCE_STORE {
-            return Some(Err(format!(
-                "{INSTANCE_STORE} is the instance's own disk: give --instance SIZE, or write \
-                 {INSTANCE_STORE}:type=SIZE (sizes with a store: {})",
-                store_sizes()
-            )));
-        }
-        if let Some(rest) = arg.strip_prefix("instance-store:") {
-            let size = rest.strip_prefix("type=").unwrap_or(rest).trim();
-            return Some(Profile::instance_store(size));
-        }
-        // An instance size names its store ("--device m6id.4xlarge").
-        if crate::instance::lookup(arg).is_some() {
-            return Some(Profile::instance_store(arg));
-        }
-        super::provisioned::parse(arg, Profile::shipped)
-    }
-
-    /// The instance store of the instance preset `size` (see
-    /// [`crate::instance`]), with the `nvme` profile's latencies.
-    pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
-        let Some(inst) = crate::instance::lookup(size) else {
-            return Err(format!(
-                "{INSTANCE_STORE}: {size:?} is not an instance preset with a store; sizes: {}",
-                store_sizes()
-            ));
-        };
-        let base = Profile::shipped("nvme").expect("nvme is shipped");
-        inst.store_profile(&base).ok_or_else(|| {
-            format!(
-                "{INSTANCE_STORE}: {} has no instance store; sizes with one: {}",
-                inst.name,
-                store_sizes()
-            )
-        })
-    }
-
-    /// What `--device` takes: a shipped profile's name, a provisioned
-    /// volume, an instance store, or a path to a profile JSON file.
-    pub fn from_name_or_path(arg: &str) -> Result<Profile> {
-        if let Some(p) = Profile::lookup(arg) {
-            return p.map_err(|e| anyhow!("--device {arg}: {e}"));
-        }
-        let path = Path::new(arg);
-        if path.exists() || arg.ends_with(".json") || arg.contains('/') {
-            return Profile::load(path);
-        }
-        Err(crate::error::UsageError(format!(
-            "--device {arg}: not a shipped device profile ({}) nor a profile file{}",
-            shipped_names().join(", "),
-            did_you_mean(arg)
-        ))
-        .into())
     }
 
     /// The profile as JSON, every field present (caps that are not set are

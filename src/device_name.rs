@@ -1,0 +1,209 @@
+//! Naming a device: what a `--device` argument (or `--base`, `--emulate`,
+//! a standby's `device=`) names, resolved to the profile the model runs:
+//! a shipped profile, a provisioned volume (`gp3:iops=16000,mibps=1000`,
+//! see [`crate::device::provisioned`]), an instance's own store
+//! (`instance-store:type=m6id.4xlarge`, or the size alone, see
+//! [`crate::instance`]), or a profile file; and `--device` read against
+//! `--instance` (its store, its volume limits).
+//!
+//! It sits above both `device` and `instance`, so that neither imports
+//! the other to name a device: `instance` builds on `device`'s profiles,
+//! and this module reads both.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::device::profile::{self, Profile};
+use crate::device::provisioned;
+use crate::error::usage;
+use crate::instance::{self, Instance};
+
+/// The `--device` name of an instance's local store.
+pub const INSTANCE_STORE: &str = "instance-store";
+
+/// The instance presets with a store, for messages: their families and sizes.
+fn store_sizes() -> String {
+    let with: Vec<&str> = instance::instances()
+        .iter()
+        .filter(|i| i.store.is_some())
+        .map(|i| i.name)
+        .collect();
+    let mut families: Vec<&str> = with.iter().filter_map(|n| n.split('.').next()).collect();
+    families.dedup();
+    format!(
+        "{} ({} sizes, e.g. m6id.4xlarge)",
+        families.join(", "),
+        with.len()
+    )
+}
+
+/// A device named on the command line without a file: a shipped profile's
+/// name, a provisioned volume or an instance's store. None when `arg` is
+/// none of these (then it may be a file); an error names what is wrong with
+/// a provisioning.
+pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
+    if let Some(p) = Profile::shipped(arg) {
+        return Some(Ok(p));
+    }
+    if arg == INSTANCE_STORE {
+        return Some(Err(format!(
+            "{INSTANCE_STORE} is the instance's own disk: give --instance SIZE, or write \
+             {INSTANCE_STORE}:type=SIZE (sizes with a store: {})",
+            store_sizes()
+        )));
+    }
+    if let Some(rest) = arg.strip_prefix("instance-store:") {
+        let size = rest.strip_prefix("type=").unwrap_or(rest).trim();
+        return Some(instance_store(size));
+    }
+    // An instance size names its store ("--device m6id.4xlarge").
+    if instance::lookup(arg).is_some() {
+        return Some(instance_store(arg));
+    }
+    provisioned::parse(arg, Profile::shipped)
+}
+
+/// The instance store of the instance preset `size`, with the `nvme`
+/// profile's latencies.
+pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
+    let Some(inst) = instance::lookup(size) else {
+        return Err(format!(
+            "{INSTANCE_STORE}: {size:?} is not an instance preset with a store; sizes: {}",
+            store_sizes()
+        ));
+    };
+    let base = Profile::shipped("nvme").expect("nvme is shipped");
+    inst.store_profile(&base).ok_or_else(|| {
+        format!(
+            "{INSTANCE_STORE}: {} has no instance store; sizes with one: {}",
+            inst.name,
+            store_sizes()
+        )
+    })
+}
+
+/// What `flag` (`--device`, `--base`, ...) takes: a name [`lookup`] knows,
+/// or a profile JSON file. Errors name the flag.
+pub fn resolve(flag: &str, arg: &str) -> Result<Profile> {
+    if let Some(p) = lookup(arg) {
+        return p.map_err(|e| usage(format!("{flag} {arg}: {e}")));
+    }
+    let path = Path::new(arg);
+    if path.exists() {
+        return Profile::load(path);
+    }
+    Err(usage(format!(
+        "{flag} {arg}: no such shipped profile or file; shipped: {}{}",
+        profile::shipped_names().join(", "),
+        profile::did_you_mean(arg)
+    )))
+}
+
+/// A `--device` argument's profile (see [`resolve`]).
+pub fn load_profile(arg: &str) -> Result<Profile> {
+    resolve("--device", arg)
+}
+
+/// The preset `--instance NAME` names.
+pub fn instance_preset(name: Option<&str>) -> Result<Option<&'static Instance>> {
+    match name {
+        None => Ok(None),
+        Some(name) => Ok(Some(instance::lookup(name).ok_or_else(|| {
+            usage(format!(
+                "--instance {name}: not a preset; see `pgiosim instances` (e.g. m6id.4xlarge, \
+                 r6i.2xlarge, Standard_D16s_v5, n2-standard-16)"
+            ))
+        })?)),
+    }
+}
+
+/// The device `model` runs on: --device, resolved against --instance.
+pub fn model_device(
+    device: Option<&str>,
+    inst: Option<&'static Instance>,
+    quiet: bool,
+) -> Result<Profile> {
+    let Some(i) = inst else {
+        return load_profile(device.unwrap_or("nvme"));
+    };
+    let store = || {
+        let base = Profile::shipped("nvme").expect("nvme is shipped");
+        i.store_profile(&base).ok_or_else(|| {
+            usage(format!(
+                "--instance {}: has no instance store; give --device, e.g. gp3 or \
+                 gp3:iops=6000,mibps=250 for an EBS volume",
+                i.name
+            ))
+        })
+    };
+    match device {
+        None | Some(INSTANCE_STORE) => store(),
+        // Another size's store, or the store named by its size: no volume
+        // limits apply to a local disk.
+        Some(d) if d.starts_with("instance-store:") || instance::lookup(d).is_some() => {
+            load_profile(d)
+        }
+        Some(d) => {
+            let p = load_profile(d)?;
+            match provisioned::provider_of(d) {
+                Some(prov) if prov == i.provider.name() => Ok(i.limit_volume(&p)),
+                Some(prov) => Err(usage(format!(
+                    "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
+                     volume of the same provider",
+                    i.name,
+                    i.provider.name()
+                ))),
+                None => {
+                    if !quiet {
+                        eprintln!(
+                            "notice: --device {d} is not one of {}'s volume types: the \
+                             instance's volume limits are not applied to it",
+                            i.provider.name()
+                        );
+                    }
+                    Ok(p)
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_or_a_file_and_errors_name_the_flag() {
+        assert_eq!(load_profile("gp3").unwrap().name, "gp3");
+        let e = format!("{:#}", load_profile("floppy").unwrap_err());
+        assert!(
+            e.starts_with("--device floppy: no such shipped profile or file; shipped: ")
+                && e.contains("gp3")
+                && e.contains("nvme"),
+            "{e}"
+        );
+        let e = format!("{:#}", resolve("--base", "nvm").unwrap_err());
+        assert!(
+            e.starts_with("--base nvm: ") && e.ends_with("did you mean \"nvme\"?"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mine.json");
+        let mut p = Profile::shipped("nvme").unwrap();
+        p.name = "mine".to_string();
+        std::fs::write(&path, p.to_json().to_string()).unwrap();
+        assert_eq!(load_profile(path.to_str().unwrap()).unwrap(), p);
+    }
+
+    #[test]
+    fn an_instance_size_names_its_store() {
+        let by_size = lookup("m6id.4xlarge").unwrap().unwrap();
+        let by_key = lookup("instance-store:type=m6id.4xlarge").unwrap().unwrap();
+        assert_eq!(by_size, by_key);
+        let e = lookup(INSTANCE_STORE).unwrap().unwrap_err();
+        assert!(e.contains("give --instance SIZE"), "{e}");
+        assert!(lookup("r6i.2xlarge").unwrap().is_err(), "no store");
+        assert!(lookup("floppy").is_none());
+    }
+}
