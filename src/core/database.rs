@@ -633,4 +633,4 @@ impl Database {
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

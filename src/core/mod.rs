@@ -18,6 +18,8 @@ pub mod recovery;
 pub mod replication;
 pub mod slots;
 pub mod stats;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod time;
 pub mod timer_queue;
 pub mod vacuum;

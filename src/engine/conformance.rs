@@ -639,7 +639,7 @@ fn the_core_runs_to_its_end_through_the_driver() {
         let spec = WorkloadSpec::from_json(SPEC, "test").unwrap();
         let w = Script::new(&spec, 1).unwrap();
         assert!(crate::core::workload::Workload::data_blocks(&w) <= DATA_BLOCKS);
-        let mut cfg = crate::core::database::tests::config(2, 16);
+        let mut cfg = crate::core::test_support::config(2, 16);
         cfg.duration = None;
         cfg.transactions_per_client = Some(30);
         cfg.wal_segments = WAL_SEGMENTS;

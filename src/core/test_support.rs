@@ -1,0 +1,64 @@
+//! What the core's tests and the engines' conformance suite share: a
+//! configuration of the core to start from.
+
+use crate::core::config::CoreConfig;
+use crate::core::io::PAGE_BYTES;
+use crate::core::time::{MS, SEC, US};
+
+/// A two-second pgbench-like run's settings (PostgreSQL's defaults where
+/// the tests do not change them): the database's tests and the engines'
+/// conformance suite start from it.
+pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
+    CoreConfig {
+        clients,
+        cpus: 2,
+        duration: Some(2 * SEC),
+        transactions_per_client: None,
+        seed: 42,
+        nbuffers: scale_blocks_hint,
+        wal_buffers_bytes: 512 * PAGE_BYTES,
+        synchronous_commit: crate::core::replication::SynchronousCommit::On,
+        replication: None,
+        archive: None,
+        commit_delay: 0,
+        commit_siblings: 5,
+        full_page_writes: true,
+        checkpoint_timeout: 300 * SEC,
+        checkpoint_completion_target: 0.9,
+        checkpoint_segments: 33,
+        bgwriter_delay: 200 * MS,
+        bgwriter_lru_maxpages: 100,
+        bgwriter_lru_multiplier: 2.0,
+        wal_writer_delay: 200 * MS,
+        wal_writer_flush_after: 1024 * 1024,
+        os_cache_pages: 0,
+        wal_segments: 4,
+        round_trip: 20 * US,
+        read_cpu: 0,
+        cpu_growth: Default::default(),
+        write_cpu: 0,
+        reclaim_cpu: Default::default(),
+        wal_flush_cpu: 0,
+        threads_per_core: 1,
+        os_cache_after_load: false,
+        cpu_speed: 1.0,
+        client_threads: 0,
+        client_cpu: 0,
+        backend_flush_after: 0,
+        bgwriter_flush_after: 512 * 1024,
+        checkpoint_flush_after: 256 * 1024,
+        rate: None,
+        latency_limit: None,
+        autovacuum: true,
+        autovacuum_naptime: 60 * SEC,
+        autovacuum_cost_limit: 200,
+        autovacuum_cost_delay: 2 * MS,
+        vacuum_table: None,
+        vacuum_shape: None,
+        recovery: None,
+        maintenance_work_mem: 64 << 20,
+        vacuum_cost_page: [1, 2, 20],
+        vacuum_cost_limit: 200,
+        vacuum_cost_delay: 0,
+    }
+}
