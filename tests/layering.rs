@@ -1,0 +1,219 @@
+//! The layers of src/, as docs/architecture.md writes them down: a module
+//! may name (`crate::x`) only modules on a layer below its own. So the core
+//! names no engine, command or command line, `device` no `instance`, and no
+//! two top-level modules import each other. Test code (`#[cfg(test)]`
+//! modules) may reach anywhere: it is not part of the layers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+/// The layers from the ```text block after "## Layers" in
+/// docs/architecture.md, top first: each line's first column lists the
+/// modules of one layer (separated by spaces), before two spaces or more
+/// and what the layer is. Returns each module's layer, 0 at the bottom.
+fn layers() -> BTreeMap<String, usize> {
+    let doc = std::fs::read_to_string(root().join("docs/architecture.md")).unwrap();
+    let section = doc
+        .split_once("\n## Layers\n")
+        .expect("docs/architecture.md has a \"## Layers\" section")
+        .1;
+    let block = section
+        .split_once("```text\n")
+        .and_then(|(_, rest)| rest.split_once("\n```"))
+        .expect("the layers in a ```text block")
+        .0;
+    let rows: Vec<Vec<String>> = block
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with(' '))
+        .map(|l| {
+            l.split("  ")
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        })
+        .collect();
+    let mut layer_of = BTreeMap::new();
+    for (i, row) in rows.iter().rev().enumerate() {
+        for module in row {
+            assert!(
+                layer_of.insert(module.clone(), i).is_none(),
+                "{module} is on two layers"
+            );
+        }
+    }
+    layer_of
+}
+
+/// The top-level modules of the library (lib.rs's `pub mod`s).
+fn top_level_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    lib.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect()
+}
+
+/// The files of modules declared `#[cfg(test)] mod name;` (and everything
+/// under them): test code.
+fn test_only_files(files: &[PathBuf]) -> BTreeSet<PathBuf> {
+    let mut test_dirs = Vec::new();
+    let mut test_files = BTreeSet::new();
+    for file in files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for pair in lines.windows(2) {
+            if pair[0].trim() != "#[cfg(test)]" {
+                continue;
+            }
+            let decl = pair[1].trim();
+            let Some(name) = decl
+                .strip_prefix("mod ")
+                .or_else(|| decl.strip_prefix("pub(crate) mod "))
+                .or_else(|| decl.strip_prefix("pub mod "))
+                .and_then(|rest| rest.strip_suffix(';'))
+            else {
+                continue;
+            };
+            // A mod.rs or lib.rs holds its children beside it; a.rs in a/.
+            let stem = file.file_stem().unwrap().to_string_lossy();
+            let dir = if stem == "mod" || stem == "lib" {
+                file.parent().unwrap().to_path_buf()
+            } else {
+                file.with_extension("")
+            };
+            test_files.insert(dir.join(format!("{name}.rs")));
+            test_dirs.push(dir.join(name));
+        }
+    }
+    for file in files {
+        if test_dirs.iter().any(|d| file.starts_with(d)) {
+            test_files.insert(file.clone());
+        }
+    }
+    test_files
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level modules `text` names as `crate::x`, with their line
+/// numbers: code only, before an inline `#[cfg(test)]` module.
+fn named_modules(text: &str) -> Vec<(usize, String)> {
+    let mut named = Vec::new();
+    let mut lines = text.lines().enumerate().peekable();
+    while let Some((n, line)) = lines.next() {
+        let trimmed = line.trim();
+        if trimmed == "#[cfg(test)]"
+            && lines.peek().is_some_and(|(_, next)| {
+                next.trim_start().starts_with("mod ") && next.ends_with('{')
+            })
+        {
+            break;
+        }
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            let after = &rest[at + "crate::".len()..];
+            let end = after
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(after.len());
+            if end > 0 && !rest[..at].ends_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+                named.push((n + 1, after[..end].to_string()));
+            }
+            rest = &after[end..];
+        }
+    }
+    named
+}
+
+#[test]
+fn every_module_imports_only_layers_below_its_own() {
+    let layer_of = layers();
+    let modules = top_level_modules();
+    let unplaced: Vec<&String> = modules
+        .iter()
+        .filter(|m| !layer_of.contains_key(*m))
+        .collect();
+    assert!(
+        unplaced.is_empty(),
+        "modules on no layer of docs/architecture.md: {unplaced:?}"
+    );
+    let stale: Vec<&String> = layer_of.keys().filter(|m| !modules.contains(*m)).collect();
+    assert!(
+        stale.is_empty(),
+        "docs/architecture.md's layers name modules that are gone: {stale:?}"
+    );
+
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let tests = test_only_files(&files);
+    let mut breaches = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(&src).unwrap();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let owner = first.trim_end_matches(".rs");
+        if tests.contains(file) || owner == "main" || owner == "lib" {
+            continue;
+        }
+        let Some(&own) = layer_of.get(owner) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).unwrap();
+        for (line, named) in named_modules(&text) {
+            if named == owner {
+                continue;
+            }
+            if let Some(&theirs) = layer_of.get(&named)
+                && theirs >= own
+            {
+                breaches.push(format!(
+                    "src/{}:{line}: {owner} names crate::{named}, which is not below it",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "imports against the layers of docs/architecture.md:\n{}",
+        breaches.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_see_what_they_should() {
+    assert_eq!(
+        named_modules(
+            "use crate::core::io;\n// crate::cli\nlet x = crate::device::Profile::x(my_crate::y);\n"
+        ),
+        [(1, "core".to_string()), (3, "device".to_string())]
+    );
+    assert_eq!(
+        named_modules("use crate::a;\n#[cfg(test)]\nmod tests {\n    use crate::cli;\n}\n"),
+        [(1, "a".to_string())]
+    );
+    let layer_of = layers();
+    assert!(layer_of["core"] < layer_of["engine"]);
+    assert!(layer_of["device"] < layer_of["instance"]);
+    assert!(layer_of["instance"] < layer_of["device_name"]);
+}
