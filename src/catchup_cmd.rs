@@ -17,7 +17,6 @@ use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
 use crate::core::recovery::RecoveryConfig;
-use crate::core::time::{Nanos, US};
 use crate::datafiles;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
@@ -30,20 +29,6 @@ use crate::workload::replay::{Replay, ReplayCounts, ReplayShape};
 pub const CATCHUP_SCHEMA: &str = "pgiosim.catchup";
 /// Version of the catch-up result's schema.
 pub const CATCHUP_SCHEMA_VERSION: u32 = 1;
-
-/// The startup process's CPU per WAL record replayed, µs: measured with
-/// PostgreSQL 15 on this project's 2-core VM on 2026-12-03
-/// (`scripts/catchup-compare --measure-cpu`: tpcb-like at scale 10, a
-/// 256 MB backlog replayed with the WAL and every page in the page cache,
-/// so that the replay is CPU alone): with full_page_writes off, 4.23 s of
-/// the startup process's utime + stime for 3,932,833 records (pg_waldump).
-/// docs/validation.md, "Standby catch-up".
-pub const REPLAY_CPU_US_PER_RECORD: f64 = 1.08;
-/// Its CPU for restoring a full-page image, on top of the record's, µs:
-/// the same measurement with full_page_writes on, 1.87 s for 1,666,691
-/// records of which 19,654 carried an image, less the records' share at
-/// [`REPLAY_CPU_US_PER_RECORD`].
-pub const REPLAY_CPU_US_PER_FPI: f64 = 3.94;
 
 /// Linux's default read_ahead_kb (VM_READAHEAD_PAGES, 128 KiB).
 const READ_AHEAD_DEFAULT: &str = "128kB";
@@ -232,11 +217,12 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         prefetch,
         io_concurrency: settings.maintenance_io_concurrency,
     });
+    let (record_cpu, fpi_cpu) = script.replay_cpu();
     let replay = Replay::new(
         Box::new(script),
         ReplayShape {
-            record_cpu: us(REPLAY_CPU_US_PER_RECORD),
-            fpi_cpu: us(REPLAY_CPU_US_PER_FPI),
+            record_cpu,
+            fpi_cpu,
             checkpoint_every,
             full_page_writes: settings.full_page_writes,
             lookahead_bytes: if prefetch {
@@ -301,10 +287,6 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     } else {
         exit::OK.into()
     })
-}
-
-fn us(v: f64) -> Nanos {
-    (v * US as f64).round() as Nanos
 }
 
 /// Whether the workload's transactions write any WAL (a replay of

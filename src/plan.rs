@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::core::config::{CoreConfig, ReclaimCpu, WAL_FLUSH_CPU};
+use crate::core::config::{CoreConfig, ReclaimCpu};
 use crate::core::io::PAGE_BYTES;
 use crate::core::time::{MS, Nanos, SEC, US};
 use crate::core::workload::Workload;
@@ -433,6 +433,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             s,
             shape.seed,
             WAL_SEGMENTS,
+            workload.process_wakeup(),
         )
         .map_err(|e| usage(format!("{e:#}")))?,
         archive: crate::archive::archive_config(shape.archive.as_deref(), s)
@@ -462,7 +463,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         cpu_growth: workload.cpu_growth(),
         client_threads,
         client_cpu: workload.client_cpu(),
-        wal_flush_cpu: WAL_FLUSH_CPU,
+        wal_flush_cpu: workload.wal_flush_cpu(),
         backend_flush_after: s.backend_flush_after_bytes,
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
         checkpoint_flush_after: s.checkpoint_flush_after_bytes,

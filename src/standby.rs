@@ -8,9 +8,9 @@ use anyhow::{Result, bail};
 use crate::units::{parse_duration_with_unit, parse_rate_bytes_per_s};
 
 use crate::core::replication::{
-    DEFAULT_REPLAY_BYTES_PER_S, PROCESS_WAKEUP, ReplicationConfig, RoundTrip, StandbyConfig,
-    StandbyNames,
+    DEFAULT_REPLAY_BYTES_PER_S, ReplicationConfig, RoundTrip, StandbyConfig, StandbyNames,
 };
+use crate::core::time::Nanos;
 use crate::settings::Settings;
 
 /// The keys a standby declaration takes, for messages.
@@ -150,6 +150,7 @@ pub fn replication_config(
     s: &Settings,
     seed: u64,
     wal_segments: u32,
+    wakeup: Nanos,
 ) -> Result<Option<ReplicationConfig>> {
     let names = StandbyNames::parse(&s.synchronous_standby_names)
         .map_err(|e| anyhow::anyhow!("synchronous_standby_names: {e}"))?;
@@ -177,7 +178,7 @@ pub fn replication_config(
             .collect(),
         names,
         synchronous_commit: s.synchronous_commit,
-        wakeup: PROCESS_WAKEUP,
+        wakeup,
         wal_segments,
         max_write_bytes: s.wal_buffers_effective_bytes(),
         seed,
@@ -274,18 +275,20 @@ mod tests {
         let mut s = Settings::default();
         s.set("synchronous_standby_names", "ANY 1 (s1, s2)")
             .unwrap();
-        let e = replication_config(&[], &s, 1, 4).unwrap_err().to_string();
+        let e = replication_config(&[], &s, 1, 4, 0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no standby is declared"), "{e}");
         s.set("synchronous_commit", "local").unwrap();
-        assert_eq!(replication_config(&[], &s, 1, 4).unwrap(), None);
+        assert_eq!(replication_config(&[], &s, 1, 4, 0).unwrap(), None);
         s.set("synchronous_commit", "on").unwrap();
         let d = [parse_decl("name=s3").unwrap()];
-        let e = replication_config(&d, &s, 1, 4).unwrap_err().to_string();
+        let e = replication_config(&d, &s, 1, 4, 0).unwrap_err().to_string();
         assert!(
             e.contains("0 of the declared standbys (s3) match it"),
             "{e}"
         );
         let d = [parse_decl("name=s2").unwrap()];
-        assert!(replication_config(&d, &s, 1, 4).unwrap().is_some());
+        assert!(replication_config(&d, &s, 1, 4, 0).unwrap().is_some());
     }
 }

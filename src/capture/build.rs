@@ -30,7 +30,8 @@ use crate::settings::Settings;
 use crate::workload::distribution::Distribution;
 use crate::workload::spec::{
     ChangeSpec, IndexSpec, InsertSpec, KeySpec, RangeSpec, ReadSpec, StatementSpec, TableSpec,
-    TransactionSpec, extended_cpu_default, prepared_cpu_default,
+    TransactionSpec, extended_cpu_default, prepared_cpu_default, process_wakeup_default,
+    replay_cpu_per_fpi_default, replay_cpu_per_record_default, wal_flush_cpu_default,
 };
 use crate::workload::{Script, WorkloadSpec};
 
@@ -831,6 +832,10 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         cpu_growth_above_backends: 0,
         prepared_cpu_factor: prepared_cpu_default(),
         extended_cpu_factor: extended_cpu_default(),
+        wal_flush_cpu_us: wal_flush_cpu_default(),
+        process_wakeup_us: process_wakeup_default(),
+        replay_cpu_us_per_record: replay_cpu_per_record_default(),
+        replay_cpu_us_per_fpi: replay_cpu_per_fpi_default(),
         full_page_image_bytes: FPI_BYTES,
         index_insert_wal_bytes: INDEX_INSERT_WAL as u32,
         checkpoint_record_bytes: 114,

@@ -3,17 +3,7 @@
 use super::archive::ArchiveConfig;
 use super::cpu::CpuGrowth;
 use super::replication::{ReplicationConfig, SynchronousCommit};
-use super::time::{Nanos, US};
-
-/// Default [`CoreConfig::wal_flush_cpu`]. Its size matters less than that it
-/// is CPU: on a saturated server the flusher waits for a core like every
-/// backend, so flushes end later and more commits join each one. Without
-/// it the model flushed every commit alone on this 2-core VM (1.02 commits
-/// per flush) where PostgreSQL groups 1.4 to 3 (pg_stat_wal in
-/// reference/pgbench-anchors.md). 10 µs is about what pg_stat_wal's mean
-/// wal_sync_time (112 µs at 1 client) adds to fio's fdatasync (90 µs) on
-/// the same disk, halved: part of that gap is the kernel's own writeback.
-pub const WAL_FLUSH_CPU: Nanos = 10 * US;
+use super::time::Nanos;
 
 /// The core's configuration: PostgreSQL settings already resolved to bytes
 /// and nanoseconds, plus the run's shape.
@@ -107,7 +97,7 @@ pub struct CoreConfig {
     pub checkpoint_flush_after: u64,
     /// CPU the process that flushed the WAL needs once its fdatasync is done
     /// (waking up, releasing WALWriteLock, waking the group) before the next
-    /// flush can start. See [`WAL_FLUSH_CPU`].
+    /// flush can start (the workload's `wal_flush_cpu_us`).
     pub wal_flush_cpu: Nanos,
     /// Rate-limited (open-loop) run: transactions per second over all
     /// clients, started on a Poisson schedule (pgbench -R).

@@ -22,16 +22,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::SimRng;
-use super::time::{Nanos, US};
+use super::time::Nanos;
 use super::wal::{Lsn, WalIo, flush_ios};
-
-/// How long a process sleeping on its latch (walsender, walreceiver, the
-/// startup process) takes to run once woken. Measured on this VM with
-/// `scripts/syncrep-compare --measure-wakeup` (a pipe ping-pong between
-/// two processes sleeping in epoll, 2 ms apart so the cores go idle as
-/// between commits): 29.6-30.6 µs per round trip at the median, two
-/// wake-ups, on a host with a load average of 7.
-pub const PROCESS_WAKEUP: Nanos = 15 * US;
 
 /// The standby's startup process replays WAL at this many bytes per second
 /// unless the standby says otherwise. A guess: a cached pgbench-like load
@@ -353,7 +345,7 @@ pub struct ReplicationConfig {
     /// synchronous_commit.
     pub synchronous_commit: SynchronousCommit,
     /// A woken walsender, walreceiver or startup process runs this much
-    /// later ([`PROCESS_WAKEUP`]).
+    /// later (the workload's `process_wakeup`).
     pub wakeup: Nanos,
     /// The WAL ring's segment count and the largest write (as the primary's).
     pub wal_segments: u32,

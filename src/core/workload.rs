@@ -61,6 +61,10 @@ pub trait Workload {
     }
     /// The client's CPU per statement.
     fn client_cpu(&self) -> Nanos;
+    /// The CPU of one WAL flush (the flusher's write and fdatasync calls).
+    fn wal_flush_cpu(&self) -> Nanos;
+    /// How long a process sleeping on its latch takes to run once woken.
+    fn process_wakeup(&self) -> Nanos;
     /// How a backend's CPU grows with the backends sharing the cores.
     fn cpu_growth(&self) -> CpuGrowth;
     /// The run models the client's threads, which spend `client_cpu`: it is

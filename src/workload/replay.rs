@@ -224,6 +224,12 @@ impl Workload for Replay {
     fn client_cpu(&self) -> Nanos {
         0
     }
+    fn wal_flush_cpu(&self) -> Nanos {
+        self.inner.wal_flush_cpu()
+    }
+    fn process_wakeup(&self) -> Nanos {
+        self.inner.process_wakeup()
+    }
     /// One process replays: nothing grows with backends.
     fn cpu_growth(&self) -> CpuGrowth {
         CpuGrowth::default()

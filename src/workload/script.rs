@@ -215,6 +215,10 @@ pub struct Script {
     reclaim_cpu: ReclaimCpu,
     cpu_growth: CpuGrowth,
     client_cpu: Nanos,
+    wal_flush_cpu: Nanos,
+    process_wakeup: Nanos,
+    replay_record_cpu: Nanos,
+    replay_fpi_cpu: Nanos,
     /// Whether each statement's CPU includes the client's (no client threads).
     client_cpu_in_statements: bool,
     /// Statement CPU under -M prepared and -M extended, against simple's.
@@ -450,6 +454,10 @@ impl Script {
                 io: first.io_cpu_growth_per_backend,
             },
             client_cpu,
+            wal_flush_cpu: (first.wal_flush_cpu_us * US as f64).round() as Nanos,
+            process_wakeup: (first.process_wakeup_us * US as f64).round() as Nanos,
+            replay_record_cpu: (first.replay_cpu_us_per_record * US as f64).round() as Nanos,
+            replay_fpi_cpu: (first.replay_cpu_us_per_fpi * US as f64).round() as Nanos,
             client_cpu_in_statements: true,
             prepared_cpu_factor: first.prepared_cpu_factor,
             extended_cpu_factor: first.extended_cpu_factor,
@@ -457,6 +465,12 @@ impl Script {
             described,
             keys: Vec::new(),
         })
+    }
+
+    /// The startup process's CPU per WAL record it replays, and per
+    /// full-page image on top of that.
+    pub fn replay_cpu(&self) -> (Nanos, Nanos) {
+        (self.replay_record_cpu, self.replay_fpi_cpu)
     }
 
     /// Statements sent with pgbench's `mode` (-M): their CPU, the
@@ -601,6 +615,14 @@ impl Workload for Script {
 
     fn reclaim_cpu(&self) -> ReclaimCpu {
         self.reclaim_cpu
+    }
+
+    fn wal_flush_cpu(&self) -> Nanos {
+        self.wal_flush_cpu
+    }
+
+    fn process_wakeup(&self) -> Nanos {
+        self.process_wakeup
     }
 
     fn client_cpu(&self) -> Nanos {

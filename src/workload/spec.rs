@@ -303,6 +303,33 @@ pub struct WorkloadSpec {
         skip_serializing_if = "is_extended_cpu_default"
     )]
     pub extended_cpu_factor: f64,
+    /// CPU of one WAL flush (the flushing process's write and fdatasync
+    /// syscalls), µs: on a saturated server the flusher waits for a core
+    /// like every backend, so flushes end later and more commits join each.
+    #[serde(
+        default = "wal_flush_cpu_default",
+        skip_serializing_if = "is_wal_flush_cpu_default"
+    )]
+    pub wal_flush_cpu_us: f64,
+    /// How long a process sleeping on its latch (walsender, walreceiver,
+    /// the startup process) takes to run once woken, µs.
+    #[serde(
+        default = "process_wakeup_default",
+        skip_serializing_if = "is_process_wakeup_default"
+    )]
+    pub process_wakeup_us: f64,
+    /// The startup process's CPU per WAL record it replays, µs.
+    #[serde(
+        default = "replay_cpu_per_record_default",
+        skip_serializing_if = "is_replay_cpu_per_record_default"
+    )]
+    pub replay_cpu_us_per_record: f64,
+    /// Its CPU for restoring a full-page image, on top of the record's, µs.
+    #[serde(
+        default = "replay_cpu_per_fpi_default",
+        skip_serializing_if = "is_replay_cpu_per_fpi_default"
+    )]
+    pub replay_cpu_us_per_fpi: f64,
     /// Bytes of a full-page image.
     pub full_page_image_bytes: u32,
     /// WAL bytes of an index insert (non-HOT updates, inserts into indexed tables).
@@ -328,6 +355,51 @@ pub(crate) fn prepared_cpu_default() -> f64 {
 /// The same runs: extended 327 us against simple's 221 (select-only 1.46).
 pub(crate) fn extended_cpu_default() -> f64 {
     1.47
+}
+
+/// 10 µs: about what pg_stat_wal's mean wal_sync_time (112 µs at 1
+/// client) adds to fio's fdatasync (90 µs) on the reference VM's disk,
+/// halved, as part of that gap is the kernel's writeback.
+/// History of this and the three below: docs/validation.md, 2026-12-04,
+/// "The reference machine's process figures".
+pub(crate) fn wal_flush_cpu_default() -> f64 {
+    10.0
+}
+
+/// 15 µs: half the median round trip of a pipe ping-pong between two
+/// processes sleeping in epoll 2 ms apart on the reference VM
+/// (`scripts/syncrep-compare --measure-wakeup`).
+pub(crate) fn process_wakeup_default() -> f64 {
+    15.0
+}
+
+/// 1.08 µs: PostgreSQL 15's startup process replaying 3,932,833 records
+/// of a cached tpcb-like backlog with full_page_writes off in 4.23 s of
+/// CPU on the reference VM (`scripts/catchup-compare --measure-cpu`).
+pub(crate) fn replay_cpu_per_record_default() -> f64 {
+    1.08
+}
+
+/// 3.94 µs: the same with full_page_writes on (19,654 images in 1,666,691
+/// records, 1.87 s), less the records' share.
+pub(crate) fn replay_cpu_per_fpi_default() -> f64 {
+    3.94
+}
+
+fn is_wal_flush_cpu_default(v: &f64) -> bool {
+    *v == wal_flush_cpu_default()
+}
+
+fn is_process_wakeup_default(v: &f64) -> bool {
+    *v == process_wakeup_default()
+}
+
+fn is_replay_cpu_per_record_default(v: &f64) -> bool {
+    *v == replay_cpu_per_record_default()
+}
+
+fn is_replay_cpu_per_fpi_default(v: &f64) -> bool {
+    *v == replay_cpu_per_fpi_default()
 }
 
 fn is_prepared_cpu_default(v: &f64) -> bool {
@@ -415,6 +487,10 @@ impl WorkloadSpec {
                 "client_cpu_us_per_statement",
                 self.client_cpu_us_per_statement,
             ),
+            ("wal_flush_cpu_us", self.wal_flush_cpu_us),
+            ("process_wakeup_us", self.process_wakeup_us),
+            ("replay_cpu_us_per_record", self.replay_cpu_us_per_record),
+            ("replay_cpu_us_per_fpi", self.replay_cpu_us_per_fpi),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");

@@ -175,6 +175,9 @@ impl Database {
                         cl.clock.switch(now, Bucket::Other);
                         cl.wait = Wait::Cpu;
                         let demand = self.cfg.cpu_growth.statement(demand, self.active);
+                        if self.prefetching {
+                            self.prefetch_buffers(ci);
+                        }
                         let finish = self
                             .cpu
                             .request(now + rt, Proc::Backend(c).into(), demand)
