@@ -12,6 +12,7 @@ pub mod microbench;
 pub mod model;
 pub mod profile;
 pub mod provisioned;
+pub mod request;
 pub mod yabs;
 
 pub use model::{DeviceModel, Op};

@@ -302,6 +302,8 @@ pub struct DeviceModel {
     /// operation is charged instead of its own count.
     writeback_run: u64,
     next_ios: Option<f64>,
+    /// The data block after the last write left to the kernel's writeback.
+    writeback_end: Option<u64>,
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -378,6 +380,7 @@ impl DeviceModel {
             kernel_writeback_uncapped: caps.kernel_writeback_uncapped,
             op_size_bytes: caps.op_size_kib.map(|k| u64::from(k) * 1024),
             writeback_run: 0,
+            writeback_end: None,
             next_ios: None,
             buckets,
             channels,
@@ -505,14 +508,16 @@ impl DeviceModel {
     }
 
     /// A write whose writeback the kernel does (`kernel_writeback`), which
-    /// `continues` the previous one on the disk: the kernel's flusher sends
+    /// continues the previous one on the disk (`block` follows its last): the kernel's flusher sends
     /// contiguous dirty pages as one request, and a volume that counts
     /// I/Os up to `op_size_kib` (EBS: "When small I/O operations are
     /// physically sequential, Amazon EBS attempts to merge them into a
     /// single I/O operation up to the maximum I/O size", 256 KiB for SSD
     /// volumes, https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html)
     /// charges the run an I/O per op_size, not one per page.
-    pub fn submit_writeback(&mut self, now: Nanos, bytes: u64, continues: bool) -> (Nanos, f64) {
+    pub fn submit_writeback(&mut self, now: Nanos, block: u64, bytes: u64) -> (Nanos, f64) {
+        let continues = self.writeback_end == Some(block);
+        self.writeback_end = Some(block + 1);
         let unit = self.op_size_bytes.unwrap_or(WRITEBACK_BIO_BYTES);
         let run = if continues { self.writeback_run } else { 0 };
         self.writeback_run = run + bytes;

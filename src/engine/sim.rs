@@ -5,10 +5,10 @@
 use anyhow::Result;
 
 use super::Device;
-use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
+use crate::core::io::{IoCompletion, IoRequest, Token};
 use crate::core::time::Nanos;
 use crate::core::timer_queue::TimerQueue;
-use crate::device::model::{DeviceModel, Op};
+use crate::device::model::DeviceModel;
 
 /// A device in virtual time: each request completes when the model says.
 /// Standbys' WAL I/O goes to their own device models.
@@ -17,8 +17,6 @@ pub struct SimDevice {
     standbys: Vec<DeviceModel>,
     now: Nanos,
     pending: TimerQueue<Token>,
-    /// The data block after the last write left to the kernel's writeback.
-    writeback_end: Option<u64>,
 }
 
 impl SimDevice {
@@ -29,7 +27,6 @@ impl SimDevice {
             standbys: Vec::new(),
             now: 0,
             pending: TimerQueue::new(),
-            writeback_end: None,
         }
     }
 }
@@ -41,28 +38,8 @@ impl SimDevice {
     }
 }
 
-/// What a request is, in the device model's terms: the operation, its
-/// bytes, and whether the kernel starts its writeback.
-pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
-    match kind {
-        IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES, false),
-        IoKind::ReadRun { pages, .. } => (Op::Read, u64::from(pages) * PAGE_BYTES, false),
-        IoKind::WalRead { len, .. } => (Op::Read, len, false),
-        IoKind::WritePage {
-            kernel_writeback, ..
-        } => (Op::Write, PAGE_BYTES, kernel_writeback),
-        IoKind::WalWrite { len, .. } | IoKind::StandbyWalWrite { len, .. } => {
-            (Op::Write, len, false)
-        }
-        IoKind::WalSync { .. } | IoKind::DataSync | IoKind::StandbyWalSync { .. } => {
-            (Op::Flush, 0, false)
-        }
-    }
-}
-
 impl Device for SimDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
-        let (op, bytes, writeback) = model_op(req.kind);
         let model = match req.kind.standby() {
             Some(s) => self
                 .standbys
@@ -70,17 +47,7 @@ impl Device for SimDevice {
                 .ok_or_else(|| anyhow::anyhow!("standby {s} has no device model"))?,
             None => &mut self.model,
         };
-        let (done, _) = match req.kind {
-            IoKind::WritePage {
-                block,
-                kernel_writeback: true,
-            } => {
-                let continues = self.writeback_end == Some(block);
-                self.writeback_end = Some(block + 1);
-                model.submit_writeback(self.now, bytes, continues)
-            }
-            _ => model.submit_io(self.now, op, bytes, writeback),
-        };
+        let (done, _) = model.submit_request(self.now, req.kind);
         self.pending.push(done.max(self.now), req.token);
         Ok(())
     }

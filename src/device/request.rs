@@ -1,0 +1,44 @@
+//! One translation from the core's I/O request to the device model's
+//! operations, for every engine that models a device (the simulator and
+//! the emulator): `model` and `run --emulate` charge the same I/O alike,
+//! the kernel's contiguous writeback included.
+
+use super::model::{DeviceModel, Op};
+use crate::core::io::{IoKind, PAGE_BYTES};
+use crate::core::time::Nanos;
+
+/// What a request is, in the device model's terms: the operation, its
+/// bytes, and whether the kernel starts its writeback.
+pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
+    match kind {
+        IoKind::ReadPage { .. } => (Op::Read, PAGE_BYTES, false),
+        IoKind::ReadRun { pages, .. } => (Op::Read, u64::from(pages) * PAGE_BYTES, false),
+        IoKind::WalRead { len, .. } => (Op::Read, len, false),
+        IoKind::WritePage {
+            kernel_writeback, ..
+        } => (Op::Write, PAGE_BYTES, kernel_writeback),
+        IoKind::WalWrite { len, .. } | IoKind::StandbyWalWrite { len, .. } => {
+            (Op::Write, len, false)
+        }
+        IoKind::WalSync { .. } | IoKind::DataSync | IoKind::StandbyWalSync { .. } => {
+            (Op::Flush, 0, false)
+        }
+    }
+}
+
+impl DeviceModel {
+    /// `kind` submitted at `now`: when it completes, and the service time
+    /// drawn for it ([`DeviceModel::submit_io`]). A page write left to the
+    /// kernel's writeback joins the run of the one before it when it
+    /// continues it on the disk ([`DeviceModel::submit_writeback`]).
+    pub fn submit_request(&mut self, now: Nanos, kind: IoKind) -> (Nanos, f64) {
+        let (op, bytes, writeback) = model_op(kind);
+        match kind {
+            IoKind::WritePage {
+                block,
+                kernel_writeback: true,
+            } => self.submit_writeback(now, block, bytes),
+            _ => self.submit_io(now, op, bytes, writeback),
+        }
+    }
+}
