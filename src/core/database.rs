@@ -457,9 +457,7 @@ impl Database {
             room -= n;
         }
         for &(first, n) in keep.iter().rev() {
-            for b in first..first + n {
-                self.os_cache.write(b);
-            }
+            self.os_cache.write_run(first, n);
         }
     }
 
