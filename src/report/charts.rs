@@ -114,28 +114,19 @@ pub fn breakdown_bars(title: &str, bars: &[StackedBar], width: u32) -> Result<St
     {
         let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
+        // Bands on a plain axis, bar i in band n-1-i so the first is on
+        // top; a segmented axis has no room for a single band.
         let mut chart = ChartBuilder::on(&root)
             .caption(title, (FONT, 17))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(label_width)
-            .build_cartesian_2d(0f64..x_max, (0..n as u32 - 1).into_segmented())
+            .build_cartesian_2d(0f64..x_max, 0f64..n as f64)
             .map_err(err)?;
-        // Bar i sits in band n-1-i, so the first is on top.
-        let label_of = |y: &SegmentValue<u32>| -> String {
-            match y {
-                SegmentValue::CenterOf(b) if (*b as usize) < n => bars
-                    .get(n - 1 - *b as usize)
-                    .map(|b| b.label.clone())
-                    .unwrap_or_default(),
-                _ => String::new(),
-            }
-        };
         chart
             .configure_mesh()
             .disable_y_mesh()
-            .y_labels(n)
-            .y_label_formatter(&label_of)
+            .y_labels(0)
             .x_label_formatter(&|v| axis_number(*v))
             .x_desc("ms per transaction")
             .label_style((FONT, 13))
@@ -143,22 +134,27 @@ pub fn breakdown_bars(title: &str, bars: &[StackedBar], width: u32) -> Result<St
             .light_line_style(LIGHT_LINE)
             .draw()
             .map_err(err)?;
+        let bar_label =
+            TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
         for (i, bar) in bars.iter().enumerate() {
-            let band = (n - 1 - i) as u32;
+            let band = (n - 1 - i) as f64;
+            let (px, py) = chart.backend_coord(&(0.0, band + 0.5));
+            root.draw(&Text::new(
+                bar.label.clone(),
+                (px - 6, py),
+                bar_label.clone(),
+            ))
+            .map_err(err)?;
             let mut x = 0.0;
-            let rects: Vec<Rectangle<(f64, SegmentValue<u32>)>> = bar
+            let rects: Vec<Rectangle<(f64, f64)>> = bar
                 .segments
                 .iter()
                 .filter(|s| s.1 > 0.0)
                 .map(|(bucket, ms)| {
-                    let mut r = Rectangle::new(
-                        [
-                            (x, SegmentValue::Exact(band + 1)),
-                            (x + ms, SegmentValue::Exact(band)),
-                        ],
+                    let r = Rectangle::new(
+                        [(x, band + 0.85), (x + ms, band + 0.15)],
                         bucket_colour(bucket).filled(),
                     );
-                    r.set_margin(6, 6, 0, 0);
                     x += ms;
                     r
                 })
@@ -169,7 +165,7 @@ pub fn breakdown_bars(title: &str, bars: &[StackedBar], width: u32) -> Result<St
             chart
                 .draw_series(std::iter::once(Text::new(
                     format!(" {} ms", axis_number(x)),
-                    (x, SegmentValue::CenterOf(band)),
+                    (x, band + 0.5),
                     label,
                 )))
                 .map_err(err)?;
@@ -768,6 +764,22 @@ mod tests {
         assert!(svg.starts_with("<svg"), "{}", &svg[..50]);
         // The wal_fsync segment is filled with its colour.
         assert!(svg.contains("#59A14F") || svg.contains("#59a14f"), "{svg}");
+        // One bar or two, each segment is drawn with a height, and named.
+        for n in [1, 2] {
+            let many: Vec<StackedBar> = (0..n).map(|_| bars[0].clone()).collect();
+            let svg = breakdown_bars("t", &many, 600).unwrap();
+            let heights: Vec<f64> = svg
+                .split("<rect")
+                .filter(|r| r.contains("#4E79A7") || r.contains("#59A14F"))
+                .map(|r| {
+                    let h = r.split("height=\"").nth(1).unwrap();
+                    h[..h.find('"').unwrap()].parse().unwrap()
+                })
+                .collect();
+            assert_eq!(heights.len(), 2 * n, "{svg}");
+            assert!(heights.iter().all(|&h| h >= 10.0), "{heights:?}");
+            assert_eq!(svg.matches("A nvme").count(), n, "{svg}");
+        }
         let cps = [CheckpointSpan {
             start_s: 2.0,
             end_s: Some(5.0),
