@@ -1117,3 +1117,30 @@ fn a_profile_to_standard_output_is_the_profile_alone() {
     // The table went to standard error.
     assert!(String::from_utf8_lossy(&out.stderr).contains("YABS"));
 }
+
+// --- memory of large inputs ----------------------------------------------------
+
+/// scripts/bench-input-memory at a tiny size: the inputs it builds still
+/// parse as what they mimic, and compare, report and from-fio answer
+/// them (exit 0 or 2) under its RSS target. The full size is a benchmark
+/// (docs/validation.md, 2026-12-04).
+#[test]
+fn bench_input_memory_runs_at_a_tiny_size() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench-input-memory");
+    let out = Command::new(&script)
+        .args(["--size-mb", "1", "--target-mb", "200"])
+        .args(["--bin", env!("CARGO_BIN_EXE_pgiosim")])
+        .output()
+        .expect("run scripts/bench-input-memory");
+    let t = text(&out);
+    assert_eq!(code(&out), 0, "{t}");
+    for input in [
+        "result-series.json",
+        "result-settings.json",
+        "fio-bins.json",
+        "fio-jobs.json",
+    ] {
+        assert!(t.contains(input), "{input} missing:\n{t}");
+    }
+    assert!(t.contains("worst peak RSS"), "{t}");
+}
