@@ -18,6 +18,7 @@ pub mod recovery;
 pub mod replication;
 pub mod slots;
 pub mod stats;
+pub mod thinned;
 pub mod time;
 pub mod timer_queue;
 pub mod vacuum;
