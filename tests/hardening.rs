@@ -810,6 +810,19 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
     let yabs = fixture("yabs-noris.txt");
     let fio = fixture("fio/qd1-randread-8k.json");
     let fifo_refused: &[&str] = &["is a FIFO, not a regular file"];
+    // Inputs that would take gigabytes as JSON values: a series longer
+    // than pgiosim writes, and fio output of three million empty jobs.
+    let mut long: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("result-v1.json")).unwrap()).unwrap();
+    long["timeseries"] =
+        serde_json::Value::Array(vec![long["timeseries"][0].clone(); (1 << 18) + 1]);
+    std::fs::write(p("long.json"), long.to_string()).unwrap();
+    let jobs = format!(
+        r#"{{"fio version": "fio-3.33", "jobs": [{}{{}}]}}"#,
+        "{},".repeat(3 << 20)
+    );
+    std::fs::write(p("jobs.json"), jobs).unwrap();
+    let (long, jobs) = (p("long.json"), p("jobs.json"));
     let mut cases = vec![
         // 1. Outputs: a FIFO or a device is refused, never opened to block.
         case(&["model", "-T", "1", "--json", &fifo], 2, fifo_refused),
@@ -1061,6 +1074,43 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             &["model", "-T", "1", "--standby-file", &p("standbys")],
             2,
             &["standbys:256", "at most 255"],
+        ),
+        // 6. Large inputs: refused while read, before the memory is taken.
+        case(
+            &["compare", &long, &r1],
+            2,
+            &["long.json", "more than 262144 entries"],
+        ),
+        case(
+            &["report", &long, "-o", &p("long.html")],
+            2,
+            &["long.json", "more than 262144 entries"],
+        ),
+        case(
+            &["profile", "from-fio", &jobs, "-o", &p("jobs-profile.json")],
+            2,
+            &["jobs.json", "more than pgiosim keeps in memory"],
+        ),
+        // 7. A sweep's setting given twice: the header showed one, the grid ran the other.
+        case(
+            &[
+                "sweep",
+                "--mode",
+                "model",
+                "-T",
+                "1",
+                "--clients",
+                "1",
+                "--set",
+                "commit_delay=0",
+                "--set",
+                "commit_delay=5,10",
+            ],
+            2,
+            &[
+                "--set commit_delay=5,10",
+                "already set by --set commit_delay=0",
+            ],
         ),
     ];
     cases.push(Case {
