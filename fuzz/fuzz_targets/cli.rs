@@ -42,85 +42,305 @@ use Kind::*;
 
 const DURATIONS_SHORT: &[&str] = &["1", "2", "0.5", "200ms", "100ms", "1ms", "1us", "0", "-1"];
 const DURATIONS: &[&str] = &[
-    "0", "1", "1ms", "10ms", "1s", "5min", "1d", "2d", "-1ms", "1e308", "NaN", "inf",
-    "100parsecs", "2147483648", "0.000001us", "1us", "1e-300", "",
+    "0",
+    "1",
+    "1ms",
+    "10ms",
+    "1s",
+    "5min",
+    "1d",
+    "2d",
+    "-1ms",
+    "1e308",
+    "NaN",
+    "inf",
+    "100parsecs",
+    "2147483648",
+    "0.000001us",
+    "1us",
+    "1e-300",
+    "",
 ];
 const NUMS: &[&str] = &[
-    "0", "1", "2", "16", "1000", "-1", "-0", "1e308", "1e-300", "NaN", "inf", "-inf",
-    "0.0001", "4294967296", "2147483647", "18446744073709551616", "1.5", "abc", "", "0x10",
+    "0",
+    "1",
+    "2",
+    "16",
+    "1000",
+    "-1",
+    "-0",
+    "1e308",
+    "1e-300",
+    "NaN",
+    "inf",
+    "-inf",
+    "0.0001",
+    "4294967296",
+    "2147483647",
+    "18446744073709551616",
+    "1.5",
+    "abc",
+    "",
+    "0x10",
 ];
-const COUNTS: &[&str] = &["1", "2", "4", "16", "64", "0", "-1", "100000", "4294967296", "1e308", "x"];
+const COUNTS: &[&str] = &[
+    "1",
+    "2",
+    "4",
+    "16",
+    "64",
+    "0",
+    "-1",
+    "100000",
+    "4294967296",
+    "1e308",
+    "x",
+];
 const SIZES: &[&str] = &[
-    "0", "1", "8kB", "1MB", "16MB", "64MB", "128MB", "1GB", "2TB", "100TB", "1e308",
-    "NaN", "-1", "inf", "-1MB", "18446744073709551615", "1.5GB", "99999999999TB", "8", "",
-    "1 GB", "1XB", "1e3MB",
+    "0",
+    "1",
+    "8kB",
+    "1MB",
+    "16MB",
+    "64MB",
+    "128MB",
+    "1GB",
+    "2TB",
+    "100TB",
+    "1e308",
+    "NaN",
+    "-1",
+    "inf",
+    "-1MB",
+    "18446744073709551615",
+    "1.5GB",
+    "99999999999TB",
+    "8",
+    "",
+    "1 GB",
+    "1XB",
+    "1e3MB",
 ];
 /// Sizes of work (a vacuum's heap and index, a catch-up's backlog): what
 /// is accepted stays small, as a model of a GB takes a second or more here.
 const WORK_SIZES: &[&str] = &[
-    "0", "1", "8kB", "1MB", "16MB", "64MB", "2TB", "100TB", "1e308", "NaN", "-1", "inf",
-    "-1MB", "18446744073709551615", "99999999999TB", "8", "", "1 MB", "1XB", "1e1MB",
+    "0",
+    "1",
+    "8kB",
+    "1MB",
+    "16MB",
+    "64MB",
+    "2TB",
+    "100TB",
+    "1e308",
+    "NaN",
+    "-1",
+    "inf",
+    "-1MB",
+    "18446744073709551615",
+    "99999999999TB",
+    "8",
+    "",
+    "1 MB",
+    "1XB",
+    "1e1MB",
 ];
-const SCALES: &[&str] = &["1", "10", "100", "1000000", "1000001", "0", "-1", "1e308", "NaN"];
+const SCALES: &[&str] = &[
+    "1", "10", "100", "1000000", "1000001", "0", "-1", "1e308", "NaN",
+];
 const SHARES: &[&str] = &["0", "0.5", "1", "1.5", "-0.1", "NaN", "1e308", "inf", "x"];
-const PCTS: &[&str] = &["1", "2", "50", "100", "0", "-1", "101", "NaN", "1e-300", "1e308"];
+const PCTS: &[&str] = &[
+    "1", "2", "50", "100", "0", "-1", "101", "NaN", "1e-300", "1e308",
+];
 const WORKLOADS: &[&str] = &[
-    "tpcb-like", "simple-update", "select-only", "nope", "", "-",
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../workloads/large-updates.json"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../workloads/example-orders.json"),
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../src/device/profiles/gp3.json"),
-    "/dev/null", "/nonexistent.json",
+    "tpcb-like",
+    "simple-update",
+    "select-only",
+    "nope",
+    "",
+    "-",
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../workloads/large-updates.json"
+    ),
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../workloads/example-orders.json"
+    ),
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../src/device/profiles/gp3.json"
+    ),
+    "/dev/null",
+    "/nonexistent.json",
 ];
 const BUILTINS: &[&str] = &[
-    "tpcb-like", "simple-update", "select-only", "tpcb-like@1", "select-only@9",
-    "tpcb-like@1e308", "select-only@0", "tpcb-like@-1", "tpcb-like@NaN", "tpcb-like@2147483648",
-    "tpcb", "nope@1", "@1", "tpcb-like@",
+    "tpcb-like",
+    "simple-update",
+    "select-only",
+    "tpcb-like@1",
+    "select-only@9",
+    "tpcb-like@1e308",
+    "select-only@0",
+    "tpcb-like@-1",
+    "tpcb-like@NaN",
+    "tpcb-like@2147483648",
+    "tpcb",
+    "nope@1",
+    "@1",
+    "tpcb-like@",
 ];
 const DEVICES: &[&str] = &[
-    "nvme", "gp3", "gp2", "io2", "ceph-rbd", "hetzner-volume", "azure-premium-v2",
-    "gp3:iops=20000", "gp3:iops=1,iops=2", "gp3:throughput=1e308", "gp3:iops=NaN",
-    "io2:iops=0", "gp3:iops=16000,throughput=1000", "nvmee", "", "instance-store",
-    "m6id.4xlarge", "/dev/null", "/nonexistent.json",
-    concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/devices/this-vm.json"),
+    "nvme",
+    "gp3",
+    "gp2",
+    "io2",
+    "ceph-rbd",
+    "hetzner-volume",
+    "azure-premium-v2",
+    "gp3:iops=20000",
+    "gp3:iops=1,iops=2",
+    "gp3:throughput=1e308",
+    "gp3:iops=NaN",
+    "io2:iops=0",
+    "gp3:iops=16000,throughput=1000",
+    "nvmee",
+    "",
+    "instance-store",
+    "m6id.4xlarge",
+    "/dev/null",
+    "/nonexistent.json",
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/devices/this-vm.json"
+    ),
     concat!(env!("CARGO_MANIFEST_DIR"), "/../workloads/tpcb-like.json"),
 ];
 const DEVICE_LISTS: &[&str] = &["nvme", "nvme,gp3", "gp3,gp3", "nvme,", ",", "nvmee,gp3"];
-const INSTANCES: &[&str] = &["m6id.4xlarge", "m6id.large", "i4i.xlarge", "nope", "", "m6id.4xlarge:gp3"];
+const INSTANCES: &[&str] = &[
+    "m6id.4xlarge",
+    "m6id.large",
+    "i4i.xlarge",
+    "nope",
+    "",
+    "m6id.4xlarge:gp3",
+];
 const SETS: &[&str] = &[
-    "shared_buffers=16MB", "shared_buffers=1GB", "shared_buffers=600GB", "shared_buffers=lots",
-    "shared_buffers=0", "shared_buffers=-1", "synchronous_commit=off", "synchronous_commit=remote_apply",
-    "commit_delay=10", "commit_delay=100000", "commit_siblings=0", "checkpoint_timeout=30s",
-    "checkpoint_timeout=1", "checkpoint_timeout=1d", "max_wal_size=2MB", "max_wal_size=1TB",
-    "min_wal_size=1TB", "wal_buffers=-1", "wal_buffers=1TB", "archive_mode=on", "archive_timeout=1",
-    "autovacuum=off", "autovacuum_naptime=1", "fsync=off", "full_page_writes=off",
-    "wal_writer_delay=1ms", "bgwriter_lru_maxpages=0", "bgwriter_delay=10ms",
-    "checkpoint_completion_target=0", "checkpoint_completion_target=NaN", "work_mem=1e308",
-    "maintenance_work_mem=1MB", "effective_io_concurrency=1000", "maintenance_io_concurrency=0",
-    "recovery_prefetch=on", "synchronous_standby_names=ANY 1 (s1)", "synchronous_standby_names=s1",
-    "max_connections=1", "NaN=1", "=", "x", "shared_buffers", "shared_buffers==1", "wal_segment_size=1GB",
-    "huge_pages=on", "io_method=io_uring", "wal_compression=on", "data_checksums=on",
+    "shared_buffers=16MB",
+    "shared_buffers=1GB",
+    "shared_buffers=600GB",
+    "shared_buffers=lots",
+    "shared_buffers=0",
+    "shared_buffers=-1",
+    "synchronous_commit=off",
+    "synchronous_commit=remote_apply",
+    "commit_delay=10",
+    "commit_delay=100000",
+    "commit_siblings=0",
+    "checkpoint_timeout=30s",
+    "checkpoint_timeout=1",
+    "checkpoint_timeout=1d",
+    "max_wal_size=2MB",
+    "max_wal_size=1TB",
+    "min_wal_size=1TB",
+    "wal_buffers=-1",
+    "wal_buffers=1TB",
+    "archive_mode=on",
+    "archive_timeout=1",
+    "autovacuum=off",
+    "autovacuum_naptime=1",
+    "fsync=off",
+    "full_page_writes=off",
+    "wal_writer_delay=1ms",
+    "bgwriter_lru_maxpages=0",
+    "bgwriter_delay=10ms",
+    "checkpoint_completion_target=0",
+    "checkpoint_completion_target=NaN",
+    "work_mem=1e308",
+    "maintenance_work_mem=1MB",
+    "effective_io_concurrency=1000",
+    "maintenance_io_concurrency=0",
+    "recovery_prefetch=on",
+    "synchronous_standby_names=ANY 1 (s1)",
+    "synchronous_standby_names=s1",
+    "max_connections=1",
+    "NaN=1",
+    "=",
+    "x",
+    "shared_buffers",
+    "shared_buffers==1",
+    "wal_segment_size=1GB",
+    "huge_pages=on",
+    "io_method=io_uring",
+    "wal_compression=on",
+    "data_checksums=on",
 ];
 const SWEEP_SETS: &[&str] = &[
-    "commit_delay=0,5,10", "shared_buffers=16MB,32MB", "synchronous_commit=on,off",
-    "commit_delay=0,,5", "commit_delay=", "commit_delay=0,NaN", "shared_buffers=16MB,600GB",
+    "commit_delay=0,5,10",
+    "shared_buffers=16MB,32MB",
+    "synchronous_commit=on,off",
+    "commit_delay=0,,5",
+    "commit_delay=",
+    "commit_delay=0,NaN",
+    "shared_buffers=16MB,600GB",
 ];
 const STANDBYS: &[&str] = &[
-    "name=s1,rtt=1ms,device=nvme", "name=s2,rtt=1ms,rtt_p99=3ms,device=nvme", "name=s1",
-    "name=s1,rtt=1ms,rtt=2ms", "name=s1,rtt=1e308", "name=s1,rtt=NaN", "name=,rtt=1ms",
-    "rtt=1ms", "name=s1,device=nvmee", "name=s1,rtt=-1ms", "name=s1,rtt=1d", "name=s1,rtt=2d",
-    "name=s1,device=gp3:iops=1", "", ",", "name=s1,name=s2",
+    "name=s1,rtt=1ms,device=nvme",
+    "name=s2,rtt=1ms,rtt_p99=3ms,device=nvme",
+    "name=s1",
+    "name=s1,rtt=1ms,rtt=2ms",
+    "name=s1,rtt=1e308",
+    "name=s1,rtt=NaN",
+    "name=,rtt=1ms",
+    "rtt=1ms",
+    "name=s1,device=nvmee",
+    "name=s1,rtt=-1ms",
+    "name=s1,rtt=1d",
+    "name=s1,rtt=2d",
+    "name=s1,device=gp3:iops=1",
+    "",
+    ",",
+    "name=s1,name=s2",
 ];
 const ARCHIVES: &[&str] = &[
-    "s3", "s3,parallel=4", "latency=80ms,throughput=90MB/s,parallel=1", "latency=100000000d",
-    "parallel=0", "latency=1ms,latency=2ms", "throughput=NaN", "", "s3,parallel=1e308",
-    "throughput=0", "throughput=1TB/s", "latency=0", "s3,s3", "nope",
+    "s3",
+    "s3,parallel=4",
+    "latency=80ms,throughput=90MB/s,parallel=1",
+    "latency=100000000d",
+    "parallel=0",
+    "latency=1ms,latency=2ms",
+    "throughput=NaN",
+    "",
+    "s3,parallel=1e308",
+    "throughput=0",
+    "throughput=1TB/s",
+    "latency=0",
+    "s3,s3",
+    "nope",
 ];
 const PROTOCOLS: &[&str] = &["simple", "extended", "prepared", "bogus", ""];
 const CLIENT_LISTS: &[&str] = &[
-    "1", "1,2", "8,2", "1,2,4", "1,2,...,4", "1...1000000", "1,2,4,...,4294967296", "0", "-1",
-    "1,,2", "", "4294967296", "2,1,2", "1,2,...,1", "1,...", "...", "1,2,4,...,64",
+    "1",
+    "1,2",
+    "8,2",
+    "1,2,4",
+    "1,2,...,4",
+    "1...1000000",
+    "1,2,4,...,4294967296",
+    "0",
+    "-1",
+    "1,,2",
+    "",
+    "4294967296",
+    "2,1,2",
+    "1,2,...,1",
+    "1,...",
+    "...",
+    "1,2,4,...,64",
 ];
-const CPU_DURATIONS: &[&str] = &["100us", "1ms", "0", "-1us", "1d", "2d", "NaN", "1e308us", "x"];
+const CPU_DURATIONS: &[&str] = &[
+    "100us", "1ms", "0", "-1us", "1d", "2d", "NaN", "1e308us", "x",
+];
 
 /// `model`'s flags (and, with `--clients`, `--mode` and the outputs,
 /// most of `sweep`'s).
@@ -154,10 +374,7 @@ const RUN_FLAGS: &[(&str, Kind)] = &[
     ("--archive", Or(ARCHIVES)),
     ("--instance", Or(INSTANCES)),
 ];
-const MODEL_ONLY: &[(&str, Kind)] = &[
-    ("-P", Or(DURATIONS)),
-    ("--device", Or(DEVICES)),
-];
+const MODEL_ONLY: &[(&str, Kind)] = &[("-P", Or(DURATIONS)), ("--device", Or(DEVICES))];
 const SWEEP_ONLY: &[(&str, Kind)] = &[
     ("--set", Only(SWEEP_SETS)),
     ("--device", Only(DEVICE_LISTS)),
@@ -235,13 +452,26 @@ fn files() -> &'static Files {
         let inputs = vec![
             write("small.conf", "shared_buffers = 16MB\ncommit_delay = 10\n"),
             write("bad.conf", "shared_buffers = lots\n"),
-            write("include.conf", "include 'small.conf'\ninclude_if_exists 'missing.conf'\n"),
+            write(
+                "include.conf",
+                "include 'small.conf'\ninclude_if_exists 'missing.conf'\n",
+            ),
             write("loop.conf", "include 'loop.conf'\n"),
-            write("standbys.txt", "name=s1,rtt=1ms,device=nvme\nname=s2,rtt=2ms\n"),
+            write(
+                "standbys.txt",
+                "name=s1,rtt=1ms,device=nvme\nname=s2,rtt=2ms\n",
+            ),
             write("standbys-dup.txt", "name=s1,rtt=1ms\nname=s1,rtt=2ms\n"),
             write("empty.json", ""),
-            write("result.json", "{\"schema\": \"pgiosim.result\", \"schema_version\": 3}"),
-            concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/result-v1.json").into(),
+            write(
+                "result.json",
+                "{\"schema\": \"pgiosim.result\", \"schema_version\": 3}",
+            ),
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../tests/fixtures/result-v1.json"
+            )
+            .into(),
             concat!(env!("CARGO_MANIFEST_DIR"), "/../workloads/tpcb-like.json").into(),
             "/dev/null".into(),
             "/nonexistent".into(),
@@ -289,7 +519,12 @@ fn value(u: &mut Unstructured, kind: Kind, f: &Files) -> Result<Option<String>> 
 }
 
 /// Up to 8 flags from `table`, each with its value.
-fn flags(u: &mut Unstructured, table: &[&[(&str, Kind)]], f: &Files, out: &mut Vec<String>) -> Result<()> {
+fn flags(
+    u: &mut Unstructured,
+    table: &[&[(&str, Kind)]],
+    f: &Files,
+    out: &mut Vec<String>,
+) -> Result<()> {
     let all: Vec<&(&str, Kind)> = table.iter().flat_map(|t| t.iter()).collect();
     for _ in 0..u.int_in_range(0..=8)? {
         let (flag, kind) = all[u.choose_index(all.len())?];
@@ -321,7 +556,10 @@ fn command_line(u: &mut Unstructured) -> Result<Vec<String>> {
         2 => {
             let t = pick(u, DURATIONS_SHORT)?;
             let c = pick(u, CLIENT_LISTS)?;
-            push(&mut args, &["sweep", "--mode", "model", "-T", t, "--clients", c]);
+            push(
+                &mut args,
+                &["sweep", "--mode", "model", "-T", t, "--clients", c],
+            );
             flags(u, &[RUN_FLAGS, SWEEP_ONLY], f, &mut args)?;
         }
         3 => {
@@ -365,7 +603,11 @@ fuzz_target!(|data: &[u8]| {
         Ok(cli) => cli,
         // clap's refusals (exit 2) and --help (exit 0).
         Err(e) => {
-            assert!(matches!(e.exit_code(), 0 | 2), "{args:?}: clap exit {}", e.exit_code());
+            assert!(
+                matches!(e.exit_code(), 0 | 2),
+                "{args:?}: clap exit {}",
+                e.exit_code()
+            );
             return;
         }
     };
