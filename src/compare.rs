@@ -107,8 +107,8 @@ fn refuse(msg: String) -> anyhow::Error {
 fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
     let mut out: Vec<LoadedResult> = Vec::new();
     for path in files {
-        let v = load::read_json(path)?;
-        let h = load::header(path, &v).map_err(error::bad_input)?;
+        let text = load::read_text(path)?;
+        let h = load::header(path, &text).map_err(error::bad_input)?;
         if h.schema != SCHEMA {
             return Err(refuse(format!(
                 "{}: is a {} file; compare takes results (`run --json`, `model --json`); `pgiosim report` charts sweeps",
@@ -127,7 +127,7 @@ fn load_results(files: &[PathBuf]) -> Result<Vec<LoadedResult>> {
                 h.schema_version
             )));
         }
-        out.push(load::result_from_value(path, v).map_err(error::bad_input)?);
+        out.push(load::result_from_str(path, &text).map_err(error::bad_input)?);
     }
     Ok(out)
 }

@@ -18,6 +18,7 @@ pub mod execute;
 pub mod import;
 pub mod input;
 pub mod instance;
+pub mod json_bound;
 pub mod output;
 pub mod plan;
 pub mod report;

@@ -810,6 +810,19 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
     let yabs = fixture("yabs-noris.txt");
     let fio = fixture("fio/qd1-randread-8k.json");
     let fifo_refused: &[&str] = &["is a FIFO, not a regular file"];
+    // Inputs that would take gigabytes as JSON values: a series longer
+    // than pgiosim writes, and fio output of three million empty jobs.
+    let mut long: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(fixture("result-v1.json")).unwrap()).unwrap();
+    long["timeseries"] =
+        serde_json::Value::Array(vec![long["timeseries"][0].clone(); (1 << 18) + 1]);
+    std::fs::write(p("long.json"), long.to_string()).unwrap();
+    let jobs = format!(
+        r#"{{"fio version": "fio-3.33", "jobs": [{}{{}}]}}"#,
+        "{},".repeat(3 << 20)
+    );
+    std::fs::write(p("jobs.json"), jobs).unwrap();
+    let (long, jobs) = (p("long.json"), p("jobs.json"));
     let mut cases = vec![
         // 1. Outputs: a FIFO or a device is refused, never opened to block.
         case(&["model", "-T", "1", "--json", &fifo], 2, fifo_refused),
@@ -1062,6 +1075,43 @@ fn hostile_inputs_of_issue_37_exit_2_naming_the_input() {
             2,
             &["standbys:256", "at most 255"],
         ),
+        // 6. Large inputs: refused while read, before the memory is taken.
+        case(
+            &["compare", &long, &r1],
+            2,
+            &["long.json", "more than 262144 entries"],
+        ),
+        case(
+            &["report", &long, "-o", &p("long.html")],
+            2,
+            &["long.json", "more than 262144 entries"],
+        ),
+        case(
+            &["profile", "from-fio", &jobs, "-o", &p("jobs-profile.json")],
+            2,
+            &["jobs.json", "more than pgiosim keeps in memory"],
+        ),
+        // 7. A sweep's setting given twice: the header showed one, the grid ran the other.
+        case(
+            &[
+                "sweep",
+                "--mode",
+                "model",
+                "-T",
+                "1",
+                "--clients",
+                "1",
+                "--set",
+                "commit_delay=0",
+                "--set",
+                "commit_delay=5,10",
+            ],
+            2,
+            &[
+                "--set commit_delay=5,10",
+                "already set by --set commit_delay=0",
+            ],
+        ),
     ];
     cases.push(Case {
         stdin: Some((0..=255u8).cycle().take(4096).collect()),
@@ -1116,4 +1166,31 @@ fn a_profile_to_standard_output_is_the_profile_alone() {
     assert_eq!(v["name"], "x");
     // The table went to standard error.
     assert!(String::from_utf8_lossy(&out.stderr).contains("YABS"));
+}
+
+// --- memory of large inputs ----------------------------------------------------
+
+/// scripts/bench-input-memory at a tiny size: the inputs it builds still
+/// parse as what they mimic, and compare, report and from-fio answer
+/// them (exit 0 or 2) under its RSS target. The full size is a benchmark
+/// (docs/validation.md, 2026-12-04).
+#[test]
+fn bench_input_memory_runs_at_a_tiny_size() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/bench-input-memory");
+    let out = Command::new(&script)
+        .args(["--size-mb", "1", "--target-mb", "200"])
+        .args(["--bin", env!("CARGO_BIN_EXE_pgiosim")])
+        .output()
+        .expect("run scripts/bench-input-memory");
+    let t = text(&out);
+    assert_eq!(code(&out), 0, "{t}");
+    for input in [
+        "result-series.json",
+        "result-settings.json",
+        "fio-bins.json",
+        "fio-jobs.json",
+    ] {
+        assert!(t.contains(input), "{input} missing:\n{t}");
+    }
+    assert!(t.contains("worst peak RSS"), "{t}");
 }

@@ -7,14 +7,14 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use pgiosim::compare;
 use pgiosim::report::html::{Inputs, render};
-use pgiosim::report::load::{Document, document_from_value};
+use pgiosim::report::load::{Document, document_from_str};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) else {
+    let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
     let path = Path::new("fuzz.json");
-    let doc = match document_from_value(path, value) {
+    let doc = match document_from_str(path, text) {
         Ok(doc) => doc,
         Err(e) => {
             let _ = format!("{e:#}");

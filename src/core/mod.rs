@@ -20,6 +20,7 @@ pub mod slots;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
+pub mod thinned;
 pub mod time;
 pub mod timer_queue;
 pub mod vacuum;

@@ -357,15 +357,76 @@ fn classify(
     Ok(Slot { size, depth, kind })
 }
 
+/// The fields of fio's output that [`FioFile::parse`] reads, at any depth;
+/// the rest (latency histograms' `bins`, `iodepth_level`, `latency_us`,
+/// most options) is skipped unread: a json+ output's histograms are most of
+/// its size.
+const FIO_FIELDS: &[&str] = &[
+    "fio version",
+    "time",
+    "global options",
+    "client_stats",
+    "jobs",
+    "disk_util",
+    "name",
+    "jobname",
+    "job options",
+    "error",
+    "read",
+    "write",
+    "sync",
+    "total_ios",
+    "io_bytes",
+    "iops",
+    "bw_bytes",
+    "bw",
+    "clat_ns",
+    "lat_ns",
+    "clat",
+    "N",
+    "mean",
+    "percentile",
+    "50.000000",
+    "99.000000",
+    "rw",
+    "readwrite",
+    "bs",
+    "blocksize",
+    "iodepth",
+    "numjobs",
+    "fdatasync",
+    "fsync",
+];
+
+/// What the kept fields of one fio output may take in memory: fio runs at
+/// most 4,096 jobs at once (its `max_jobs`), each about 5 kB kept here, so
+/// a real output needs at most 20 MiB.
+const FIO_BUDGET_BYTES: usize = 64 << 20;
+
+/// fio's output as JSON, only [`FIO_FIELDS`] kept, within
+/// [`FIO_BUDGET_BYTES`].
+fn read_kept(text: &str) -> serde_json::Result<Value> {
+    use serde::de::DeserializeSeed;
+    let keep = |k: &str| FIO_FIELDS.contains(&k);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let v = crate::json_bound::within(FIO_BUDGET_BYTES, || {
+        crate::json_bound::Kept { keep: &keep }.deserialize(&mut de)
+    })?;
+    de.end()?;
+    Ok(v)
+}
+
 impl FioFile {
     /// Parses one fio JSON output. `origin` names it in errors. Text before
     /// the JSON object (fio's notes when its output went to a terminal) is
     /// skipped.
     pub fn parse(text: &str, origin: &str) -> Result<FioFile> {
-        let value: Value = match serde_json::from_str(text) {
+        let value: Value = match read_kept(text) {
             Ok(v) => v,
+            // Valid JSON, but more of it than a fio output holds.
+            Err(e) if e.is_data() => bail!("{origin}: {e}"),
             Err(first) => match text.find("\n{") {
-                Some(i) => serde_json::from_str(&text[i + 1..])
+                Some(i) => read_kept(&text[i + 1..])
                     .map_err(|_| anyhow!("{origin}: not valid JSON: {first}"))?,
                 None => bail!(
                     "{origin}: not valid JSON: {first}; expected the output of \
@@ -1132,6 +1193,30 @@ mod tests {
             FioFile::parse(r#"{"fio version": "fio-3.33", "jobs": []}"#, "z.json").unwrap_err()
         );
         assert!(e.contains("z.json: jobs: empty"), "{e}");
+    }
+
+    #[test]
+    fn more_than_a_fio_output_holds_is_refused_while_read() {
+        // Three million empty jobs: 100 MB as values, past the budget.
+        let text = format!(
+            r#"{{"fio version": "fio-3.33", "jobs": [{}{{}}]}}"#,
+            "{},".repeat(3 << 20)
+        );
+        let e = format!("{:#}", FioFile::parse(&text, "big.json").unwrap_err());
+        assert!(
+            e.starts_with("big.json: holds more than pgiosim keeps in memory"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_fields_not_read_are_skipped() {
+        let v =
+            read_kept(r#"{"jobs": [{"read": {"clat_ns": {"bins": {"1": 2}, "N": 1}}}]}"#).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"jobs": [{"read": {"clat_ns": {"N": 1}}}]})
+        );
     }
 
     fn job(slot: Slot, read_iops: f64, write_iops: f64) -> FioJob {

@@ -50,6 +50,9 @@ pub struct ArchiveFigures {
     pub rpo_max_s: f64,
     pub rpo_end_s: f64,
     /// One entry per whole second.
+    #[serde(
+        deserialize_with = "crate::json_bound::vec::<_, _, { crate::core::stats::SERIES_MAX_POINTS }>"
+    )]
     pub seconds: Vec<ArchiveSecondFigures>,
 }
 

@@ -34,10 +34,32 @@ pub struct Header {
     pub schema_version: u64,
 }
 
-/// Read the schema header of a parsed file.
-pub fn header(path: &Path, v: &Value) -> Result<Header> {
-    let schema = v
-        .get("schema")
+/// The two fields of the header, each read only if it is small.
+#[derive(serde::Deserialize)]
+struct RawHeader {
+    #[serde(default, deserialize_with = "crate::json_bound::opt_value")]
+    schema: Option<Value>,
+    #[serde(default, deserialize_with = "crate::json_bound::opt_value")]
+    schema_version: Option<Value>,
+}
+
+/// Read the schema header of a file's text. The rest of the document is
+/// checked to be JSON but not kept.
+pub fn header(path: &Path, text: &str) -> Result<Header> {
+    let raw: RawHeader =
+        match crate::json_bound::within(HEADER_BUDGET_BYTES, || serde_json::from_str(text)) {
+            Ok(raw) => raw,
+            Err(e) if e.is_data() => RawHeader {
+                schema: None,
+                schema_version: None,
+            },
+            Err(e) => {
+                return Err(UsageError(format!("{}: not JSON: {e}", path.display())).into());
+            }
+        };
+    let schema = raw
+        .schema
+        .as_ref()
         .and_then(Value::as_str)
         .with_context(|| {
             format!(
@@ -46,8 +68,9 @@ pub fn header(path: &Path, v: &Value) -> Result<Header> {
             )
         })?
         .to_string();
-    let schema_version = v
-        .get("schema_version")
+    let schema_version = raw
+        .schema_version
+        .as_ref()
         .and_then(Value::as_u64)
         .with_context(|| format!("{}: no \"schema_version\" field", path.display()))?;
     if schema_version > SCHEMA_VERSION as u64 {
@@ -63,25 +86,32 @@ pub fn header(path: &Path, v: &Value) -> Result<Header> {
     })
 }
 
-/// Read a file as JSON.
-pub fn read_json(path: &Path) -> Result<Value> {
-    let text = crate::input::read_text(path, "result file", crate::input::LARGE_FILE_MAX_BYTES)?;
-    serde_json::from_str(&text)
-        .map_err(|e| UsageError(format!("{}: not JSON: {e}", path.display())).into())
+/// What the header's two fields may hold (a schema name is a few bytes).
+const HEADER_BUDGET_BYTES: usize = 1 << 20;
+
+/// Read a result or sweep file's text, within the bound on inputs.
+pub fn read_text(path: &Path) -> Result<String> {
+    crate::input::read_text(path, "result file", crate::input::LARGE_FILE_MAX_BYTES)
 }
 
 /// Read a result or sweep file.
 pub fn load(path: &Path) -> Result<Document> {
-    document_from_value(path, read_json(path)?)
+    document_from_str(path, &read_text(path)?)
 }
 
-/// Read a result or sweep from its parsed JSON; `path` names it in errors.
-pub fn document_from_value(path: &Path, v: Value) -> Result<Document> {
-    let h = header(path, &v)?;
+/// Read a result or sweep from its text; `path` names it in errors. It is
+/// deserialized straight into its structs, within the memory budget of one
+/// input ([`crate::json_bound`]): a `serde_json::Value` of the whole file
+/// would take 20 times its size.
+pub fn document_from_str(path: &Path, text: &str) -> Result<Document> {
+    let h = header(path, text)?;
     match h.schema.as_str() {
-        SCHEMA => Ok(Document::Result(Box::new(result_from_value(path, v)?))),
+        SCHEMA => Ok(Document::Result(Box::new(result_from_str(path, text)?))),
         SWEEP_SCHEMA => {
-            let doc: SweepDoc = serde_json::from_value(v)
+            let doc: SweepDoc =
+                crate::json_bound::within(crate::json_bound::INPUT_BUDGET_BYTES, || {
+                    serde_json::from_str(text)
+                })
                 .with_context(|| format!("{}: malformed {SWEEP_SCHEMA}", path.display()))?;
             Ok(Document::Sweep(Box::new(doc)))
         }
@@ -92,9 +122,12 @@ pub fn document_from_value(path: &Path, v: Value) -> Result<Document> {
     }
 }
 
-/// Read one result from its parsed JSON.
-pub fn result_from_value(path: &Path, v: Value) -> Result<LoadedResult> {
-    let result: RunResult = serde_json::from_value(v)
+/// Read one result from its text.
+pub fn result_from_str(path: &Path, text: &str) -> Result<LoadedResult> {
+    let result: RunResult =
+        crate::json_bound::within(crate::json_bound::INPUT_BUDGET_BYTES, || {
+            serde_json::from_str(text)
+        })
         .with_context(|| format!("{}: malformed {SCHEMA}", path.display()))?;
     Ok(LoadedResult {
         path: path.to_path_buf(),
@@ -195,7 +228,7 @@ mod tests {
 
     #[test]
     fn an_older_result_reads_with_its_later_fields_defaulted() {
-        let r = result_from_value(Path::new("v1.json"), serde_json::from_str(V1).unwrap()).unwrap();
+        let r = result_from_str(Path::new("v1.json"), V1).unwrap();
         assert_eq!(r.schema_version, 1);
         assert!(r.latency_cdf.is_empty() && r.replication.is_empty());
         // The workload's name is only in `workload.name` there.
@@ -210,6 +243,42 @@ mod tests {
     }
 
     #[test]
+    fn a_series_longer_than_pgiosim_writes_is_refused_while_read() {
+        let mut v: serde_json::Value = serde_json::from_str(V1).unwrap();
+        let point = v["timeseries"][0].clone();
+        let n = crate::core::stats::SERIES_MAX_POINTS + 1;
+        v["timeseries"] = serde_json::Value::Array(vec![point; n]);
+        let e = result_from_str(Path::new("long.json"), &v.to_string())
+            .err()
+            .unwrap();
+        let e = format!("{e:#}");
+        assert!(
+            e.contains("long.json") && e.contains("more than 262144 entries"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn settings_past_the_memory_budget_are_refused_while_read() {
+        let mut v: serde_json::Value = serde_json::from_str(V1).unwrap();
+        // 10 million entries: 400 MB as a Value, past the 256 MiB budget.
+        let entries = crate::json_bound::INPUT_BUDGET_BYTES / 24;
+        let settings = format!("{{{}\"x\":1}}", "\"x\":1,".repeat(entries));
+        v["settings"] = serde_json::Value::Null;
+        let text = v
+            .to_string()
+            .replace("\"settings\":null", &format!("\"settings\":{settings}"));
+        let e = format!(
+            "{:#}",
+            result_from_str(Path::new("big.json"), &text).err().unwrap()
+        );
+        assert!(
+            e.contains("big.json") && e.contains("keeps in memory"),
+            "{e}"
+        );
+    }
+
+    #[test]
     fn a_result_with_only_the_required_fields_reads() {
         let v = serde_json::json!({
             "schema": SCHEMA, "schema_version": 2,
@@ -219,7 +288,7 @@ mod tests {
                     "p99": 1.0, "p99_9": 1.0, "max": 1.0}},
             "breakdown": [{"bucket": "cpu", "mean_us": 1000.0}],
         });
-        let r = result_from_value(Path::new("m.json"), v).unwrap();
+        let r = result_from_str(Path::new("m.json"), &v.to_string()).unwrap();
         assert_eq!(r.workload_name(), "?");
         assert_eq!(r.bucket_ms("cpu"), Some(1.0));
         assert_eq!(r.setting("shared_buffers"), None);
@@ -228,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_result_reads_back_as_it_was_written() {
-        let r = result_from_value(Path::new("v1.json"), serde_json::from_str(V1).unwrap()).unwrap();
+        let r = result_from_str(Path::new("v1.json"), V1).unwrap();
         let again: RunResult =
             serde_json::from_str(&serde_json::to_string(&r.result).unwrap()).unwrap();
         assert_eq!(

@@ -22,7 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::core::breakdown::Bucket;
 use crate::core::checkpointer::Trigger;
 use crate::core::database::Database;
-use crate::core::stats::stddev_ns;
+use crate::core::stats::{SERIES_MAX_POINTS, stddev_ns};
+use crate::standby::MAX_STANDBYS;
 
 /// Name of the result schema.
 pub const SCHEMA: &str = "pgiosim.result";
@@ -87,7 +88,11 @@ pub struct RunInfo {
     #[serde(default)]
     pub seed: u64,
     /// The device profile, for modelled runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::json_bound::opt_value"
+    )]
     pub device: Option<serde_json::Value>,
     /// How late pgiosim's own loop handled its timers (`run` only): modelled
     /// CPU and round trips are only as true as this is small.
@@ -317,25 +322,36 @@ pub struct RunResult {
     pub partial: bool,
     pub run: RunInfo,
     /// PostgreSQL settings in effect, as SHOW prints them.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json_bound::value")]
     pub settings: serde_json::Value,
     /// The workload and its constants, each with its source.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json_bound::value")]
     pub workload: serde_json::Value,
     pub summary: Summary,
+    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, 64>")]
     pub breakdown: Vec<BucketFigures>,
     #[serde(default)]
     pub io: IoFigures,
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "crate::json_bound::vec::<_, _, SERIES_MAX_POINTS>"
+    )]
     pub checkpoints: Vec<CheckpointFigures>,
-    #[serde(default)]
+    #[serde(
+        default,
+        deserialize_with = "crate::json_bound::vec::<_, _, SERIES_MAX_POINTS>"
+    )]
     pub timeseries: Vec<SecondFigures>,
     /// The latency distribution from the HDR histogram: percentiles 0, 1,
     /// ..., 99, then `CDF_TAIL_PERCENTILES`; empty without transactions.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::json_bound::vec::<_, _, 1024>")]
     pub latency_cdf: Vec<CdfPoint>,
     /// One entry per standby (none without `--standby`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::json_bound::vec::<_, _, MAX_STANDBYS>"
+    )]
     pub replication: Vec<StandbyFigures>,
     /// WAL archiving (only with archive_mode on).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -69,7 +69,11 @@ pub struct SteadyFigures {
     pub tps: Option<Interval>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_ms: Option<Interval>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::json_bound::vec::<_, _, 64>"
+    )]
     pub breakdown: Vec<SteadyBucket>,
 }
 

@@ -196,9 +196,12 @@ pub struct SetDim {
     pub values: Vec<String>,
 }
 
-/// Split each `--set NAME=V1,V2` into its values.
+/// Split each `--set NAME=V1,V2` into its values. A name set twice is
+/// refused: the grid would run one of the two while the sweep's header
+/// shows the other.
 pub fn parse_sets(sets: &[String]) -> Result<Vec<SetDim>> {
-    sets.iter()
+    let dims: Vec<SetDim> = sets
+        .iter()
         .map(|a| {
             let (name, value) = a.split_once('=').ok_or_else(|| {
                 usage(format!(
@@ -214,7 +217,18 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<SetDim>> {
                 values,
             })
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    // Setting names are case-insensitive, as in PostgreSQL.
+    let mut seen = std::collections::HashMap::new();
+    for (d, a) in dims.iter().zip(sets) {
+        if let Some(first) = seen.insert(d.name.to_ascii_lowercase(), a) {
+            return Err(usage(format!(
+                "--set {a}: {} is already set by --set {first}; give its values in one --set",
+                d.name
+            )));
+        }
+    }
+    Ok(dims)
 }
 
 /// One point of the grid: device (model mode), swept settings' values, clients.
@@ -837,5 +851,12 @@ mod tests {
         );
         assert!(parse_sets(&["commit_delay".to_string()]).is_err());
         assert!(parse_sets(&["commit_delay=0,,10".to_string()]).is_err());
+        let e = parse_sets(&[
+            "commit_delay=0".to_string(),
+            "Commit_Delay=5,10".to_string(),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("already set by --set commit_delay=0"), "{e}");
     }
 }

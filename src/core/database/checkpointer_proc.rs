@@ -5,6 +5,7 @@
 //! record. In recovery the same steps make a restartpoint.
 
 use super::*;
+use crate::core::thinned::Thinned;
 
 /// What the checkpointer process is doing between events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,8 +28,9 @@ pub(super) struct CheckpointerProc {
     pub(super) wait: CkptWait,
     /// Its wake-up timers' generation: a timer of an older one is stale.
     pub(super) generation: u64,
-    /// Checkpoints so far, for reports.
-    pub(super) events: Vec<CheckpointEvent>,
+    /// Checkpoints so far, for reports: bounded, as a run of
+    /// max_wal_size=2MB for pgbench's longest -T would start billions.
+    pub(super) events: Thinned<CheckpointEvent>,
 }
 
 impl CheckpointerProc {
@@ -42,7 +44,7 @@ impl CheckpointerProc {
             ),
             wait: CkptWait::Sleeping,
             generation: 0,
-            events: Vec::new(),
+            events: Thinned::default(),
         }
     }
 }
