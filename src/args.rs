@@ -228,6 +228,11 @@ pub struct WorkloadArgs {
     /// a benchmark run straight after loading its data.
     #[arg(long)]
     pub after_init: bool,
+    /// The memory the model may hold (shared_buffers' descriptors and page
+    /// table, the page cache's, the per-second series), estimated before
+    /// it starts: larger is refused, naming its largest part.
+    #[arg(long, value_name = "SIZE", default_value = crate::footprint::DEFAULT_MAX_MEMORY)]
+    pub max_memory: String,
     /// Write the full result (settings, summary, breakdown, I/O, per-second
     /// series) as JSON to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
@@ -365,6 +370,12 @@ impl WorkloadArgs {
                 ))
             })?),
         };
+        let max_memory = crate::units::parse_memory_bytes(&self.max_memory).ok_or_else(|| {
+            usage(format!(
+                "--max-memory {}: not a size; write it as postgresql.conf does, e.g. 8GB",
+                self.max_memory
+            ))
+        })?;
         if let Some(r) = self.rate
             && !(r.is_finite() && r > 0.0)
         {
@@ -436,6 +447,7 @@ impl WorkloadArgs {
             standbys,
             archive: self.archive.clone(),
             quiet: self.quiet,
+            max_memory,
         })
     }
 

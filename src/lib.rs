@@ -15,6 +15,7 @@ pub mod device_name;
 pub mod engine;
 pub mod error;
 pub mod execute;
+pub mod footprint;
 pub mod import;
 pub mod input;
 pub mod instance;

@@ -138,6 +138,8 @@ pub struct Shape {
     pub archive: Option<String>,
     /// Print nothing but the report.
     pub quiet: bool,
+    /// The memory the model may hold, bytes (`--max-memory`).
+    pub max_memory: u64,
 }
 
 impl Shape {
@@ -165,6 +167,8 @@ impl Shape {
             standbys: Vec::new(),
             archive: None,
             quiet: false,
+            max_memory: crate::units::parse_memory_bytes(crate::footprint::DEFAULT_MAX_MEMORY)
+                .expect("a size"),
         }
     }
 
@@ -279,6 +283,7 @@ impl RunPlan {
             )));
         }
         let cfg = core_config(&shape, &settings, &workload)?;
+        crate::footprint::Footprint::of(&cfg, workload.data_blocks()).check(shape.max_memory)?;
         Ok(RunPlan {
             settings,
             workload,

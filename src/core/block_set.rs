@@ -13,6 +13,11 @@ pub struct BlockSet {
 }
 
 impl BlockSet {
+    /// Bytes the bitmap of a set over `blocks` blocks holds.
+    pub fn footprint(blocks: u64) -> u64 {
+        blocks.div_ceil(64) * size_of::<u64>() as u64
+    }
+
     /// An empty set with a bitmap over blocks `0..blocks`.
     pub fn new(blocks: u64) -> Self {
         BlockSet {

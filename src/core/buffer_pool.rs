@@ -267,6 +267,19 @@ impl BufferPool {
         }
     }
 
+    /// Bytes a pool of `nbuffers` over `blocks` data blocks holds at
+    /// most: its descriptors, free list and page table, and a
+    /// checkpoint's sort list of every buffer.
+    pub fn footprint(nbuffers: u32, blocks: u64) -> u64 {
+        let n = u64::from(nbuffers);
+        let table = if blocks > 0 && blocks <= n * DIRECT_PER_BUFFER {
+            blocks * size_of::<BufId>() as u64
+        } else {
+            (n * SLOT_THIRDS_PER_BUFFER as u64).div_ceil(3) * size_of::<u64>() as u64
+        };
+        n * (size_of::<BufDesc>() + 2 * size_of::<BufId>()) as u64 + table
+    }
+
     /// Number of buffers (NBuffers).
     pub fn len(&self) -> u32 {
         self.bufs.len() as u32

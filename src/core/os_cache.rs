@@ -147,6 +147,14 @@ impl OsCache {
         }
     }
 
+    /// Bytes a cache of `pages` pages holds.
+    pub fn footprint(pages: u64) -> u64 {
+        if pages == 0 {
+            return 0;
+        }
+        ((pages * SLOT_QUARTERS_PER_PAGE as u64).div_ceil(4) + 1) * size_of::<Node>() as u64
+    }
+
     /// Whether the cache is enabled.
     pub fn enabled(&self) -> bool {
         self.capacity > 0

@@ -291,6 +291,15 @@ impl Default for Stats {
 }
 
 impl Stats {
+    /// Bytes the per-second series of a run of `seconds` hold at most
+    /// (None: as long as a run can be).
+    pub fn series_footprint(seconds: Option<u64>) -> u64 {
+        let points = seconds.map_or(SERIES_MAX_POINTS as u64, |s| {
+            s.min(SERIES_MAX_POINTS as u64)
+        });
+        points * size_of::<Second>() as u64
+    }
+
     /// Empty statistics.
     pub fn new() -> Self {
         Stats {
