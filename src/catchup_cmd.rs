@@ -6,8 +6,6 @@
 //! transactions as records ([`crate::workload::replay`]).
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
@@ -21,6 +19,7 @@ use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
 use crate::plan::{Mode, RunPlan, Shape, layout_for};
+use crate::stop::Stop;
 use crate::workload::Workload;
 use crate::workload::replay::{Replay, ReplayCounts, ReplayShape};
 
@@ -145,7 +144,7 @@ pub const BACKLOG_MAX_BYTES: u64 = 1 << 40;
 
 /// Replay the backlog, print the report, write its JSON; exits 130 if
 /// interrupted.
-pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let backlog = size("--backlog", &args.backlog)?;
     if backlog > BACKLOG_MAX_BYTES {

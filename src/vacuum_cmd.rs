@@ -5,8 +5,6 @@
 //! [`crate::core::vacuum`]; this is the command around it.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
@@ -18,6 +16,7 @@ use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
 use crate::plan::{Mode, RunPlan, Shape, Target, layout_for};
+use crate::stop::Stop;
 use crate::workload::WorkloadSpec;
 
 /// Name of the vacuum result's schema.
@@ -166,7 +165,7 @@ pub struct VacuumResult {
 
 /// Run the vacuum, print its report, write its JSON; exits 130 if
 /// interrupted.
-pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let b = Bloat::from_args(args)?;
     let spec = bloated_table(&b)?;
