@@ -5,9 +5,6 @@
 //! miss as they do in a model of hundreds of GB; the last measures one
 //! simulated second of the cached case of `scripts/bench-model`.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
-
 use clap::Parser;
 use divan::{Bencher, black_box, counter::ItemsCount};
 
@@ -17,6 +14,7 @@ use pgiosim::core::cpu::Cpu;
 use pgiosim::core::os_cache::OsCache;
 use pgiosim::core::timer_queue::TimerQueue;
 use pgiosim::engine::driver::drive;
+use pgiosim::stop::Stop;
 
 fn main() {
     divan::main();
@@ -185,7 +183,7 @@ fn model_cached_one_second(bencher: Bencher) {
         "nvme",
     ])
     .args;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Stop::new();
     bencher
         .with_inputs(|| model_parts(&args).expect("a model of the cached case"))
         .bench_local_values(|(mut db, mut dev)| {

@@ -13,8 +13,8 @@ use crate::datafiles::DataDir;
 use crate::device_name::load_profile;
 use crate::error::usage;
 use crate::plan::{
-    DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, SETTLE_CAP, Shape, Target,
-    resolve_settings,
+    DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, Mode, SETTLE_CAP, Shape,
+    Target, resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
@@ -448,6 +448,7 @@ impl WorkloadArgs {
             archive: self.archive.clone(),
             quiet: self.quiet,
             max_memory,
+            mode: Mode::Benchmark,
         })
     }
 

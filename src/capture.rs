@@ -16,8 +16,6 @@ pub mod watchdog;
 use std::error::Error as _;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
@@ -26,6 +24,7 @@ use postgres::config::Host;
 use postgres::{Config, NoTls};
 
 use crate::error::UsageError;
+use crate::stop::Stop;
 use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
 use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
 use sample::{Delta, Sample};
@@ -237,7 +236,7 @@ pub fn conf_path(output: &Path) -> PathBuf {
 
 /// Run `capture`; returns the exit code (130 when interrupted, after writing
 /// what was observed).
-pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
     let duration = match crate::units::parse_duration(&args.time) {
         Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
         Err(
@@ -399,7 +398,7 @@ pub fn execute(args: &CaptureArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         if now >= started + duration {
             break;
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             partial = true;
             break;
         }

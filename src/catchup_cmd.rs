@@ -6,8 +6,6 @@
 //! transactions as records ([`crate::workload::replay`]).
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
@@ -16,12 +14,12 @@ use crate::args::{DirArgs, OneShotArgs, WorkloadChoice};
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::core::recovery::RecoveryConfig;
 use crate::datafiles;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
-use crate::plan::{RunPlan, Shape, layout_for};
+use crate::plan::{Mode, RunPlan, Shape, layout_for};
+use crate::stop::Stop;
 use crate::workload::Workload;
 use crate::workload::replay::{Replay, ReplayCounts, ReplayShape};
 
@@ -146,7 +144,7 @@ pub const BACKLOG_MAX_BYTES: u64 = 1 << 40;
 
 /// Replay the backlog, print the report, write its JSON; exits 130 if
 /// interrupted.
-pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let backlog = size("--backlog", &args.backlog)?;
     if backlog > BACKLOG_MAX_BYTES {
@@ -180,15 +178,7 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
     let probe =
         crate::workload::Script::mix(&parts, args.scale).map_err(crate::error::bad_input)?;
     let target = args.one.target(&args.dirs)?;
-    let plan = RunPlan::new(Shape::new(parts, args.scale, seed), settings, target)?;
-    let (settings, script, mut cfg) = (plan.settings, plan.workload, plan.cfg);
-    if !writes_wal(probe, seed) {
-        return Err(usage(format!(
-            "workload {}: its transactions write no WAL, so there is nothing to replay",
-            script.name()
-        )));
-    }
-    let data_bytes = script.data_blocks() * PAGE_BYTES;
+    let data_bytes = probe.data_blocks() * PAGE_BYTES;
     let os_cache_bytes = match &args.os_cache {
         Some(v) => crate::units::parse_memory_bytes(v)
             .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?,
@@ -196,27 +186,23 @@ pub fn catchup(args: &CatchupArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
         // page cache modelled.
         None => (data_bytes.saturating_add(backlog)).min(crate::plan::OS_CACHE_MAX_BYTES),
     };
-    crate::plan::check_os_cache("--os-cache", os_cache_bytes / PAGE_BYTES)?;
-    let prefetch = settings.recovery_prefetch.enabled() && settings.maintenance_io_concurrency > 0;
-    cfg.clients = 1;
-    cfg.duration = None;
-    cfg.transactions_per_client = None;
-    cfg.rate = None;
-    cfg.latency_limit = None;
-    cfg.autovacuum = false;
-    cfg.vacuum_table = None;
-    cfg.replication = None;
-    cfg.archive = None;
-    cfg.client_threads = 0;
-    cfg.round_trip = 0;
-    cfg.os_cache_pages = os_cache_bytes / PAGE_BYTES;
-    cfg.os_cache_after_load = false;
-    cfg.recovery = Some(RecoveryConfig {
-        backlog_bytes: backlog,
-        read_ahead_bytes: read_ahead,
-        prefetch,
-        io_concurrency: settings.maintenance_io_concurrency,
-    });
+    let shape = Shape {
+        os_cache_bytes: Some(os_cache_bytes),
+        mode: Mode::Catchup {
+            backlog_bytes: backlog,
+            read_ahead_bytes: read_ahead,
+        },
+        ..Shape::new(parts, args.scale, seed)
+    };
+    let plan = RunPlan::new(shape, settings, target)?;
+    let (settings, script, cfg) = (plan.settings, plan.workload, plan.cfg);
+    if !writes_wal(probe, seed) {
+        return Err(usage(format!(
+            "workload {}: its transactions write no WAL, so there is nothing to replay",
+            script.name()
+        )));
+    }
+    let prefetch = cfg.recovery.as_ref().is_some_and(|r| r.prefetch);
     let (record_cpu, fpi_cpu) = script.replay_cpu();
     let replay = Replay::new(
         Box::new(script),

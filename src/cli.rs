@@ -3,8 +3,6 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -19,6 +17,7 @@ use crate::error::{EXIT_CODES_HELP, exit};
 use crate::output::{self, write_json};
 use crate::plan::{Disk, EngineChoice, RunPlan, Target};
 use crate::report::{RunResult, text};
+use crate::stop::Stop;
 use crate::workload::Script;
 
 /// pgiosim answers storage questions in database terms: it generates
@@ -405,7 +404,7 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
 }
 
 /// Run the parsed command; returns the process exit code on success.
-pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
+pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
     crate::output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
     if let Command::Capture(a) = &cli.command
         && output::is_stdout(&a.output)
@@ -419,14 +418,14 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
     match cli.command {
         Command::Run(args) => run(&args, stop),
         Command::Model(args) => model(&args, stop),
-        Command::Vacuum(args) => crate::vacuum_cmd::vacuum(&args, &stop),
-        Command::Catchup(args) => crate::catchup_cmd::catchup(&args, &stop),
+        Command::Vacuum(args) => crate::vacuum_cmd::vacuum(&args, stop),
+        Command::Catchup(args) => crate::catchup_cmd::catchup(&args, stop),
         Command::Devices(args) => devices(&args).map(|()| 0),
         Command::Instances => instances().map(|()| 0),
         Command::Prepare(args) => {
             let workload = Script::mix(&args.workload.parts()?, args.scale)?;
             let dd = args.dirs.data_dir();
-            let outcome = crate::execute::prepare(&dd, &workload, args.scale, args.quiet, &stop)?;
+            let outcome = crate::execute::prepare(&dd, &workload, args.scale, args.quiet, stop)?;
             if !args.quiet {
                 eprintln!(
                     "{}: {}",
@@ -459,12 +458,12 @@ pub fn execute(cli: Cli, stop: Arc<AtomicBool>) -> Result<i32> {
         Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
         Command::Workload(cmd) => crate::workload_cmd::workload_command(&cmd),
-        Command::Capture(args) => crate::capture::execute(&args, &stop),
+        Command::Capture(args) => crate::capture::execute(&args, stop),
         Command::Iobench(args) => {
-            bench::iobench(&args, &stop)?;
+            bench::iobench(&args, stop)?;
             Ok(0)
         }
-        Command::Sweep(args) => crate::sweep::sweep(&args, &stop),
+        Command::Sweep(args) => crate::sweep::sweep(&args, stop),
         Command::Compare(args) => crate::compare::compare(&args),
         Command::Import(cmd) => crate::import::import(&cmd),
         Command::Report(args) => crate::report::html::report(&args),
@@ -512,8 +511,8 @@ fn client_host_threads(result: &mut RunResult, w: &WorkloadArgs) {
 }
 
 /// `pgiosim run`: the plan on this disk, its report and exit code.
-fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let (mut result, emulation) = crate::execute::execute(args.plan()?, &stop)?;
+fn run(args: &RunArgs, stop: &Stop) -> Result<i32> {
+    let (mut result, emulation) = crate::execute::execute(args.plan()?, stop)?;
     client_host_threads(&mut result, &args.w);
     let code = print_result(&result, &args.w)
         .with_context(|| format!("run in {}", args.dirs.dir.display()))?;
@@ -524,8 +523,8 @@ fn run(args: &RunArgs, stop: Arc<AtomicBool>) -> Result<i32> {
 }
 
 /// `pgiosim model`: the plan on the device model, its report and exit code.
-fn model(args: &ModelArgs, stop: Arc<AtomicBool>) -> Result<i32> {
-    let (mut result, _) = crate::execute::execute(args.plan()?, &stop)?;
+fn model(args: &ModelArgs, stop: &Stop) -> Result<i32> {
+    let (mut result, _) = crate::execute::execute(args.plan()?, stop)?;
     client_host_threads(&mut result, &args.w);
     print_result(&result, &args.w)
 }

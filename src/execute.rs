@@ -4,8 +4,6 @@
 //! report is the caller's.
 
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 
@@ -28,10 +26,11 @@ use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for}
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::standby::StandbyDecl;
 use crate::steady_state;
+use crate::stop::Stop;
 
 /// Run the plan where it says; the result, and with --emulate the
 /// emulation's summary line.
-pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<(RunResult, Option<String>)> {
+pub fn execute(plan: RunPlan, stop: &Stop) -> Result<(RunResult, Option<String>)> {
     match plan.target.clone() {
         Target::Model(profile) => Ok((model(plan, &profile, stop)?, None)),
         Target::Disk(disk) => run(plan, &disk, stop),
@@ -39,7 +38,7 @@ pub fn execute(plan: RunPlan, stop: &Arc<AtomicBool>) -> Result<(RunResult, Opti
 }
 
 /// The plan on the device model.
-fn model(plan: RunPlan, profile: &Profile, stop: &Arc<AtomicBool>) -> Result<RunResult> {
+fn model(plan: RunPlan, profile: &Profile, stop: &Stop) -> Result<RunResult> {
     if !plan.quiet {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
@@ -62,7 +61,7 @@ pub fn model_parts(plan: RunPlan) -> Result<(Database, SimDevice)> {
 }
 
 /// The plan on the files on this disk.
-fn run(plan: RunPlan, disk: &Disk, stop: &Arc<AtomicBool>) -> Result<(RunResult, Option<String>)> {
+fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<String>)> {
     let dd = &disk.data;
     let quiet = plan.quiet;
     let layout = layout_for(&plan.workload, plan.scale);
@@ -70,7 +69,7 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Arc<AtomicBool>) -> Result<(RunResult,
     let _held = datafiles::lock(dd)?;
     let prepared =
         datafiles::prepare_locked(dd, &layout, progress_bar_wanted(quiet), &_held, stop)?;
-    if stop.load(Ordering::Relaxed) {
+    if stop.is_set() {
         return Err(
             Interrupted("interrupted after preparing the data set, before the run".into()).into(),
         );
@@ -142,7 +141,7 @@ pub fn prepare(
     workload: &dyn Workload,
     scale: u64,
     quiet: bool,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Prepared> {
     let layout = layout_for(workload, scale);
     let held = datafiles::lock(disk)?;
@@ -218,7 +217,7 @@ pub fn one_shot_device(
     seed: u64,
     max_in_flight: u32,
     quiet: bool,
-    stop: &AtomicBool,
+    stop: &Stop,
     before_open: impl FnOnce(&Disk),
 ) -> Result<OneShotDevice> {
     match target {
@@ -328,7 +327,7 @@ fn drive<D: Device + ?Sized>(
     plan: RunPlan,
     info: RunInfo,
     dev: &mut D,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
 ) -> Result<RunResult> {
     let mut info = info;
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));

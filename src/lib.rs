@@ -26,6 +26,7 @@ pub mod report;
 pub mod settings;
 pub mod standby;
 pub mod steady_state;
+pub mod stop;
 pub mod sweep;
 pub mod units;
 pub mod vacuum_cmd;

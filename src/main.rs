@@ -2,11 +2,10 @@
 //! what happened (see [`pgiosim::error::exit`]).
 
 use std::process::ExitCode;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use clap::Parser;
 use pgiosim::cli::{self, Cli};
+use pgiosim::stop::Stop;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -17,15 +16,15 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // Ctrl-C and SIGTERM end the run cleanly; the partial report is still printed.
-        if let Err(e) = signal_hook::flag::register(signal, Arc::clone(&stop)) {
+    // Ctrl-C and SIGTERM end the run cleanly; the partial report is still printed.
+    let stop = match Stop::on_signals() {
+        Ok(stop) => stop,
+        Err(e) => {
             eprintln!("Error: cannot install a signal handler: {e}");
             return ExitCode::from(1);
         }
-    }
-    match cli::execute(cli, stop) {
+    };
+    match cli::execute(cli, &stop) {
         Ok(code) => ExitCode::from(code as u8),
         // A reader that closed the pipe early (`| head`) wanted no more.
         Err(e) if pgiosim::output::is_broken_pipe(&e) => ExitCode::SUCCESS,

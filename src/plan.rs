@@ -10,7 +10,9 @@
 //! synchronous_standby_names) and maps the settings to the core's
 //! [`CoreConfig`]: that mapping is here, not in `cli`, because every way of
 //! making a run goes through it and it needs the workload's compiled CPU
-//! figures, not the flags.
+//! figures, not the flags. The one-shot commands (`vacuum`, `catchup`) build
+//! their plans the same way, with a [`Mode`] saying what runs instead of the
+//! clients.
 
 use std::path::{Path, PathBuf};
 
@@ -19,7 +21,9 @@ use clap::ValueEnum;
 
 use crate::core::config::{CoreConfig, ReclaimCpu};
 use crate::core::io::PAGE_BYTES;
+use crate::core::recovery::RecoveryConfig;
 use crate::core::time::{MS, Nanos, SEC, US};
+use crate::core::vacuum::VacuumShape;
 use crate::core::workload::Workload;
 use crate::datafiles::{DataDir, Layout};
 use crate::device::profile::Profile;
@@ -93,6 +97,24 @@ pub enum Length {
     Settle { precision: f64, cap: Nanos },
 }
 
+/// What a run does: the workload's clients, or a one-shot job on its data set.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The clients run the workload (`run`, `model`, `sweep`).
+    Benchmark,
+    /// No clients: one VACUUM of the workload's table `table`, its index
+    /// and dead rows as `shape` says (`pgiosim vacuum`). The length, rate
+    /// and latency limit do not apply.
+    Vacuum { table: String, shape: VacuumShape },
+    /// A standby's startup process replays `backlog_bytes` of WAL, read
+    /// `read_ahead_bytes` at a time (`pgiosim catchup`). No clients,
+    /// standbys, archive or autovacuum; the page cache starts empty.
+    Catchup {
+        backlog_bytes: u64,
+        read_ahead_bytes: u64,
+    },
+}
+
 /// A run's shape: everything its flags say but the settings and where it
 /// runs, each value parsed and checked on its own.
 #[derive(Debug, Clone)]
@@ -140,6 +162,8 @@ pub struct Shape {
     pub quiet: bool,
     /// The memory the model may hold, bytes (`--max-memory`).
     pub max_memory: u64,
+    /// The clients, or a one-shot job.
+    pub mode: Mode,
 }
 
 impl Shape {
@@ -169,6 +193,7 @@ impl Shape {
             quiet: false,
             max_memory: crate::units::parse_memory_bytes(crate::footprint::DEFAULT_MAX_MEMORY)
                 .expect("a size"),
+            mode: Mode::Benchmark,
         }
     }
 
@@ -337,7 +362,8 @@ pub fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 }
 
 /// Check the run as a whole and map the settings, the shape and the
-/// workload's figures to the core's configuration.
+/// workload's figures to the core's configuration. A one-shot mode is
+/// checked as a run of its shape's clients, then replaces them.
 fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<CoreConfig> {
     let client_threads = match shape.jobs {
         Some(j) if j > shape.clients => {
@@ -405,7 +431,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         -1 => s.vacuum_cost_delay_ms,
         n => n as u64,
     };
-    Ok(CoreConfig {
+    let benchmark = CoreConfig {
         rate: shape.rate,
         latency_limit: shape.latency_limit,
         autovacuum: s.autovacuum,
@@ -472,5 +498,39 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         backend_flush_after: s.backend_flush_after_bytes,
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
         checkpoint_flush_after: s.checkpoint_flush_after_bytes,
+    };
+    Ok(match &shape.mode {
+        Mode::Benchmark => benchmark,
+        Mode::Vacuum { table, shape } => CoreConfig {
+            clients: 0,
+            duration: None,
+            vacuum_table: Some(table.clone()),
+            vacuum_shape: Some(shape.clone()),
+            ..benchmark
+        },
+        Mode::Catchup {
+            backlog_bytes,
+            read_ahead_bytes,
+        } => CoreConfig {
+            clients: 1,
+            duration: None,
+            transactions_per_client: None,
+            rate: None,
+            latency_limit: None,
+            autovacuum: false,
+            vacuum_table: None,
+            replication: None,
+            archive: None,
+            client_threads: 0,
+            round_trip: 0,
+            os_cache_after_load: false,
+            recovery: Some(RecoveryConfig {
+                backlog_bytes: *backlog_bytes,
+                read_ahead_bytes: *read_ahead_bytes,
+                prefetch: s.recovery_prefetch.enabled() && s.maintenance_io_concurrency > 0,
+                io_concurrency: s.maintenance_io_concurrency,
+            }),
+            ..benchmark
+        },
     })
 }

@@ -5,8 +5,6 @@
 //! [`crate::core::vacuum`]; this is the command around it.
 
 use std::fmt::Write as _;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 use clap::Args;
@@ -17,7 +15,8 @@ use crate::core::io::PAGE_BYTES;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
 use crate::output::{self, write_json};
-use crate::plan::{RunPlan, Shape, Target, layout_for};
+use crate::plan::{Mode, RunPlan, Shape, Target, layout_for};
+use crate::stop::Stop;
 use crate::workload::WorkloadSpec;
 
 /// Name of the vacuum result's schema.
@@ -166,28 +165,30 @@ pub struct VacuumResult {
 
 /// Run the vacuum, print its report, write its JSON; exits 130 if
 /// interrupted.
-pub fn vacuum(args: &VacuumArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let b = Bloat::from_args(args)?;
     let spec = bloated_table(&b)?;
     let pages = b.pages;
     let seed = args.one.seed();
     let target = args.one.target(&args.dirs)?;
-    // The core's configuration of a default run of one client, whose
-    // clients the vacuum then replaces.
-    let plan = RunPlan::new(Shape::new(vec![(spec, 1.0)], 1, seed), settings, target)?;
-    let (settings, workload, mut cfg) = (plan.settings, plan.workload, plan.cfg);
-    cfg.clients = 0;
-    cfg.duration = None;
-    cfg.vacuum_table = Some("bloated".into());
-    cfg.os_cache_pages = b.os_cache_pages;
-    cfg.vacuum_shape = Some(crate::core::vacuum::VacuumShape {
-        index_table: "bloated_pkey".into(),
-        all_visible: b.all_visible,
-        dead_pages: b.dead_pages,
-        dead_per_page: b.dead_per_page(),
-        read_ahead_pages: (b.read_ahead_bytes / PAGE_BYTES).max(1),
-    });
+    // Checked as a default run of one client, which the vacuum replaces.
+    let shape = Shape {
+        os_cache_bytes: Some(b.os_cache_pages * PAGE_BYTES),
+        mode: Mode::Vacuum {
+            table: "bloated".into(),
+            shape: crate::core::vacuum::VacuumShape {
+                index_table: "bloated_pkey".into(),
+                all_visible: b.all_visible,
+                dead_pages: b.dead_pages,
+                dead_per_page: b.dead_per_page(),
+                read_ahead_pages: (b.read_ahead_bytes / PAGE_BYTES).max(1),
+            },
+        },
+        ..Shape::new(vec![(spec, 1.0)], 1, seed)
+    };
+    let plan = RunPlan::new(shape, settings, target)?;
+    let (settings, workload, cfg) = (plan.settings, plan.workload, plan.cfg);
     // The data set's lock (on the disk) is held until the vacuum is done.
     // The vacuum's ring reads and its writes: a few in flight.
     let crate::execute::OneShotDevice {

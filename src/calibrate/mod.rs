@@ -34,8 +34,6 @@
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -45,6 +43,7 @@ use crate::datafiles::{self, DataDir, Layout};
 use crate::device::profile::Profile;
 use crate::error::UsageError;
 use crate::output;
+use crate::stop::Stop;
 
 use probe::Probed;
 
@@ -182,7 +181,7 @@ pub struct Calibration {
 }
 
 /// Runs `pgiosim calibrate`. Returns the exit code (130 if interrupted).
-pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
+pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
     if !(args.seconds_per_test.is_finite() && args.seconds_per_test >= 0.1) {
         return Err(usage(format!(
             "--seconds-per-test: must be at least 0.1, got {}",
@@ -237,7 +236,7 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
     let result = (|| -> Result<Option<Calibration>> {
         // Released before the probe files are removed (cleanup takes it too).
         let held = datafiles::lock(&dd)?;
-        datafiles::prepare_locked(&dd, &layout, progress, &held, &stop).with_context(|| {
+        datafiles::prepare_locked(&dd, &layout, progress, &held, stop).with_context(|| {
             format!(
                 "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
                 args.dir.display(),
@@ -245,7 +244,7 @@ pub fn calibrate(args: &CalibrateArgs, stop: Arc<AtomicBool>) -> Result<i32> {
                 (u64::from(STREAMS) * WAL_SEGMENT_BYTES) >> 20
             )
         })?;
-        probe::measure(args, &dd, &layout, progress, &stop)?
+        probe::measure(args, &dd, &layout, progress, stop)?
             .map(|probed| calibration(args, &dd, &name, probed))
             .transpose()
     })();

@@ -3,7 +3,7 @@
 
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -17,6 +17,7 @@ use crate::datafiles::{self, DataDir, Layout};
 use crate::engine::Device;
 use crate::engine::psync::PsyncDevice;
 use crate::engine::uring::{AlignedBuf, UringDevice};
+use crate::stop::Stop;
 
 use super::{CalibrateArgs, LatencyUs, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult};
 
@@ -348,7 +349,7 @@ pub(super) fn closed_loop(
     p: &mut dyn Pattern,
     length: Nanos,
     think: Nanos,
-    stop: &AtomicBool,
+    stop: &Stop,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<TestResult>> {
     let ramp = (length / 10).min(500 * MS);
@@ -373,7 +374,7 @@ pub(super) fn closed_loop(
         if now > end + DRAIN_LIMIT {
             bail!("{name}: {busy} requests did not finish within 30 s");
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             stopped = true;
         }
         while let Some(&(at, slot)) = resting.front()
@@ -455,7 +456,7 @@ pub(super) fn seq_read(
     file: &std::fs::File,
     blocks: u64,
     length: Nanos,
-    stop: &AtomicBool,
+    stop: &Stop,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<TestResult>> {
     let ramp = Duration::from_nanos((length / 10).min(500 * MS));
@@ -478,7 +479,7 @@ pub(super) fn seq_read(
                     let mut b = 0;
                     loop {
                         let now = start.elapsed();
-                        if now >= length_d || stop.load(Ordering::Relaxed) {
+                        if now >= length_d || stop.is_set() {
                             return Ok(());
                         }
                         let off = datafiles::data_offset(first + b);
@@ -497,7 +498,7 @@ pub(super) fn seq_read(
                 })
             })
             .collect();
-        while start.elapsed() < length_d && !stop.load(Ordering::Relaxed) {
+        while start.elapsed() < length_d && !stop.is_set() {
             std::thread::sleep(Duration::from_millis(100));
             bar.set_position(base_pos + (start.elapsed().min(length_d).as_millis() as u64));
         }
@@ -513,7 +514,7 @@ pub(super) fn seq_read(
         e?;
     }
     bar.set_position(base_pos + length / MS);
-    if stop.load(Ordering::Relaxed) {
+    if stop.is_set() {
         return Ok(None);
     }
     let secs = (length_d - ramp).as_secs_f64();
@@ -560,7 +561,7 @@ pub(super) fn measure(
     dd: &DataDir,
     layout: &Layout,
     progress: bool,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Option<Probed>> {
     let length = (args.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;

@@ -7,11 +7,11 @@
 //! [`STOP_GRACE`] to return (so a normal interrupted capture still writes
 //! what it saw) and then ends it with 130.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::exit;
+use crate::stop::Stop;
 
 /// How long a call may go on after SIGINT or SIGTERM.
 pub const STOP_GRACE: Duration = Duration::from_secs(1);
@@ -30,20 +30,20 @@ fn slot() -> &'static Mutex<Option<Armed>> {
 }
 
 /// Starts the watchdog thread (once per process), watching `stop`.
-pub fn start(stop: &Arc<AtomicBool>) {
+pub fn start(stop: &Stop) {
     static STARTED: OnceLock<()> = OnceLock::new();
-    let stop = Arc::clone(stop);
+    let stop = stop.clone();
     STARTED.get_or_init(|| {
         std::thread::spawn(move || watch(&stop));
     });
 }
 
-fn watch(stop: &AtomicBool) {
+fn watch(stop: &Stop) {
     let mut stopped_at: Option<Instant> = None;
     loop {
         std::thread::sleep(TICK);
         let now = Instant::now();
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             stopped_at.get_or_insert(now);
         }
         let guard = slot().lock().unwrap_or_else(|e| e.into_inner());

@@ -30,12 +30,12 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result, bail};
 
 use crate::core::io::{IoKind, PAGE_BYTES, WAL_SEGMENT_BYTES};
 use crate::error::{Interrupted, UsageError};
+use crate::stop::Stop;
 
 /// The first eight bytes of every file pgiosim creates.
 pub const HEADER_MAGIC: &[u8; 8] = b"PGIOSIM1";

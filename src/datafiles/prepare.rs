@@ -127,7 +127,7 @@ pub(super) fn write_file(
     header: &Header,
     bytes: u64,
     bar: &indicatif::ProgressBar,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<()> {
     let ctx = || format!("cannot write {}", path.display());
     let f = OpenOptions::new()
@@ -150,7 +150,7 @@ pub(super) fn write_file(
     let mut window_start = HEADER_BYTES;
     let mut prev_window: Option<(u64, u64)> = None;
     while off < bytes {
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             return Err(Interrupted(format!(
                 "interrupted while writing {} ({} of {})",
                 path.display(),
@@ -241,7 +241,7 @@ pub(super) enum Action {
 /// Takes the data set's lock for the while (see [`lock`]).
 pub fn prepare(dd: &DataDir, layout: &Layout, progress: bool) -> Result<Prepared> {
     let held = lock(dd)?;
-    prepare_locked(dd, layout, progress, &held, &AtomicBool::new(false))
+    prepare_locked(dd, layout, progress, &held, &Stop::new())
 }
 
 /// [`prepare`] under a lock the caller holds (and keeps for the run).
@@ -258,7 +258,7 @@ pub fn prepare_locked(
     layout: &Layout,
     progress: bool,
     held: &DataSetLock,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Prepared> {
     let result = prepare_inner(dd, layout, progress, held.created_dirs, stop);
     if result.is_err() {
@@ -276,7 +276,7 @@ pub(super) fn prepare_inner(
     layout: &Layout,
     progress: bool,
     mut created_dirs: u32,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> Result<Prepared> {
     // Look at every path before touching any.
     let wanted = wanted_files(dd, layout);

@@ -225,7 +225,9 @@ fn a_stopped_prepare_removes_its_partial_file() {
     let dd = DataDir::new(tmp.path(), None);
     let l = layout(300, 1, "x");
     let held = lock(&dd).unwrap();
-    let err = prepare_locked(&dd, &l, false, &held, &AtomicBool::new(true)).unwrap_err();
+    let stop = Stop::new();
+    stop.set();
+    let err = prepare_locked(&dd, &l, false, &held, &stop).unwrap_err();
     assert!(
         crate::error::exit_code(&err) == crate::error::exit::INTERRUPTED,
         "{err:#}"

@@ -28,6 +28,7 @@ use super::uring::UringDevice;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, WAL_SEGMENT_BYTES};
 use crate::core::time::{MS, Nanos, SEC};
 use crate::datafiles::{self, DataDir, Layout};
+use crate::stop::Stop;
 
 /// Which engine `iobench` drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -113,7 +114,7 @@ pub struct IoBenchResult {
 
 /// Runs `pgiosim iobench`: prepares the files, runs the test and prints the
 /// result (text, or JSON with `--json`).
-pub fn iobench(args: &IoBenchArgs, stop: &std::sync::atomic::AtomicBool) -> Result<()> {
+pub fn iobench(args: &IoBenchArgs, stop: &Stop) -> Result<()> {
     let r = run_iobench(args, stop)?;
     if args.json {
         crate::output::stdout(&(serde_json::to_string(&r)? + "\n"))?;
@@ -128,10 +129,7 @@ pub fn iobench(args: &IoBenchArgs, stop: &std::sync::atomic::AtomicBool) -> Resu
 pub const SIZE_MAX_MIB: u64 = 1 << 30;
 
 /// Prepares the files, runs the test, returns what was measured.
-pub fn run_iobench(
-    args: &IoBenchArgs,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Result<IoBenchResult> {
+pub fn run_iobench(args: &IoBenchArgs, stop: &Stop) -> Result<IoBenchResult> {
     // The flags are checked before the lock and the prepare: a value no
     // engine can take is bad input (exit 2), not a failure of the disk.
     let usage = |msg: String| -> anyhow::Error { crate::error::UsageError(msg).into() };

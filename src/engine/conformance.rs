@@ -18,8 +18,6 @@ use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Result;
 
@@ -35,6 +33,7 @@ use crate::core::time::{MS, Nanos, SEC};
 use crate::datafiles::{OpenFiles, data_offset, fill_blocks, wal_offset};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
+use crate::stop::Stop;
 use crate::workload::{Script, WorkloadSpec};
 
 /// Data blocks in the test's data file.
@@ -644,7 +643,7 @@ fn the_core_runs_to_its_end_through_the_driver() {
         cfg.transactions_per_client = Some(30);
         cfg.wal_segments = WAL_SEGMENTS;
         let mut db = Database::new(cfg, Box::new(w));
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Stop::new();
         let e = s.engine;
         let (ending, _) = drive(&mut db, s.dev.as_mut(), &stop, None, &mut |_| {})
             .unwrap_or_else(|err| panic!("{e:?}: {err:#}"));

@@ -2,9 +2,6 @@
 //! and the core's requests into the device. The same loop drives every
 //! device; it holds no database logic of its own.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use anyhow::Result;
 
 use super::Device;
@@ -12,6 +9,7 @@ use crate::core::database::Database;
 use crate::core::io::IoCompletion;
 use crate::core::stats::stddev_ns;
 use crate::core::time::{MS, Nanos, SEC};
+use crate::stop::Stop;
 
 /// One pgbench-style progress report.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,7 +128,7 @@ const MAX_BLOCK: Nanos = 50 * MS;
 pub fn drive<D: Device + ?Sized>(
     db: &mut Database,
     dev: &mut D,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
 ) -> Result<(Ending, TimerLag)> {
@@ -143,7 +141,7 @@ pub fn drive<D: Device + ?Sized>(
 pub fn drive_until<D: Device + ?Sized>(
     db: &mut Database,
     dev: &mut D,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
     until: &mut dyn FnMut(&Database, Nanos) -> bool,
@@ -157,7 +155,7 @@ pub fn drive_until<D: Device + ?Sized>(
 pub(crate) fn drive_observed<D: Device + ?Sized>(
     db: &mut Database,
     dev: &mut D,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
     observe: impl FnMut(&Database),
@@ -176,7 +174,7 @@ pub(crate) fn drive_observed<D: Device + ?Sized>(
 fn drive_inner<D: Device + ?Sized>(
     db: &mut Database,
     dev: &mut D,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
     progress: Option<Nanos>,
     on_progress: &mut dyn FnMut(Progress),
     mut observe: impl FnMut(&Database),
@@ -207,7 +205,7 @@ fn drive_inner<D: Device + ?Sized>(
             }
             continue;
         }
-        if stop.load(Ordering::Relaxed) {
+        if stop.is_set() {
             ending = Ending::Interrupted;
             db.stop(dev.now());
             continue;

@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -32,6 +31,7 @@ use crate::report::sweep::{
 };
 use crate::report::{RunResult, SCHEMA_VERSION};
 use crate::settings::Settings;
+use crate::stop::Stop;
 
 mod knee;
 pub use knee::{KNEE_GROWTH, KneeInput, find_knee, growth_per_doubling, knee_rule, knees};
@@ -458,7 +458,7 @@ impl Common<'_> {
 
 /// Run the sweep: check every point first, run them with a progress bar,
 /// print the table and the knees, write the JSON.
-pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
+pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
     let grid = grid_of(args)?;
     let quiet = args.w.quiet;
     // The config file's notice, once; every point is quiet.
@@ -555,7 +555,7 @@ pub fn sweep(args: &SweepArgs, stop: &Arc<AtomicBool>) -> Result<i32> {
             break;
         }
     }
-    interrupted |= stop.load(Ordering::Relaxed);
+    interrupted |= stop.is_set();
     bar.finish_and_clear();
     let knees = knees(&table);
     let doc = SweepDoc {
@@ -598,7 +598,7 @@ fn run_points(
     points: &[Point],
     plans: Vec<RunPlan>,
     jobs: usize,
-    stop: &Arc<AtomicBool>,
+    stop: &Stop,
     bar: &ProgressBar,
 ) -> Vec<Option<Result<RunResult>>> {
     let next = AtomicUsize::new(0);
@@ -609,7 +609,7 @@ fn run_points(
         plans.into_iter().map(|p| Mutex::new(Some(p))).collect();
     let worker = || {
         loop {
-            if halt.load(Ordering::Relaxed) || stop.load(Ordering::Relaxed) {
+            if halt.load(Ordering::Relaxed) || stop.is_set() {
                 return;
             }
             let i = next.fetch_add(1, Ordering::Relaxed);

@@ -1,4 +1,8 @@
+use super::keys::{MAX_SKEW, skew_for};
+use super::mix::{Mix, TxType, split, tx_types};
+use super::settings_file::{conf_text, conf_value};
 use super::*;
+use crate::settings::Settings;
 use crate::workload::{Step, Workload};
 use rand::SeedableRng;
 

@@ -8,8 +8,6 @@
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 
 use super::*;
 use crate::core::config::ReclaimCpu;
@@ -22,6 +20,7 @@ use crate::device::profile::Profile;
 use crate::engine::Device;
 use crate::engine::driver::drive_observed;
 use crate::engine::sim::SimDevice;
+use crate::stop::Stop;
 use crate::workload::{Script, builtin};
 
 mod buffers;
@@ -212,7 +211,7 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         leader_waking: Rc::clone(&leader_waking),
     };
     let mut leader_waking_seen = 0;
-    let stop = Arc::new(AtomicBool::new(false));
+    let stop = Stop::new();
     drive_observed(&mut db, &mut disk, &stop, None, &mut |_| {}, |db| {
         leader_waking.set(db.wal_leader.waking);
         if db.wal_leader.waking {

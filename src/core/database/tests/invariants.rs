@@ -161,7 +161,7 @@ proptest! {
             sim: SimDevice::new(DeviceModel::new(&profile, seed)),
             ledger: Rc::clone(&ledger),
         };
-        let stop = Arc::new(AtomicBool::new(false));
+        let stop = Stop::new();
         // Before each round's requests go out, everything the core has
         // handed out is on the device and nothing else is.
         drive_observed(&mut db, &mut dev, &stop, None, &mut |_| {}, |db| {

@@ -1,0 +1,259 @@
+//! The sources: where each figure of the captured workload comes from, in
+//! the workload file's `sources`.
+
+use std::collections::BTreeMap;
+
+use super::mix::{MAX_PER_KIND, StatementMix};
+use super::observed::Observed;
+use super::reference::reference;
+use super::settings_file::setting;
+use super::{Observation, num, per};
+
+/// The notes, by figure: what was observed and how it became the workload.
+/// `wal_note` and `keys_note` say how the WAL and the keys were chosen.
+pub(super) fn sources(
+    obs: &Observation,
+    observed: &Observed,
+    statement_mix: &StatementMix,
+    wal_note: &str,
+    keys_note: &str,
+    clients: u64,
+    conf_name: &str,
+) -> BTreeMap<String, String> {
+    let d = &obs.delta;
+    let figures = &observed.figures;
+    let n = observed.commits;
+    let tps = figures.tps;
+    let wal_bytes = observed.wal_bytes;
+    let wal_bytes_from = &figures.wal_bytes_from;
+    let wal_per_tx = figures.wal_bytes_per_tx;
+    let wal_records_bytes = figures.wal_bytes_without_fpi_per_tx;
+    let hit_ratio = figures.hit_ratio;
+    let (hot_share, non_hot) = (observed.hot_share, observed.non_hot);
+    let StatementMix {
+        observed: mix,
+        made,
+        capped,
+        read_range_rows,
+        reads_from,
+        ..
+    } = statement_mix;
+    let fpi_bytes = reference().full_page_image_bytes;
+    let mut sources = BTreeMap::new();
+    let mut src = |k: &str, v: String| {
+        sources.insert(k.to_string(), v);
+    };
+    src(
+        "observed.interval",
+        format!(
+            "{:.2} s from {} (server clock){}",
+            d.seconds,
+            obs.started_at,
+            if obs.partial {
+                "; interrupted before the end of -T"
+            } else {
+                ""
+            }
+        ),
+    );
+    src(
+        "observed.transactions",
+        format!(
+            "{} tps: {} commits (pg_stat_database.xact_commit delta {} less the capture's own {}) over {:.2} s; {} rollbacks",
+            num(tps, 1),
+            num(n, 0),
+            num(d.xact_commit as f64, 0),
+            obs.own_commits.min(d.xact_commit),
+            d.seconds,
+            num(d.xact_rollback as f64, 0)
+        ),
+    );
+    src(
+        "observed.wal_bytes",
+        format!(
+            "{} B/tx: {} B ({wal_bytes_from} delta) / {} commits; {} B/tx without full-page images",
+            num(wal_per_tx, 1),
+            num(wal_bytes as f64, 0),
+            num(n, 0),
+            num(wal_records_bytes, 1)
+        ),
+    );
+    src(
+        "observed.full_page_images",
+        match d.wal_fpi {
+            Some(f) => format!(
+                "{:.3} per transaction: {} (pg_stat_wal.wal_fpi delta), estimated at {fpi_bytes} B each; pgiosim makes its own after each checkpoint, so they are not in the records below",
+                per(f, n),
+                num(f as f64, 0)
+            ),
+            None => format!(
+                "unknown: PostgreSQL {} has no pg_stat_wal (new in 14); the WAL bytes above include them, and pgiosim adds its own on top",
+                obs.version
+            ),
+        },
+    );
+    if let Some(r) = d.wal_records {
+        src(
+            "observed.wal_records",
+            format!(
+                "{:.2} per transaction (pg_stat_wal.wal_records delta {})",
+                per(r, n),
+                num(r as f64, 0)
+            ),
+        );
+    }
+    src(
+        "observed.wal_writes_syncs",
+        match (d.wal_writes, d.wal_syncs) {
+            (Some(w), Some(s)) => format!(
+                "{:.3} WAL writes and {:.3} WAL syncs per transaction ({}); wal_buffers_full {}",
+                per(w, n),
+                per(s, n),
+                obs.wal_io_source,
+                d.wal_buffers_full
+                    .map_or("unknown".into(), |b| num(b as f64, 0))
+            ),
+            _ => obs.wal_io_source.clone(),
+        },
+    );
+    src(
+        "observed.blocks",
+        format!(
+            "{:.2} blocks read and {:.2} hit per transaction (pg_stat_database blks_read, blks_hit); hit ratio {}; a read is a shared-buffer miss, which the OS page cache may have served",
+            figures.blks_read_per_tx,
+            figures.blks_hit_per_tx,
+            hit_ratio.map_or("n/a".into(), |h| format!("{:.2}%", h * 100.0))
+        ),
+    );
+    src(
+        "observed.tuples",
+        format!(
+            "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); observed statements: {:.3} updates, {:.3} reads{} ({reads_from}), {:.3} deletes, {:.3} inserts; replayed: {:.3} updates, {:.3} reads, {:.3} deletes, {:.3} inserts{}",
+            figures.tup_fetched_per_tx,
+            figures.tup_returned_per_tx,
+            figures.tup_inserted_per_tx,
+            figures.tup_updated_per_tx,
+            figures.tup_deleted_per_tx,
+            mix.updates,
+            mix.reads,
+            read_range_rows.map_or(String::new(), |r| format!(" of {r} rows each")),
+            mix.deletes,
+            mix.inserts,
+            made.updates,
+            made.reads,
+            made.deletes,
+            made.inserts,
+            if *capped {
+                format!("; capped at {MAX_PER_KIND} statements of a kind per transaction")
+            } else {
+                String::new()
+            }
+        ),
+    );
+    src(
+        "observed.hot_updates",
+        match hot_share {
+            Some(h) => format!(
+                "{:.1}% of user-table updates were HOT (pg_stat_user_tables n_tup_hot_upd {} of n_tup_upd {}): non_hot_fraction {:.3}",
+                h * 100.0,
+                num(d.n_tup_hot_upd as f64, 0),
+                num(d.n_tup_upd as f64, 0),
+                non_hot
+            ),
+            None => "no user-table updates".into(),
+        },
+    );
+    src(
+        "observed.checkpoints",
+        format!(
+            "{} timed and {} requested checkpoints; {:.3} buffers written by checkpoints, {:.3} by the bgwriter{} per transaction ({})",
+            d.checkpoints_timed,
+            d.checkpoints_requested,
+            figures.buffers_checkpoint_per_tx,
+            figures.buffers_clean_per_tx,
+            figures
+                .buffers_backend_per_tx
+                .map_or(String::new(), |b| format!(" and {b:.3} by backends")),
+            obs.checkpoint_source
+        ),
+    );
+    if let Some(io) = &d.io {
+        src(
+            "observed.pg_stat_io",
+            format!(
+                "client backends, relations, per transaction: {:.3} reads, {:.3} hits, {:.3} writes, {:.3} extends, {:.3} evictions, {:.3} fsyncs",
+                per(io.reads, n),
+                per(io.hits, n),
+                per(io.writes, n),
+                per(io.extends, n),
+                per(io.evictions, n),
+                per(io.fsyncs, n)
+            ),
+        );
+    }
+    src(
+        "observed.clients",
+        format!(
+            "{} client connections to the database at most (pg_stat_activity, the capture's own excluded), {:.1} active on average: replay with -c {clients}",
+            obs.clients, obs.active_mean
+        ),
+    );
+    src(
+        "observed.database_size",
+        format!(
+            "{} B (pg_database_size): the data table at -s 1{}",
+            num(obs.db_size_bytes as f64, 0),
+            obs.sizes.map_or(String::new(), |s| format!(
+                "; user tables {} B in heaps and {} B in indexes",
+                num(s.heap_bytes as f64, 0),
+                num(s.index_bytes as f64, 0)
+            ))
+        ),
+    );
+    src(
+        "settings",
+        format!("pg_settings of the server, written to {conf_name}"),
+    );
+    src("wal", wal_note.to_string());
+    src("keys", keys_note.to_string());
+    src(
+        "cpu_us_per_statement",
+        "not visible in statistics views: pgbench's measured CPU per statement on this project's machine kind (tpcb-like.json); set it from the server's CPU time per transaction if known".into(),
+    );
+    src(
+        "round_trip_us_per_statement",
+        "not visible in statistics views: pgbench's measured local unix-socket round trip (tpcb-like.json)".into(),
+    );
+    src(
+        "full_page_image_bytes",
+        format!(
+            "pg_stat_wal counts images, not bytes: {fpi_bytes} B, the average measured on pgbench (8192 B less the page's hole){}",
+            setting(obs, "wal_compression")
+                .filter(|s| s.setting != "off")
+                .map_or(String::new(), |s| format!(
+                    "; the server has wal_compression = {}, so its images are smaller",
+                    s.setting
+                ))
+        ),
+    );
+    src(
+        "index_insert_wal_bytes",
+        "Btree/INSERT_LEAF of a non-HOT update, as tpcb-like.json".into(),
+    );
+    src(
+        "checkpoint_record_bytes",
+        "XLOG/CHECKPOINT_ONLINE record size in PostgreSQL 15".into(),
+    );
+    if let Some(bs) = setting(obs, "block_size")
+        && bs.setting != "8192"
+    {
+        src(
+            "block_size",
+            format!(
+                "the server uses {} B pages; pgiosim models 8192 B pages",
+                bs.setting
+            ),
+        );
+    }
+    sources
+}
