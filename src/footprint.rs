@@ -79,7 +79,7 @@ mod tests {
 
     #[test]
     fn the_pool_and_the_page_cache_dominate_and_the_largest_is_named() {
-        let mut cfg = crate::core::test_support::config();
+        let mut cfg = crate::core::test_support::config(1, 100);
         cfg.nbuffers = (512u64 << 30).div_ceil(PAGE_BYTES) as u32;
         cfg.os_cache_pages = (1u64 << 40) / PAGE_BYTES;
         cfg.duration = Some(60 * SEC);
