@@ -46,7 +46,7 @@ impl Footprint {
             ("the data set (-s)", BlockSet::footprint(data_blocks)),
             ("-T", Stats::series_footprint(seconds)),
         ];
-        parts.sort_by(|a, b| b.1.cmp(&a.1));
+        parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         Footprint { parts }
     }
 

@@ -16,8 +16,7 @@
 #![no_main]
 
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use clap::Parser;
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
@@ -611,7 +610,7 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let code = match cli::execute(cli, Arc::new(AtomicBool::new(false))) {
+    let code = match cli::execute(cli, &pgiosim::stop::Stop::new()) {
         Ok(code) => code,
         Err(e) if pgiosim::output::is_broken_pipe(&e) => 0,
         Err(e) => {
