@@ -1,0 +1,59 @@
+//! The commands, one file each, named for the subcommand. `cli` parses the
+//! command line and hands each to its file here.
+
+pub mod catchup;
+pub mod cleanup;
+pub mod devices;
+pub mod instances;
+pub mod model;
+pub mod prepare;
+pub mod run;
+pub mod vacuum;
+pub mod workload;
+
+use anyhow::Result;
+
+use crate::args::WorkloadArgs;
+use crate::error::exit;
+use crate::output::{self, write_json};
+use crate::report::{RunResult, text};
+
+/// Print the report, write the JSON; the exit code says whether it is
+/// partial (130), or whether it measured nothing: a run that completed no
+/// transaction exits 1 with a warning, as its figures answer no question.
+pub(crate) fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
+    let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
+    output::report(&text::render(result), json_on_stdout)?;
+    if let Some(path) = &w.json {
+        write_json(path, result)?;
+    }
+    if result.partial {
+        return Ok(exit::INTERRUPTED.into());
+    }
+    if result.summary.transactions == 0 {
+        eprintln!("{}", no_transactions_warning(result));
+        return Ok(exit::FAILURE.into());
+    }
+    Ok(exit::OK.into())
+}
+
+/// Why a run may have completed no transaction, in one line.
+fn no_transactions_warning(r: &RunResult) -> String {
+    format!(
+        "warning: no transaction completed in {:.3} s with {} client(s) on {} CPU(s): the \
+         duration is shorter than one transaction takes here; give a longer -T, fewer clients \
+         or more --cpus (exit code 1)",
+        r.summary.elapsed_s, r.run.clients, r.run.cpus
+    )
+}
+
+/// With the client on another host (`--client-rtt`), `-j` is pgbench's
+/// threads there: nothing of the server's to model, but the result says how
+/// many, as pgbench's "number of threads" does.
+pub(crate) fn client_host_threads(result: &mut RunResult, w: &WorkloadArgs) {
+    if w.client_rtt.is_some()
+        && let Some(j) = w.jobs
+    {
+        result.run.jobs = j;
+    }
+}
