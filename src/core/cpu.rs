@@ -53,15 +53,13 @@ pub fn lag_limit(slice: Nanos) -> Nanos {
 
 /// How a burst's CPU grows with the backends sharing the cores.
 ///
-/// On this 2-core VM PostgreSQL's CPU per transaction grows by 30-40%
-/// from 8 to 32 clients in write workloads, and not below 8 (2026-12-01,
-/// `perf record` of alternating 8- and 32-client runs): the parser's CPU
-/// per transaction grows 19-29% (the same instructions run slower: more
-/// processes' working sets cycle through the caches), and the kernel's
-/// wake-ups, the lock manager's hash tables and the page cache's work
-/// under a memory limit grow more. Which part grows how much depends on
-/// the workload, so the two slopes are measured on the host (see
-/// scripts/pgbench-compare) rather than derived here.
+/// The same instructions run slower as more processes' working sets cycle
+/// through the caches, and the kernel's wake-ups, the lock manager's hash
+/// tables and the page cache's work grow more. Which part grows how much
+/// depends on the workload and the machine, so the slopes are a workload
+/// file's, measured on a host (scripts/pgbench-compare; the reference
+/// VM's figures in docs/validation.md, 2026-12-04, "The reference
+/// machine's process figures").
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CpuGrowth {
     /// Active backends up to which nothing grows.

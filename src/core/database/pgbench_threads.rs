@@ -76,14 +76,10 @@ impl Database {
         let c = self.threads[t].serving.take().expect("a client served");
         // The statement wakes the backend, on another core if one is idle
         // (Linux's select_idle_sibling), else queued behind the thread,
-        // which is about to sleep. On this VM a wake-up onto an idle
-        // virtual CPU is expensive, and it shows as CPU: with 1 client,
-        // select-only spent 91 us of CPU per transaction against 39 with
-        // 16 clients (backend 66 against 32, pgbench 25 against 7), while
-        // with 2 clients, both cores busy, it spent 37 and a transaction
-        // took no longer than that CPU (37 us; 54,000 tps against 9,600
-        // with 1 client; schedstat, 2026-11-30). So the calibrated round
-        // trip (1-client latency less CPU and waits) is CPU added to the
+        // which is about to sleep. A wake-up onto an idle virtual CPU
+        // costs CPU (docs/validation.md, 2026-12-04, "The reference
+        // machine's process figures"), so the calibrated round trip
+        // (1-client latency less CPU and waits) is CPU added to the
         // backend's next burst when a core was idle, and nothing when none
         // was.
         self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
