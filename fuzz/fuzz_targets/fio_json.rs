@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use pgiosim::device::Profile;
-use pgiosim::device::fio::{FioFile, build, render_table};
+use pgiosim::device::import::fio::{FioFile, build, render_table};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

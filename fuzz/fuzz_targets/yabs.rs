@@ -3,11 +3,11 @@
 //! ran, every figure finite and in bounds). `build` runs the device model
 //! on each of YABS's tests, a second an input under the fuzzer; its
 //! properties over the disks `parse` lets through are checked by a
-//! property test in src/device/yabs.rs instead.
+//! property test in src/device/import/yabs.rs instead.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pgiosim::device::yabs::parse;
+use pgiosim::device::import::yabs::parse;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

@@ -6,7 +6,7 @@
 use anyhow::{Context, Result, anyhow};
 
 use crate::core::io::PAGE_BYTES;
-use crate::device::fio::sig3;
+use crate::device::import::fio::sig3;
 use crate::device::microbench;
 use crate::device::model::Op;
 use crate::device::profile::{Caps, IdlePoint, Latency, Profile};

@@ -125,7 +125,7 @@ pub(super) fn profile_name(name: Option<&String>, output: &Path) -> Result<Strin
 pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
     let base = crate::device_name::resolve("--base", &a.base)?;
-    let disks = crate::device::yabs::load(&a.file)?;
+    let disks = crate::device::import::yabs::load(&a.file)?;
     let file = a.file.display().to_string();
     let list = || {
         disks
@@ -154,7 +154,7 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
                 })?
         }
     };
-    let imp = crate::device::yabs::build(disk, &name, &base, &file)?;
+    let imp = crate::device::import::yabs::build(disk, &name, &base, &file)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     output::write_file("-o", &a.output, &text)?;
     if !a.quiet {
@@ -162,7 +162,7 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
             "YABS {} ({}), at 128 I/Os in flight, 50/50 read/write:\n",
             file, disk.label
         );
-        out.push_str(&crate::device::yabs::render_table(&imp));
+        out.push_str(&crate::device::import::yabs::render_table(&imp));
         for n in &imp.notes {
             let _ = writeln!(out, "* {n}");
         }
@@ -194,11 +194,12 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
         .map(|p| {
             let text =
                 crate::input::read_text(p, "fio result", crate::input::LARGE_FILE_MAX_BYTES)?;
-            crate::device::fio::FioFile::parse(&text, &p.display().to_string())
+            crate::device::import::fio::FioFile::parse(&text, &p.display().to_string())
                 .map_err(crate::error::bad_input)
         })
         .collect::<Result<Vec<_>>>()?;
-    let imp = crate::device::fio::build(&files, &name, &base).map_err(crate::error::bad_input)?;
+    let imp =
+        crate::device::import::fio::build(&files, &name, &base).map_err(crate::error::bad_input)?;
     let text = serde_json::to_string_pretty(&imp.profile)? + "\n";
     Profile::from_json(&text, &a.output.display().to_string())?;
     output::write_file("-o", &a.output, &text)?;
@@ -209,7 +210,7 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
         for i in &imp.ignored {
             eprintln!("notice: ignored {i}");
         }
-        let mut out = crate::device::fio::render_table(&imp);
+        let mut out = crate::device::import::fio::render_table(&imp);
         for n in &imp.notes {
             let _ = writeln!(out, "* {n}");
         }

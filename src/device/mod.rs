@@ -3,17 +3,16 @@
 //! microbenchmarks.
 //!
 //! All of it is sans-I/O (no clock, no thread, no file except the loaders:
-//! [`Profile::load`], [`yabs::load`]; fio results come in as text, read by
+//! [`Profile::load`], [`import::yabs::load`]; fio results come in as text, read by
 //! `calibrate`) and deterministic for a seed, so `model` runs repeat to the
 //! bit.
 
-pub mod fio;
+pub mod import;
 pub mod microbench;
 pub mod model;
 pub mod profile;
 pub mod provisioned;
 pub mod request;
-pub mod yabs;
 
 pub use model::{DeviceModel, Op};
 pub use profile::{Profile, shipped};

@@ -36,9 +36,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::microbench;
-use super::model::Op;
-use super::profile::{Caps, Latency, Profile};
+use crate::device::microbench;
+use crate::device::model::Op;
+use crate::device::profile::{Caps, Latency, Profile};
 
 /// Small I/O: up to this many bytes (4 KiB and 8 KiB batteries both fit).
 pub const SMALL_MAX_BYTES: u64 = 16 * 1024;

@@ -37,8 +37,8 @@ use std::path::Path;
 use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
-use super::microbench;
-use super::profile::{CHANNELS_MAX, Profile};
+use crate::device::microbench;
+use crate::device::profile::{CHANNELS_MAX, Profile};
 
 /// YABS's four block sizes, KiB.
 pub const BLOCK_KIB: [u64; 4] = [4, 64, 512, 1024];
@@ -544,7 +544,7 @@ pub fn mib_s(iops: f64, kib: u64) -> f64 {
 mod tests {
     use super::*;
 
-    const NORIS: &str = include_str!("../../tests/fixtures/yabs-noris.txt");
+    const NORIS: &str = include_str!("../../../tests/fixtures/yabs-noris.txt");
 
     fn disks() -> Vec<Disk> {
         parse(NORIS, "yabs-noris.txt").unwrap()
