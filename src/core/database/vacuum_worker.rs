@@ -3,6 +3,7 @@
 //! pruning, logging and writing pages under the cost limit.
 
 use super::*;
+use crate::core::thinned::Thinned;
 
 /// What the vacuum worker is doing between events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,8 +40,9 @@ pub(super) struct VacuumWorker {
     pub(super) summary: VacuumSummary,
     /// Visibility-map pages dirtied.
     pub(super) vm: Vec<bool>,
-    /// Vacuum runs so far, for reports.
-    pub(super) events: Vec<VacuumEvent>,
+    /// Vacuum runs so far, for reports: bounded like the checkpoints'
+    /// list, so past its bound the per-table totals count the runs kept.
+    pub(super) events: Thinned<VacuumEvent>,
 }
 
 impl Default for VacuumWorker {
@@ -55,7 +57,7 @@ impl Default for VacuumWorker {
             phase: (vac::Phase::ScanHeap, 0),
             summary: VacuumSummary::default(),
             vm: Vec::new(),
-            events: Vec::new(),
+            events: Thinned::default(),
         }
     }
 }
@@ -681,8 +683,9 @@ impl Database {
         &self.vacuum.summary
     }
 
-    /// Vacuum runs so far.
+    /// Vacuum runs so far; past `SERIES_MAX_POINTS` of them, every
+    /// other one, then every fourth, and so on (`Thinned`).
     pub fn vacuums(&self) -> &[VacuumEvent] {
-        &self.vacuum.events
+        self.vacuum.events.as_slice()
     }
 }
