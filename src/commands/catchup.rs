@@ -17,7 +17,6 @@ use crate::core::io::PAGE_BYTES;
 use crate::datafiles;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
-use crate::output::{self, write_json};
 use crate::plan::{Mode, RunPlan, Shape, layout_for};
 use crate::stop::Stop;
 use crate::workload::Workload;
@@ -261,13 +260,7 @@ pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
             os_cache_bytes,
         },
     );
-    output::report(
-        &render(&r),
-        args.one.json.as_deref().is_some_and(output::is_stdout),
-    )?;
-    if let Some(path) = &args.one.json {
-        write_json(path, &r)?;
-    }
+    super::report_and_json(&render(&r), args.one.json.as_deref(), &r)?;
     Ok(if r.partial {
         exit::INTERRUPTED.into()
     } else {

@@ -11,6 +11,8 @@ pub mod run;
 pub mod vacuum;
 pub mod workload;
 
+use std::path::Path;
+
 use anyhow::Result;
 
 use crate::args::WorkloadArgs;
@@ -22,11 +24,7 @@ use crate::report::{RunResult, text};
 /// partial (130), or whether it measured nothing: a run that completed no
 /// transaction exits 1 with a warning, as its figures answer no question.
 pub(crate) fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> {
-    let json_on_stdout = w.json.as_deref().is_some_and(output::is_stdout);
-    output::report(&text::render(result), json_on_stdout)?;
-    if let Some(path) = &w.json {
-        write_json(path, result)?;
-    }
+    report_and_json(&text::render(result), w.json.as_deref(), result)?;
     if result.partial {
         return Ok(exit::INTERRUPTED.into());
     }
@@ -35,6 +33,20 @@ pub(crate) fn print_result(result: &RunResult, w: &WorkloadArgs) -> Result<i32> 
         return Ok(exit::FAILURE.into());
     }
     Ok(exit::OK.into())
+}
+
+/// A command's text report, and its JSON where `--json` asks (the report
+/// goes to stderr when the JSON takes stdout).
+pub(crate) fn report_and_json(
+    report: &str,
+    json: Option<&Path>,
+    doc: &impl serde::Serialize,
+) -> Result<()> {
+    output::report(report, json.is_some_and(output::is_stdout))?;
+    if let Some(path) = json {
+        write_json(path, doc)?;
+    }
+    Ok(())
 }
 
 /// Why a run may have completed no transaction, in one line.

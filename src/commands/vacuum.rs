@@ -14,7 +14,6 @@ use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
 use crate::engine::driver::{self, Ending};
 use crate::error::{exit, usage};
-use crate::output::{self, write_json};
 use crate::plan::{Mode, RunPlan, Shape, Target, layout_for};
 use crate::stop::Stop;
 use crate::workload::WorkloadSpec;
@@ -297,13 +296,7 @@ pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
         disk,
         settings: settings.to_json(),
     };
-    output::report(
-        &render(&r),
-        args.one.json.as_deref().is_some_and(output::is_stdout),
-    )?;
-    if let Some(path) = &args.one.json {
-        write_json(path, &r)?;
-    }
+    super::report_and_json(&render(&r), args.one.json.as_deref(), &r)?;
     Ok(if r.partial {
         exit::INTERRUPTED.into()
     } else {
