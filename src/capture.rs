@@ -301,7 +301,9 @@ pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
         crate::units::check_f64("--cpu-speed", f, lo, hi, "a factor (1 = the EPYC 9454P)")?;
     }
     let speed = match (&args.instance, args.cpu_speed) {
-        (Some(name), _) => Some(crate::instance::cpu_class::preset_speed(name).map_err(usage)?),
+        (Some(name), _) => {
+            Some(crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?)
+        }
         (None, f) => f,
     };
     let target = describe_target(&config);

@@ -3,7 +3,7 @@
 //! a shipped profile, a provisioned volume (`gp3:iops=16000,mibps=1000`,
 //! see [`crate::device::provisioned`]), an instance's own store
 //! (`instance-store:type=m6id.4xlarge`, or the size alone, see
-//! [`crate::instance`]), or a profile file; and `--device` read against
+//! [`crate::device::instance`]), or a profile file; and `--device` read against
 //! `--instance` (its store, its volume limits).
 //!
 //! It sits above both `device` and `instance`, so that neither imports
@@ -14,10 +14,10 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::device::instance::{self, Instance};
 use crate::device::profile::{self, Profile};
 use crate::device::provisioned;
 use crate::error::usage;
-use crate::instance::{self, Instance};
 
 /// The `--device` name of an instance's local store.
 pub const INSTANCE_STORE: &str = "instance-store";

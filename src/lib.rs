@@ -18,7 +18,6 @@ pub mod execute;
 pub mod footprint;
 pub mod import;
 pub mod input;
-pub mod instance;
 pub mod json_bound;
 pub mod output;
 pub mod plan;

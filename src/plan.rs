@@ -26,9 +26,9 @@ use crate::core::time::{MS, Nanos, SEC, US};
 use crate::core::vacuum::VacuumShape;
 use crate::core::workload::Workload;
 use crate::datafiles::{DataDir, Layout};
+use crate::device::instance::Instance;
 use crate::device::profile::Profile;
 use crate::error::{bad_input, usage};
-use crate::instance::Instance;
 use crate::settings::Settings;
 use crate::standby::StandbyDecl;
 use crate::workload::{QueryMode, Script, WorkloadSpec};
@@ -208,7 +208,7 @@ impl Shape {
         // A server's page cache fills: its I/O then costs the reclaim
         // figures, measured on a server.
         self.reclaim_cpu
-            .get_or_insert_with(crate::instance::io_cpu::reclaim_cpu);
+            .get_or_insert_with(crate::device::instance::io_cpu::reclaim_cpu);
         // The CPU figures are EPYC 9454P time (or the reference machine's,
         // taken at its speed): the preset's cores run them at its class's.
         let mut notes = Vec::new();
@@ -232,7 +232,7 @@ impl Shape {
                 gib(bytes),
                 gib(i.memory_bytes()),
                 gib(settings.shared_buffers_bytes),
-                gib(crate::instance::overhead_bytes(i.memory_bytes()))
+                gib(crate::device::instance::overhead_bytes(i.memory_bytes()))
             ));
         }
         Ok((!notes.is_empty()).then(|| notes.join(", ")))

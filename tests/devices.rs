@@ -129,7 +129,7 @@ fn the_instance_store_is_the_default_device() {
     assert_eq!(dev["caps"]["read_iops"], 268333.0);
     assert_eq!(dev["caps"]["write_iops"], 134167.0);
     // Its MB/s, derived from m6gd.4xlarge's measured 1,262.31 / 533.94 MB/s
-    // by the published IOPS (src/instance/aws_store.rs), in MiB/s.
+    // by the published IOPS (src/device/instance/aws_store.rs), in MiB/s.
     let mib = |v: &Value| v.as_f64().unwrap() * 1_048_576.0 / 1e6;
     assert!((mib(&dev["caps"]["read_mib_s"]) - 1575.4386).abs() < 1e-3);
     assert!((mib(&dev["caps"]["write_mib_s"]) - 795.9652).abs() < 1e-3);

@@ -9,9 +9,9 @@ use crate::output;
 
 /// The instance presets, their sizing rule and sources.
 pub fn instances() -> Result<()> {
-    use crate::instance::{OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, sources};
+    use crate::device::instance::{OVERHEAD_FRACTION, OVERHEAD_MIN_BYTES, sources};
     let mut o = String::new();
-    for i in crate::instance::instances() {
+    for i in crate::device::instance::instances() {
         let _ = writeln!(o, "{}", i.summary_line());
     }
     let _ = writeln!(
@@ -32,7 +32,7 @@ pub fn instances() -> Result<()> {
     let _ = writeln!(
         o,
         "  instance stores: {}",
-        crate::instance::aws_store::SCYLLA_SOURCE
+        crate::device::instance::aws_store::SCYLLA_SOURCE
     );
     let _ = writeln!(
         o,
@@ -40,9 +40,9 @@ pub fn instances() -> Result<()> {
          relative to the AMD EPYC 9454P pgiosim's CPU figures were measured on: the geometric \
          mean of four Geekbench 6 single-core workloads (file compression, navigation, clang, \
          text processing), medians over the sizes measured, against the 9454P's; 'not fixed': \
-         the provider picks the processor by zone (src/instance/cpus.tsv):"
+         the provider picks the processor by zone (src/device/instance/cpus.tsv):"
     );
-    for c in crate::instance::cpu_classes() {
+    for c in crate::device::instance::cpu_classes() {
         let _ = writeln!(
             o,
             "  {:<18} ×{:.2}  {} [{}]",
@@ -50,7 +50,7 @@ pub fn instances() -> Result<()> {
         );
     }
     let _ = writeln!(o, "Sources:");
-    for (key, text) in crate::instance::cpu_sources() {
+    for (key, text) in crate::device::instance::cpu_sources() {
         let _ = writeln!(o, "  {key}: {text}");
     }
     output::stdout(&o)

@@ -249,7 +249,9 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
             let (lo, hi) = crate::units::CPU_SPEED_RANGE;
             crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
         }
-        (None, Some(name)) => crate::instance::cpu_class::preset_speed(name).map_err(usage)?,
+        (None, Some(name)) => {
+            crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?
+        }
         (None, None) => 1.0,
     };
     let m = ServerCpu {

@@ -8,6 +8,7 @@
 //! bit.
 
 pub mod import;
+pub mod instance;
 pub mod microbench;
 pub mod model;
 pub mod profile;

@@ -19,7 +19,7 @@
 //! | `pd-balanced` | `size_gib` 10–65,536 (500) | 3,000 + 6 IOPS/GiB (≤ 80,000), 140 + 0.28 MiB/s per GiB (≤ 1,200) | GCP Persistent Disk performance |
 //! | `pd-ssd` | `size_gib` 10–65,536 (500) | 6,000 + 30 IOPS/GiB (≤ 100,000), 240 + 0.48 MiB/s per GiB (≤ 1,200) | GCP Persistent Disk performance |
 //! | `hyperdisk-balanced` | `iops` 3,000–160,000 (3,000), `mibps` 140–2,400 (140) | as given | GCP Hyperdisk Balanced |
-//! | `instance-store` | `type` (an instance preset with a store) | the size's read and write IOPS and MB/s | see [`crate::instance::aws_store`] |
+//! | `instance-store` | `type` (an instance preset with a store) | the size's read and write IOPS and MB/s | see [`crate::device::instance::aws_store`] |
 //!
 //! Each type's page is quoted in its shipped profile's `source`; the rules
 //! above are in [`TYPES`]. Errors name the type, the key, the value and the

@@ -19,11 +19,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use parking_lot::Mutex;
 
 use crate::args::{DirArgs, WorkloadArgs};
+use crate::device::instance::Instance;
 use crate::device::profile::Profile;
 use crate::device_name::{instance_preset, model_device};
 use crate::error::UsageError;
 use crate::execute;
-use crate::instance::Instance;
 use crate::output::{self, progress_bar_wanted, write_json};
 use crate::plan::{Disk, EngineChoice, RunPlan, Shape, Target, resolve_settings};
 use crate::report::sweep::{

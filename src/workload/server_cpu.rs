@@ -12,7 +12,7 @@ use anyhow::{Result, bail};
 use serde::Serialize;
 
 use super::WorkloadSpec;
-use crate::instance::io_cpu;
+use crate::device::instance::io_cpu;
 
 /// What the source server spent and did per transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]

@@ -82,7 +82,7 @@ struct Table {
 }
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    parse_table(CPUS_TSV).unwrap_or_else(|e| panic!("src/instance/cpus.tsv: {e}"))
+    parse_table(CPUS_TSV).unwrap_or_else(|e| panic!("src/device/instance/cpus.tsv: {e}"))
 });
 
 /// Every class, in the file's order (the 9454P first).
@@ -198,7 +198,7 @@ pub fn preset_speed(name: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::instance::{Provider, instances};
+    use crate::device::instance::{Provider, instances};
 
     #[test]
     fn the_table_parses_and_the_9454p_is_1() {
@@ -252,9 +252,9 @@ mod tests {
                 i.name
             );
         }
-        let m6id = crate::instance::lookup("m6id.4xlarge").unwrap();
+        let m6id = crate::device::instance::lookup("m6id.4xlarge").unwrap();
         assert_eq!(m6id.cpu_class().unwrap().key, "xeon-8375c");
-        let key = |n: &str| crate::instance::lookup(n).unwrap().cpu_key;
+        let key = |n: &str| crate::device::instance::lookup(n).unwrap().cpu_key;
         assert_eq!(key("m6gd.large"), Some("graviton2"));
         assert_eq!(key("m7g.4xlarge"), Some("graviton3"));
         assert_eq!(key("m7gd.4xlarge"), Some("graviton3"));

@@ -99,7 +99,8 @@ pub struct ScyllaRow {
 }
 
 static SCYLLA: LazyLock<Vec<ScyllaRow>> = LazyLock::new(|| {
-    parse_scylla(SCYLLA_TSV).unwrap_or_else(|e| panic!("src/instance/scylla_aws_io.tsv: {e}"))
+    parse_scylla(SCYLLA_TSV)
+        .unwrap_or_else(|e| panic!("src/device/instance/scylla_aws_io.tsv: {e}"))
 });
 
 /// ScyllaDB's row `key`.
@@ -336,7 +337,7 @@ impl Store {
                  published IOPS / {from}'s. AWS's per-size store IOPS are the same for m6id, \
                  c6id, r6id, m7gd and m8gd, and m6gd's × 1.2481 (read) and × 1.4907 (write), \
                  with the same volumes per vCPU; no public source names these families' SSD \
-                 (src/instance/aws_store.rs).",
+                 (src/device/instance/aws_store.rs).",
                 fmt2(from_store.read_mb_s),
                 fmt_num(self.published_read_iops),
                 fmt_num(from_store.published_read_iops),

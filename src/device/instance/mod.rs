@@ -147,7 +147,7 @@ struct Table {
 }
 
 static TABLE: LazyLock<Table> = LazyLock::new(|| {
-    parse_table(PRESETS_TSV).unwrap_or_else(|e| panic!("src/instance/presets.tsv: {e}"))
+    parse_table(PRESETS_TSV).unwrap_or_else(|e| panic!("src/device/instance/presets.tsv: {e}"))
 });
 
 /// Every preset, AWS first, by family and size.
