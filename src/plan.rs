@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::core::config::{CoreConfig, ReclaimCpu};
+use crate::core::config::{CoreConfig, Mode as CoreMode, OneShotVacuum, ReclaimCpu};
 use crate::core::io::PAGE_BYTES;
 use crate::core::recovery::RecoveryConfig;
 use crate::core::time::{MS, Nanos, SEC, US};
@@ -438,11 +438,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         autovacuum_naptime: s.autovacuum_naptime_s * SEC,
         autovacuum_cost_limit,
         autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
-        vacuum_table: None,
-        vacuum_cost_limit: s.vacuum_cost_limit,
-        vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
-        vacuum_shape: None,
-        recovery: None,
+        mode: CoreMode::Bench,
         maintenance_work_mem: s.maintenance_work_mem_bytes,
         vacuum_cost_page: [
             s.vacuum_cost_page_hit,
@@ -504,10 +500,15 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         Mode::Vacuum { table, shape } => CoreConfig {
             clients: 0,
             duration: None,
-            vacuum_table: Some(table.clone()),
-            vacuum_shape: Some(shape.clone()),
+            mode: CoreMode::Vacuum(OneShotVacuum {
+                table: table.clone(),
+                shape: Some(shape.clone()),
+                cost_limit: s.vacuum_cost_limit,
+                cost_delay: s.vacuum_cost_delay_ms * MS,
+            }),
             ..benchmark
         },
+        // The core runs no autovacuum on a standby.
         Mode::Catchup {
             backlog_bytes,
             read_ahead_bytes,
@@ -517,14 +518,12 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             transactions_per_client: None,
             rate: None,
             latency_limit: None,
-            autovacuum: false,
-            vacuum_table: None,
             replication: None,
             archive: None,
             client_threads: 0,
             round_trip: 0,
             os_cache_after_load: false,
-            recovery: Some(RecoveryConfig {
+            mode: CoreMode::Catchup(RecoveryConfig {
                 backlog_bytes: *backlog_bytes,
                 read_ahead_bytes: *read_ahead_bytes,
                 prefetch: s.recovery_prefetch.enabled() && s.maintenance_io_concurrency > 0,

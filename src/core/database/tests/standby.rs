@@ -99,7 +99,7 @@ fn catchup(
     cfg.autovacuum = false;
     cfg.round_trip = 0;
     cfg.os_cache_pages = os_cache;
-    cfg.recovery = Some(RecoveryConfig {
+    cfg.mode = Mode::Catchup(RecoveryConfig {
         backlog_bytes: backlog,
         read_ahead_bytes: 128 * 1024,
         prefetch,
