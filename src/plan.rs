@@ -364,7 +364,7 @@ pub fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
-fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<CoreConfig> {
+fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
     let client_threads = match shape.jobs {
         Some(j) if j > shape.clients => {
             return Err(usage(format!(
@@ -461,6 +461,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             shape.seed,
             WAL_SEGMENTS,
             workload.process_wakeup(),
+            workload.replay_bytes_per_s(),
         )
         .map_err(|e| usage(format!("{e:#}")))?,
         archive: crate::archive::archive_config(shape.archive.as_deref(), s)
