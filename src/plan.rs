@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::core::config::{CoreConfig, ReclaimCpu};
+use crate::core::config::{CoreConfig, Mode as CoreMode, OneShotVacuum, ReclaimCpu};
 use crate::core::io::PAGE_BYTES;
 use crate::core::recovery::RecoveryConfig;
 use crate::core::time::{MS, Nanos, SEC, US};
@@ -364,7 +364,7 @@ pub fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
-fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<CoreConfig> {
+fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
     let client_threads = match shape.jobs {
         Some(j) if j > shape.clients => {
             return Err(usage(format!(
@@ -438,11 +438,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         autovacuum_naptime: s.autovacuum_naptime_s * SEC,
         autovacuum_cost_limit,
         autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
-        vacuum_table: None,
-        vacuum_cost_limit: s.vacuum_cost_limit,
-        vacuum_cost_delay: s.vacuum_cost_delay_ms * MS,
-        vacuum_shape: None,
-        recovery: None,
+        mode: CoreMode::Bench,
         maintenance_work_mem: s.maintenance_work_mem_bytes,
         vacuum_cost_page: [
             s.vacuum_cost_page_hit,
@@ -465,6 +461,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             shape.seed,
             WAL_SEGMENTS,
             workload.process_wakeup(),
+            workload.replay_bytes_per_s(),
         )
         .map_err(|e| usage(format!("{e:#}")))?,
         archive: crate::archive::archive_config(shape.archive.as_deref(), s)
@@ -504,10 +501,15 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
         Mode::Vacuum { table, shape } => CoreConfig {
             clients: 0,
             duration: None,
-            vacuum_table: Some(table.clone()),
-            vacuum_shape: Some(shape.clone()),
+            mode: CoreMode::Vacuum(OneShotVacuum {
+                table: table.clone(),
+                shape: Some(shape.clone()),
+                cost_limit: s.vacuum_cost_limit,
+                cost_delay: s.vacuum_cost_delay_ms * MS,
+            }),
             ..benchmark
         },
+        // The core runs no autovacuum on a standby.
         Mode::Catchup {
             backlog_bytes,
             read_ahead_bytes,
@@ -517,14 +519,12 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             transactions_per_client: None,
             rate: None,
             latency_limit: None,
-            autovacuum: false,
-            vacuum_table: None,
             replication: None,
             archive: None,
             client_threads: 0,
             round_trip: 0,
             os_cache_after_load: false,
-            recovery: Some(RecoveryConfig {
+            mode: CoreMode::Catchup(RecoveryConfig {
                 backlog_bytes: *backlog_bytes,
                 read_ahead_bytes: *read_ahead_bytes,
                 prefetch: s.recovery_prefetch.enabled() && s.maintenance_io_concurrency > 0,

@@ -7,9 +7,7 @@ use anyhow::{Result, bail};
 
 use crate::units::{parse_duration_with_unit, parse_rate_bytes_per_s};
 
-use crate::core::replication::{
-    DEFAULT_REPLAY_BYTES_PER_S, ReplicationConfig, RoundTrip, StandbyConfig, StandbyNames,
-};
+use crate::core::replication::{ReplicationConfig, RoundTrip, StandbyConfig, StandbyNames};
 use crate::core::time::Nanos;
 use crate::settings::Settings;
 
@@ -26,8 +24,9 @@ pub struct StandbyDecl {
     pub rtt: RoundTrip,
     /// Device profile of its WAL disk (`model`); None: the primary's.
     pub device: Option<String>,
-    /// Replay speed of its startup process.
-    pub replay_bytes_per_s: f64,
+    /// Replay speed of its startup process; None: the workload's, from
+    /// its measured replay CPU (`Script::replay_bytes_per_s`).
+    pub replay_bytes_per_s: Option<f64>,
 }
 
 /// Parses `name=s1,rtt=1ms[,rtt_p99=3ms][,device=nvme][,replay=40MB/s]`.
@@ -36,7 +35,7 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
     let mut rtt = 0;
     let mut p99 = None;
     let mut device = None;
-    let mut replay = DEFAULT_REPLAY_BYTES_PER_S;
+    let mut replay = None;
     let mut seen: Vec<&str> = Vec::new();
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((key, value)) = part.split_once('=') else {
@@ -71,7 +70,7 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
                 let Some(b) = parse_rate_bytes_per_s(value) else {
                     bail!("replay={value}: expected a rate such as 40MB/s");
                 };
-                replay = b as f64;
+                replay = Some(b as f64);
             }
             other => bail!("unknown key \"{other}\"; a standby takes {KEYS}"),
         }
@@ -144,13 +143,15 @@ pub fn gather(flags: &[String], file: Option<&Path>) -> Result<Vec<StandbyDecl>>
 }
 
 /// The core's replication for these standbys and settings; None without
-/// standbys. Refuses what would make every commit wait forever.
+/// standbys. A standby without replay= replays at `replay_bytes_per_s`,
+/// the workload's. Refuses what would make every commit wait forever.
 pub fn replication_config(
     decls: &[StandbyDecl],
     s: &Settings,
     seed: u64,
     wal_segments: u32,
     wakeup: Nanos,
+    replay_bytes_per_s: f64,
 ) -> Result<Option<ReplicationConfig>> {
     let names = StandbyNames::parse(&s.synchronous_standby_names)
         .map_err(|e| anyhow::anyhow!("synchronous_standby_names: {e}"))?;
@@ -173,7 +174,7 @@ pub fn replication_config(
             .map(|d| StandbyConfig {
                 name: d.name.clone(),
                 rtt: d.rtt,
-                replay_bytes_per_s: d.replay_bytes_per_s,
+                replay_bytes_per_s: d.replay_bytes_per_s.unwrap_or(replay_bytes_per_s),
             })
             .collect(),
         names,
@@ -206,9 +207,10 @@ mod tests {
             }
         );
         assert_eq!(d.device.as_deref(), Some("gp3"));
-        assert_eq!(d.replay_bytes_per_s, 20.0 * 1024.0 * 1024.0);
+        assert_eq!(d.replay_bytes_per_s, Some(20.0 * 1024.0 * 1024.0));
         let d = parse_decl("name=s2").unwrap();
         assert_eq!(d.rtt, RoundTrip { median: 0, p99: 0 });
+        assert_eq!(d.replay_bytes_per_s, None, "the workload's");
         assert_eq!(parse_decl("name=a,rtt=500us").unwrap().rtt.median, 500 * US);
         for (bad, says) in [
             ("rtt=1ms", "no name="),
@@ -275,20 +277,34 @@ mod tests {
         let mut s = Settings::default();
         s.set("synchronous_standby_names", "ANY 1 (s1, s2)")
             .unwrap();
-        let e = replication_config(&[], &s, 1, 4, 0)
+        let e = replication_config(&[], &s, 1, 4, 0, 1e6)
             .unwrap_err()
             .to_string();
         assert!(e.contains("no standby is declared"), "{e}");
         s.set("synchronous_commit", "local").unwrap();
-        assert_eq!(replication_config(&[], &s, 1, 4, 0).unwrap(), None);
+        assert_eq!(replication_config(&[], &s, 1, 4, 0, 1e6).unwrap(), None);
         s.set("synchronous_commit", "on").unwrap();
         let d = [parse_decl("name=s3").unwrap()];
-        let e = replication_config(&d, &s, 1, 4, 0).unwrap_err().to_string();
+        let e = replication_config(&d, &s, 1, 4, 0, 1e6)
+            .unwrap_err()
+            .to_string();
         assert!(
             e.contains("0 of the declared standbys (s3) match it"),
             "{e}"
         );
         let d = [parse_decl("name=s2").unwrap()];
-        assert!(replication_config(&d, &s, 1, 4, 0).unwrap().is_some());
+        assert!(replication_config(&d, &s, 1, 4, 0, 1e6).unwrap().is_some());
+    }
+
+    #[test]
+    fn a_standby_without_replay_replays_at_the_workloads_rate() {
+        let s = Settings::default();
+        let d = [
+            parse_decl("name=s1").unwrap(),
+            parse_decl("name=s2,replay=20MB/s").unwrap(),
+        ];
+        let r = replication_config(&d, &s, 1, 4, 0, 74e6).unwrap().unwrap();
+        assert_eq!(r.standbys[0].replay_bytes_per_s, 74e6);
+        assert_eq!(r.standbys[1].replay_bytes_per_s, 20.0 * 1024.0 * 1024.0);
     }
 }

@@ -201,7 +201,7 @@ pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
             script.name()
         )));
     }
-    let prefetch = cfg.recovery.as_ref().is_some_and(|r| r.prefetch);
+    let prefetch = matches!(&cfg.mode, crate::core::config::Mode::Catchup(r) if r.prefetch);
     let (record_cpu, fpi_cpu) = script.replay_cpu();
     let replay = Replay::new(
         Box::new(script),

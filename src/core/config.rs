@@ -2,8 +2,10 @@
 
 use super::archive::ArchiveConfig;
 use super::cpu::CpuGrowth;
+use super::recovery::RecoveryConfig;
 use super::replication::{ReplicationConfig, SynchronousCommit};
 use super::time::Nanos;
+use super::vacuum::VacuumShape;
 
 /// The core's configuration: PostgreSQL settings already resolved to bytes
 /// and nanoseconds, plus the run's shape.
@@ -111,22 +113,41 @@ pub struct CoreConfig {
     pub autovacuum_naptime: Nanos,
     pub autovacuum_cost_limit: u32,
     pub autovacuum_cost_delay: Nanos,
-    /// A one-shot VACUUM of this table's whole heap, every page bloated
-    /// (`pgiosim vacuum`), with vacuum_cost_limit / vacuum_cost_delay. The
-    /// run ends when it does.
-    pub vacuum_table: Option<String>,
-    pub vacuum_cost_limit: u32,
-    pub vacuum_cost_delay: Nanos,
-    /// The one-shot vacuum's index, visibility map and dead rows; None: a
-    /// heap without an index, every page pruned in one pass.
-    pub vacuum_shape: Option<crate::core::vacuum::VacuumShape>,
-    /// A standby catching up on a WAL backlog: client 0 is its startup
-    /// process, replaying the workload's transactions (`pgiosim catchup`).
-    pub recovery: Option<crate::core::recovery::RecoveryConfig>,
+    /// What runs: the clients, or a one-shot job instead of them.
+    pub mode: Mode,
     /// maintenance_work_mem, bytes: the dead item identifiers VACUUM holds.
     pub maintenance_work_mem: u64,
     /// vacuum_cost_page_hit, _miss and _dirty.
     pub vacuum_cost_page: [u32; 3],
+}
+
+/// What a run is: the clients' benchmark, or a one-shot job that replaces
+/// them and ends the run when it is done.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The clients run the workload, autovacuum (if on) beside them.
+    Bench,
+    /// No clients: one VACUUM (`pgiosim vacuum`).
+    Vacuum(OneShotVacuum),
+    /// A standby catching up on a WAL backlog: client 0 is its startup
+    /// process, replaying the workload's transactions (`pgiosim catchup`).
+    Catchup(RecoveryConfig),
+}
+
+/// A one-shot VACUUM of one table's whole heap, every page bloated. Its
+/// cost limit and delay are vacuum_cost_limit / vacuum_cost_delay, which
+/// autovacuum does not use (it has its own, in [`CoreConfig`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneShotVacuum {
+    /// The table vacuumed.
+    pub table: String,
+    /// Its index, visibility map and dead rows; None: a heap without an
+    /// index, every page pruned in one pass.
+    pub shape: Option<VacuumShape>,
+    /// vacuum_cost_limit.
+    pub cost_limit: u32,
+    /// vacuum_cost_delay.
+    pub cost_delay: Nanos,
 }
 
 /// The I/O path's CPU on a server whose page cache is full: each page read

@@ -27,7 +27,7 @@ use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
 use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
-use super::config::CoreConfig;
+use super::config::{CoreConfig, Mode};
 use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use super::locks::{RowId, RowLocks};
@@ -160,10 +160,12 @@ impl Database {
     /// A database at time 0, right after a checkpoint, with cold buffers.
     pub fn new(cfg: CoreConfig, workload: Box<dyn Workload>) -> Database {
         assert!(
-            (cfg.clients > 0 || cfg.vacuum_table.is_some()) && cfg.cpus > 0 && cfg.nbuffers > 0
+            (cfg.clients > 0 || matches!(cfg.mode, Mode::Vacuum(_)))
+                && cfg.cpus > 0
+                && cfg.nbuffers > 0
         );
         assert!(
-            cfg.recovery.is_none() || cfg.clients == 1,
+            !matches!(cfg.mode, Mode::Catchup(_)) || cfg.clients == 1,
             "one startup process replays"
         );
         let mut rng = SimRng::seed_from_u64(cfg.seed);
@@ -218,7 +220,10 @@ impl Database {
             clock: 0,
             // A buffer's descriptor and page-table share, a cached page's node.
             prefetching: cfg.nbuffers as u64 * 27 + cfg.os_cache_pages * 15 > PREFETCH_ABOVE_BYTES,
-            recovery: cfg.recovery.clone().map(Recovery::new),
+            recovery: match &cfg.mode {
+                Mode::Catchup(r) => Some(Recovery::new(r.clone())),
+                Mode::Bench | Mode::Vacuum(_) => None,
+            },
             active: cfg.clients,
             workload,
             rng,
@@ -243,11 +248,16 @@ impl Database {
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
         db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
-        if db.cfg.autovacuum && db.cfg.vacuum_table.is_none() {
-            db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
-        }
-        if let Some(name) = db.cfg.vacuum_table.clone() {
-            db.start_one_shot_vacuum(&name);
+        // A one-shot VACUUM runs alone; a standby has no autovacuum.
+        match &db.cfg.mode {
+            Mode::Bench if db.cfg.autovacuum => {
+                db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
+            }
+            Mode::Vacuum(v) => {
+                let v = v.clone();
+                db.start_one_shot_vacuum(&v);
+            }
+            Mode::Bench | Mode::Catchup(_) => {}
         }
         db.settle(0);
         db

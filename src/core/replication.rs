@@ -29,11 +29,6 @@ use super::SimRng;
 use super::time::Nanos;
 use super::wal::{Lsn, WalIo, flush_ios};
 
-/// The standby's startup process replays WAL at this many bytes per second
-/// unless the standby says otherwise. A guess: a cached pgbench-like load
-/// replays a 400-byte transaction in about 10 µs.
-pub const DEFAULT_REPLAY_BYTES_PER_S: f64 = 40e6;
-
 /// `synchronous_commit`: how far a commit waits (the SYNCHRONOUS_COMMIT_*
 /// levels of xact.h, in their order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -112,7 +107,8 @@ pub struct StandbyConfig {
     pub name: String,
     /// The network round trip between primary and standby.
     pub rtt: RoundTrip,
-    /// How fast its startup process replays WAL.
+    /// How fast its startup process replays WAL, bytes a second (the
+    /// standby's replay=, or the workload's measured replay CPU).
     pub replay_bytes_per_s: f64,
 }
 

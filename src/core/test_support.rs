@@ -53,12 +53,8 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         autovacuum_naptime: 60 * SEC,
         autovacuum_cost_limit: 200,
         autovacuum_cost_delay: 2 * MS,
-        vacuum_table: None,
-        vacuum_shape: None,
-        recovery: None,
+        mode: crate::core::config::Mode::Bench,
         maintenance_work_mem: 64 << 20,
         vacuum_cost_page: [1, 2, 20],
-        vacuum_cost_limit: 200,
-        vacuum_cost_delay: 0,
     }
 }

@@ -199,6 +199,50 @@ mod tests {
     }
 
     #[test]
+    fn replay_rate_is_the_records_bytes_over_their_measured_cpu() {
+        use crate::workload::replay::{Replay, ReplayShape};
+        // tpcb-like: three 72 B updates (0.1% non-HOT, with a 64 B index
+        // entry), the 79 B insert and the 106 B commit, 1.08 µs a record.
+        let t = tpcb(1);
+        let (records, bytes) = t.mean_wal_records();
+        assert!((records - 5.001).abs() < 1e-9, "{records}");
+        assert!((bytes - 401.064).abs() < 1e-9, "{bytes}");
+        let rate = t.replay_bytes_per_s();
+        assert!((rate - 401.064 / (5.001 * 1.08e-6)).abs() < 1.0, "{rate}");
+        // The records the replay itself counts, once every accounts page
+        // has had its first update (which moves the row once).
+        let mut r = Replay::new(
+            Box::new(tpcb(1)),
+            ReplayShape {
+                record_cpu: 0,
+                fpi_cpu: 0,
+                checkpoint_every: u64::MAX,
+                full_page_writes: false,
+                lookahead_bytes: 0,
+            },
+        );
+        let mut rng = SimRng::seed_from_u64(5);
+        let mut steps = Vec::new();
+        for _ in 0..30_000 {
+            r.next_transaction(&mut rng, &mut steps);
+        }
+        let before = r.counts();
+        let n = 50_000;
+        for _ in 0..n {
+            r.next_transaction(&mut rng, &mut steps);
+        }
+        let after = r.counts();
+        let per_tx = |a: u64, b: u64| (a - b) as f64 / n as f64;
+        let replayed = per_tx(after.records, before.records);
+        assert!((replayed - records).abs() / records < 1e-3, "{replayed}");
+        let replayed = per_tx(after.wal_bytes, before.wal_bytes);
+        assert!((replayed - bytes).abs() / bytes < 1e-3, "{replayed}");
+        // select-only logs nothing: nothing to replay, no time.
+        let s = Script::new(&builtin("select-only").unwrap(), 1).unwrap();
+        assert_eq!(s.replay_bytes_per_s(), f64::INFINITY);
+    }
+
+    #[test]
     fn commit_splits_its_statements_cpu_around_the_flush() {
         // 7 statements of 47 µs: all of it is spent, and half of END's
         // comes after the commit record, before the locks are released.

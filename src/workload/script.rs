@@ -473,6 +473,77 @@ impl Script {
         (self.replay_record_cpu, self.replay_fpi_cpu)
     }
 
+    /// A transaction's WAL records on average, without full-page images,
+    /// as the standby's replay counts them (`replay`: a change or commit
+    /// that logs bytes is a record): (records, bytes). A non-HOT update's
+    /// index entry counts at its share; the row an update moves off a
+    /// freshly loaded page (`full_at_load`) does not: it moves once a
+    /// page, then never again.
+    pub fn mean_wal_records(&self) -> (f64, f64) {
+        let (mut records, mut bytes) = (0.0, 0.0);
+        let mut below = 0.0;
+        for (tx, &cumulative) in self.txs.iter().zip(&self.cumulative_weights) {
+            let (mut r, mut b) = (0.0, 0.0);
+            let mut log = |share: f64, wal: u32| {
+                if wal > 0 {
+                    r += share;
+                    b += share * f64::from(wal);
+                }
+            };
+            for stmt in tx.statements.iter().filter_map(|(_, s)| s.as_ref()) {
+                match *stmt {
+                    Stmt::Read { .. } | Stmt::Range { .. } => {}
+                    Stmt::Update {
+                        table,
+                        wal,
+                        non_hot,
+                        ..
+                    } => {
+                        log(1.0, wal);
+                        if self.tables[table].index.is_some() && non_hot > 0.0 {
+                            log(non_hot, self.index_insert_wal);
+                        }
+                    }
+                    Stmt::Delete { wal, .. } => log(1.0, wal),
+                    Stmt::Insert { table, wal } => {
+                        log(1.0, wal);
+                        if self.tables[table].index.is_some() {
+                            log(1.0, self.index_insert_wal);
+                        }
+                    }
+                }
+            }
+            log(1.0, tx.commit_wal);
+            let weight = cumulative - below;
+            below = cumulative;
+            records += weight * r;
+            bytes += weight * b;
+        }
+        let total = below;
+        (records / total, bytes / total)
+    }
+
+    /// How fast a streaming standby's startup process replays this
+    /// workload's WAL, bytes a second, for a `--standby` without replay=:
+    /// a transaction's record bytes over the CPU their replay takes at
+    /// `replay_cpu_us_per_record`, the figure `catchup` charges a record
+    /// (1.08 µs by default, measured on the reference VM with
+    /// `scripts/catchup-compare --measure-cpu`: spec.rs, and
+    /// docs/validation.md of 2026-12-03 and 2026-12-04). tpcb-like: 401.1 B
+    /// in 5.001 records, 74.3 MB/s. A full-page image replays at the same
+    /// rate a byte, though PostgreSQL restores one for 3.94 µs more than
+    /// its record: the standby sees WAL positions, not records. Infinite
+    /// when the transactions log nothing or replay costs no CPU.
+    pub fn replay_bytes_per_s(&self) -> f64 {
+        let (records, bytes) = self.mean_wal_records();
+        let cpu_s = records * self.replay_record_cpu as f64 / 1e9;
+        if cpu_s > 0.0 {
+            bytes / cpu_s
+        } else {
+            f64::INFINITY
+        }
+    }
+
     /// Statements sent with pgbench's `mode` (-M): their CPU, the
     /// client's included, scaled by the workload's factor for it. Call
     /// once, before `use_client_threads` or `client_elsewhere`.

@@ -3,6 +3,7 @@
 //! pruning, logging and writing pages under the cost limit.
 
 use super::*;
+use crate::core::config::OneShotVacuum;
 use crate::core::thinned::Thinned;
 
 /// What the vacuum worker is doing between events.
@@ -112,17 +113,17 @@ pub struct VacuumEvent {
 }
 
 impl Database {
-    /// `pgiosim vacuum`'s VACUUM of table `name`: plain, or lazy over the
-    /// configured shape of its heap and index.
-    pub(super) fn start_one_shot_vacuum(&mut self, name: &str) {
+    /// `pgiosim vacuum`'s VACUUM of its table: plain, or lazy over the
+    /// shape of its heap and index.
+    pub(super) fn start_one_shot_vacuum(&mut self, v: &OneShotVacuum) {
         let t = self
             .tables
             .iter()
-            .find(|t| t.name == *name)
+            .find(|t| t.name == v.table)
             .expect("one-shot vacuum of a known table")
             .clone();
-        let cost = CostBalance::new(self.cfg.vacuum_cost_limit, self.cfg.vacuum_cost_delay);
-        let job = match self.cfg.vacuum_shape.clone() {
+        let cost = CostBalance::new(v.cost_limit, v.cost_delay);
+        let job = match v.shape.clone() {
             None => VacuumJob::new(&t.name, t.first, t.pages, 1.0, cost),
             Some(shape) => {
                 let ix = self
@@ -673,7 +674,7 @@ impl Database {
             e.end = Some(now);
             e.pages = self.stats.counters.vacuum_pages;
         }
-        if self.cfg.vacuum_table.is_some() {
+        if matches!(self.cfg.mode, Mode::Vacuum(_)) {
             self.finish(now);
         }
     }

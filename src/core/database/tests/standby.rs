@@ -15,7 +15,8 @@ fn with_standbys(mut cfg: CoreConfig, names: &str, rtts_ms: &[u64]) -> CoreConfi
                     median: ms * MS,
                     p99: ms * MS,
                 },
-                replay_bytes_per_s: DEFAULT_REPLAY_BYTES_PER_S,
+                // The tests' own rate: they are about the waits, not it.
+                replay_bytes_per_s: 40e6,
             })
             .collect(),
         names: StandbyNames::parse(names).unwrap(),
@@ -99,7 +100,7 @@ fn catchup(
     cfg.autovacuum = false;
     cfg.round_trip = 0;
     cfg.os_cache_pages = os_cache;
-    cfg.recovery = Some(RecoveryConfig {
+    cfg.mode = Mode::Catchup(RecoveryConfig {
         backlog_bytes: backlog,
         read_ahead_bytes: 128 * 1024,
         prefetch,

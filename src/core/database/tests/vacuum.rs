@@ -15,13 +15,25 @@ pub(super) fn bloated_table(pages: u64) -> Box<dyn Workload> {
     Box::new(Script::new(&spec, 1).unwrap())
 }
 
-#[test]
-fn vacuum_reads_every_page_once_and_writes_each_dirtied_page_once() {
-    let pages = 3000;
+/// No clients, one VACUUM of "bloated" at vacuum_cost_limit's default
+/// (200) and no cost delay (vacuum_cost_delay's default).
+fn one_shot(shape: Option<crate::core::vacuum::VacuumShape>) -> CoreConfig {
     let mut cfg = config(1, 1024);
     cfg.clients = 0;
     cfg.duration = None;
-    cfg.vacuum_table = Some("bloated".into());
+    cfg.mode = Mode::Vacuum(crate::core::config::OneShotVacuum {
+        table: "bloated".into(),
+        shape,
+        cost_limit: 200,
+        cost_delay: 0,
+    });
+    cfg
+}
+
+#[test]
+fn vacuum_reads_every_page_once_and_writes_each_dirtied_page_once() {
+    let pages = 3000;
+    let cfg = one_shot(None);
     let o = simulate_workload(cfg, bloated_table(pages), FAST);
     let c = o.db.stats().counters;
     assert!(o.db.is_finished());
@@ -64,18 +76,14 @@ fn bloated_with_index(pages: u64, index: u64) -> Box<dyn Workload> {
 }
 
 fn lazy_config(all_visible: f64, dead_per_page: f64, read_ahead: u64, mem: u64) -> CoreConfig {
-    let mut cfg = config(1, 1024);
-    cfg.clients = 0;
-    cfg.duration = None;
-    cfg.vacuum_table = Some("bloated".into());
-    cfg.maintenance_work_mem = mem;
-    cfg.vacuum_shape = Some(crate::core::vacuum::VacuumShape {
+    let mut cfg = one_shot(Some(crate::core::vacuum::VacuumShape {
         index_table: "bloated_pkey".into(),
         all_visible,
         dead_pages: 1.0,
         dead_per_page,
         read_ahead_pages: read_ahead,
-    });
+    }));
+    cfg.maintenance_work_mem = mem;
     cfg
 }
 
@@ -167,12 +175,11 @@ fn readahead_merges_sequential_reads_into_windows() {
 #[test]
 fn vacuum_cost_delay_paces_it() {
     let pages = 2000;
-    let mut cfg = config(1, 1024);
-    cfg.clients = 0;
-    cfg.duration = None;
-    cfg.vacuum_table = Some("bloated".into());
+    let mut cfg = one_shot(None);
     let fast = simulate_workload(cfg.clone(), bloated_table(pages), FAST);
-    cfg.vacuum_cost_delay = 2 * MS;
+    if let Mode::Vacuum(v) = &mut cfg.mode {
+        v.cost_delay = 2 * MS;
+    }
     let slow = simulate_workload(cfg, bloated_table(pages), FAST);
     // Each page costs 2 (miss) + 20 (dirty) = 22: 200 credits per 2 ms sleep.
     let expected_sleep = pages as f64 * 22.0 / 200.0 * 2e-3;
