@@ -26,6 +26,16 @@ pub(super) struct Reference {
     pub checkpoint_record_bytes: u32,
     /// pgbench's local round trip per statement.
     pub round_trip_us_per_statement: f64,
+    /// The CPU, split as measured: the server's and the client's per
+    /// statement, per data page read and written, and their growth with
+    /// the backends.
+    pub cpu_us_per_statement: f64,
+    pub client_cpu_us_per_statement: f64,
+    pub cpu_us_per_read: f64,
+    pub cpu_us_per_write: f64,
+    pub cpu_growth_per_backend: f64,
+    pub io_cpu_growth_per_backend: f64,
+    pub cpu_growth_above_backends: u32,
     /// Rows per heap page of pgbench_accounts (121-byte tuples).
     pub rows_per_page: u64,
     /// Index entries per leaf of accounts_pkey and children per internal page.
@@ -38,14 +48,31 @@ pub(super) struct Reference {
     pub insert_wal_bytes: u32,
 }
 
-static FIGURES: LazyLock<Reference> = LazyLock::new(|| {
-    let spec = builtin(REFERENCE).expect("the reference workload is built in");
-    from_spec(&spec)
-});
+/// The reference's CPU figures a capture writes as they are, with the
+/// reference's sources.
+pub(super) const CPU_FIELDS: [&str; 6] = [
+    "cpu_us_per_statement",
+    "client_cpu_us_per_statement",
+    "cpu_us_per_read",
+    "cpu_us_per_write",
+    "cpu_growth_per_backend",
+    "io_cpu_growth_per_backend",
+];
+
+static SPEC: LazyLock<WorkloadSpec> =
+    LazyLock::new(|| builtin(REFERENCE).expect("the reference workload is built in"));
+static FIGURES: LazyLock<Reference> = LazyLock::new(|| from_spec(&SPEC));
 
 /// The reference figures.
 pub(super) fn reference() -> &'static Reference {
     &FIGURES
+}
+
+/// Where the reference's figure `field` comes from (its `sources`).
+pub(super) fn source(field: &str) -> &'static str {
+    SPEC.sources
+        .get(field)
+        .unwrap_or_else(|| panic!("{REFERENCE} gives the source of {field}"))
 }
 
 fn from_spec(spec: &WorkloadSpec) -> Reference {
@@ -65,6 +92,13 @@ fn from_spec(spec: &WorkloadSpec) -> Reference {
         index_insert_wal_bytes: spec.index_insert_wal_bytes,
         checkpoint_record_bytes: spec.checkpoint_record_bytes,
         round_trip_us_per_statement: spec.round_trip_us_per_statement,
+        cpu_us_per_statement: spec.cpu_us_per_statement,
+        client_cpu_us_per_statement: spec.client_cpu_us_per_statement,
+        cpu_us_per_read: spec.cpu_us_per_read,
+        cpu_us_per_write: spec.cpu_us_per_write,
+        cpu_growth_per_backend: spec.cpu_growth_per_backend,
+        io_cpu_growth_per_backend: spec.io_cpu_growth_per_backend,
+        cpu_growth_above_backends: spec.cpu_growth_above_backends,
         rows_per_page: keyed.rows_per_page,
         items_per_leaf: index.items_per_leaf,
         fanout: index.fanout,
