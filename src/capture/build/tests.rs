@@ -10,6 +10,8 @@ use rand::SeedableRng;
 /// pgbench tpcb-like at scale 2 for 6 s, 4 clients (figures of the shape
 /// PostgreSQL 15 reports).
 fn pgbench_like() -> Observation {
+    // The full-page images the build takes them to be.
+    let fpi = i64::from(reference().full_page_image_bytes);
     Observation {
         version_num: 150018,
         version: "15.18".into(),
@@ -29,8 +31,8 @@ fn pgbench_like() -> Observation {
             tup_deleted: 0,
             wal_records: Some(56_000),
             wal_fpi: Some(4500),
-            wal_bytes: Some(9000 * 403 + 4500 * 7977),
-            wal_lsn_bytes: 9000 * 403 + 4500 * 7977,
+            wal_bytes: Some(9000 * 403 + 4500 * fpi),
+            wal_lsn_bytes: 9000 * 403 + 4500 * fpi,
             wal_buffers_full: Some(0),
             wal_writes: Some(8000),
             wal_syncs: Some(7000),
