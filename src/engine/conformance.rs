@@ -3,10 +3,11 @@
 //! `run --emulate` (over each real engine), so what the driver and the core
 //! rely on holds whichever device they talk to.
 //!
-//! Every `wait` of every case is checked for what the driver relies on (see
-//! [`Subject::wait`]): the clock never goes back, each request completes
-//! once, with its own token, stamped between its submission and the end of
-//! the wait, and a wait that brings nothing has reached its deadline.
+//! Every call of every case, the case's own and the driver's, goes through
+//! the tests' checking wrapper ([`Checked`]): the clock never goes back,
+//! each request completes once, with its own token, stamped between its
+//! submission and the end of the wait, and a wait that brings nothing has
+//! reached its deadline.
 //!
 //! The real engines work on small real files in a temp dir, buffered.
 //! A device hands no bytes back (the core never sees page contents), so
@@ -14,7 +15,6 @@
 //! the bytes they address: a write changes exactly its bytes, a read of the
 //! last block of a file completes and one past its end fails.
 
-use std::collections::HashMap;
 use std::fs::OpenOptions;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
@@ -22,7 +22,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::Device;
-use super::driver::{Ending, drive};
+use super::checked::{Checked, drive_checked};
+use super::driver::Ending;
 use super::emulate::EmulatedDevice;
 use super::psync::PsyncDevice;
 use super::sim::SimDevice;
@@ -33,7 +34,6 @@ use crate::core::time::{MS, Nanos, SEC};
 use crate::datafiles::{OpenFiles, data_offset, fill_blocks, wal_offset};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
-use crate::stop::Stop;
 use crate::workload::{Script, WorkloadSpec};
 
 /// Data blocks in the test's data file.
@@ -128,16 +128,10 @@ fn make_files(read_only_data: bool) -> (Files, OpenFiles) {
     )
 }
 
-/// One device under test, with the bookkeeping of what it was asked.
+/// One device under test, checked at every call.
 struct Subject {
     engine: Engine,
-    dev: Box<dyn Device>,
-    /// Requests submitted and not completed yet, with when they were.
-    in_flight: HashMap<Token, Nanos>,
-    /// The device's clock at the end of the last call.
-    last_now: Nanos,
-    /// Whether the device runs in virtual time (the simulated one).
-    virtual_time: bool,
+    dev: Checked<dyn Device>,
     /// Dropped after the device (fields drop in order): io_uring drains
     /// its operations before the files go.
     files: Option<Files>,
@@ -171,87 +165,27 @@ impl Subject {
             };
             (Some(files), dev)
         };
-        Some(Subject {
-            engine,
-            last_now: dev.now(),
-            dev,
-            in_flight: HashMap::new(),
-            virtual_time: files.is_none(),
-            files,
-        })
+        let dev = Checked::new(dev);
+        // The checks in virtual time are for the simulated device alone.
+        assert_eq!(dev.virtual_time(), files.is_none(), "{engine:?}");
+        Some(Subject { engine, dev, files })
     }
 
     fn virtual_time(&self) -> bool {
-        self.virtual_time
+        self.dev.virtual_time()
     }
 
-    /// The device's clock, checked never to go back.
-    fn now(&mut self) -> Nanos {
-        let now = self.dev.now();
-        assert!(
-            now >= self.last_now,
-            "{:?}: the clock went back from {} to {now}",
-            self.engine,
-            self.last_now
-        );
-        self.last_now = now;
-        now
+    fn now(&self) -> Nanos {
+        self.dev.now()
     }
 
-    fn submit(&mut self, token: Token, kind: IoKind) -> Result<()> {
-        let at = self.now();
-        self.dev.submit(IoRequest { token, kind })?;
-        let again = self.in_flight.insert(token, at);
-        assert!(again.is_none(), "the case reused token {token}");
-        Ok(())
-    }
-
-    /// One `wait`, checked: the clock does not go back; every completion
-    /// is of a request in flight (so none comes twice) and is stamped no
-    /// earlier than its submission and no later than the wait's end; a
-    /// wait that brings nothing has reached its deadline, or else blocked
-    /// for `max_block` (a real device) or has nothing in flight to wait
-    /// for (virtual time); in virtual time a deadline is never overrun.
     fn wait(
         &mut self,
         deadline: Option<Nanos>,
         max_block: Nanos,
         out: &mut Vec<IoCompletion>,
     ) -> Result<()> {
-        let e = self.engine;
-        let before = self.now();
-        let first = out.len();
-        let result = self.dev.wait(deadline, max_block, out);
-        let after = self.now();
-        for c in &out[first..] {
-            let Some(submitted) = self.in_flight.remove(&c.token) else {
-                panic!("{e:?}: completion for token {}, not in flight", c.token);
-            };
-            assert!(
-                (submitted..=after).contains(&c.at),
-                "{e:?}: token {} submitted at {submitted} stamped {} (wait ended at {after})",
-                c.token,
-                c.at
-            );
-        }
-        if self.virtual_time()
-            && let Some(d) = deadline
-        {
-            assert!(after <= d.max(before), "{e:?}: waited to {after} past {d}");
-        }
-        if result.is_ok() && out.len() == first {
-            let reached = match deadline {
-                Some(d) => after >= d.min(before + max_block),
-                None if self.virtual_time() => self.in_flight.is_empty(),
-                None => after >= before + max_block,
-            };
-            assert!(
-                reached,
-                "{e:?}: a wait from {before} (deadline {deadline:?}, max_block {max_block}) \
-                 returned nothing at {after}"
-            );
-        }
-        result
+        self.dev.wait(deadline, max_block, out)
     }
 
     /// Waits until `n` completions arrived; an error as the device reported it.
@@ -280,7 +214,8 @@ impl Subject {
     /// Submits a request that must be accepted.
     fn ask(&mut self, token: Token, kind: IoKind) {
         let e = self.engine;
-        self.submit(token, kind)
+        self.dev
+            .submit(IoRequest { token, kind })
             .unwrap_or_else(|err| panic!("{e:?}: {kind:?} refused: {err:#}"));
     }
 
@@ -383,9 +318,9 @@ fn many_requests_in_flight_at_once_all_complete() {
                 },
             );
         }
-        assert_eq!(s.in_flight.len(), n as usize);
+        assert_eq!(s.dev.in_flight(), n as usize);
         s.complete(n as usize);
-        assert!(s.in_flight.is_empty());
+        assert_eq!(s.dev.in_flight(), 0);
         s.assert_quiet();
     });
 }
@@ -546,7 +481,7 @@ fn a_read_past_the_end_of_the_file_is_reported_with_file_and_offset() {
             "{e:?}: {err}"
         );
         // Reported, not wedged: the device goes on.
-        s.in_flight.remove(&2);
+        s.dev.failed(2);
         s.ask(3, read(4));
         s.complete(1);
     });
@@ -565,7 +500,7 @@ fn a_failed_operation_is_reported_with_file_operation_and_offset() {
             err.contains(&format!("offset {}", data_offset(5))),
             "{e:?}: {err}"
         );
-        s.in_flight.remove(&1);
+        s.dev.failed(1);
         s.ask(2, read(5));
         s.complete(1);
     });
@@ -643,12 +578,10 @@ fn the_core_runs_to_its_end_through_the_driver() {
         cfg.transactions_per_client = Some(30);
         cfg.wal_segments = WAL_SEGMENTS;
         let mut db = Database::new(cfg, Box::new(w));
-        let stop = Stop::new();
         let e = s.engine;
-        let (ending, _) = drive(&mut db, s.dev.as_mut(), &stop, None, &mut |_| {})
+        let ending = drive_checked(&mut db, &mut s.dev, |_| {})
             .unwrap_or_else(|err| panic!("{e:?}: {err:#}"));
         assert_eq!(ending, Ending::Completed, "{e:?}");
-        assert_eq!(db.outstanding(), 0, "{e:?}");
         let st = db.stats();
         assert_eq!(st.transactions, 60, "{e:?}");
         assert_eq!(

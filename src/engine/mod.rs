@@ -8,6 +8,8 @@ use crate::core::time::Nanos;
 
 pub mod bench;
 #[cfg(test)]
+pub(crate) mod checked;
+#[cfg(test)]
 mod conformance;
 pub mod driver;
 pub mod emulate;
@@ -23,7 +25,9 @@ pub mod uring;
 /// flight together may complete in any order (io_uring without linked
 /// requests, psync's threads and a disk's channels all reorder): the core
 /// issues a sync once the writes it covers have completed. The conformance
-/// suite (`conformance.rs`) runs the same cases on every implementation.
+/// suite (`conformance.rs`) runs the same cases on every implementation,
+/// each device held to this contract by the tests' checking wrapper
+/// (`checked.rs`).
 pub trait Device {
     /// Queue one request. It may be submitted lazily, at the next `wait`.
     fn submit(&mut self, req: IoRequest) -> anyhow::Result<()>;

@@ -135,6 +135,16 @@ pub fn apply(spec: &WorkloadSpec, m: &ServerCpu, source: &str) -> Result<(Worklo
         k
     );
     out.sources.insert("cpu_us_per_statement".into(), how);
+    if spec.client_cpu_us_per_statement > 0.0 {
+        // Scaled with the server's share, so no longer the figure its source measured.
+        out.sources.insert(
+            "client_cpu_us_per_statement".into(),
+            format!(
+                "the workload's {} us scaled by {k:.3} with the statements' CPU (see cpu_us_per_statement)",
+                spec.client_cpu_us_per_statement
+            ),
+        );
+    }
     out.sources
         .insert("reclaim_cpu_us_per_read".into(), io_cpu::SOURCE.into());
     out.sources.insert(

@@ -26,6 +26,16 @@ pub(super) struct Reference {
     pub checkpoint_record_bytes: u32,
     /// pgbench's local round trip per statement.
     pub round_trip_us_per_statement: f64,
+    /// The CPU, split as measured: the server's and the client's per
+    /// statement, per data page read and written, and their growth with
+    /// the backends.
+    pub cpu_us_per_statement: f64,
+    pub client_cpu_us_per_statement: f64,
+    pub cpu_us_per_read: f64,
+    pub cpu_us_per_write: f64,
+    pub cpu_growth_per_backend: f64,
+    pub io_cpu_growth_per_backend: f64,
+    pub cpu_growth_above_backends: u32,
     /// Rows per heap page of pgbench_accounts (121-byte tuples).
     pub rows_per_page: u64,
     /// Index entries per leaf of accounts_pkey and children per internal page.
@@ -36,16 +46,47 @@ pub(super) struct Reference {
     /// Heap/HOT_UPDATE of an accounts row and Heap/INSERT of a history row.
     pub update_wal_bytes: u32,
     pub insert_wal_bytes: u32,
+    /// Transaction/COMMIT alone, without the pruning and locking
+    /// tpcb-like's commit carries.
+    pub commit_record_bytes: u32,
 }
 
-static FIGURES: LazyLock<Reference> = LazyLock::new(|| {
-    let spec = builtin(REFERENCE).expect("the reference workload is built in");
-    from_spec(&spec)
-});
+/// The reference's CPU figures a capture writes as they are, with the
+/// reference's sources.
+pub(super) const CPU_FIELDS: [&str; 6] = [
+    "cpu_us_per_statement",
+    "client_cpu_us_per_statement",
+    "cpu_us_per_read",
+    "cpu_us_per_write",
+    "cpu_growth_per_backend",
+    "io_cpu_growth_per_backend",
+];
+
+static SPEC: LazyLock<WorkloadSpec> =
+    LazyLock::new(|| builtin(REFERENCE).expect("the reference workload is built in"));
+static FIGURES: LazyLock<Reference> = LazyLock::new(|| from_spec(&SPEC));
 
 /// The reference figures.
 pub(super) fn reference() -> &'static Reference {
     &FIGURES
+}
+
+/// Where the reference's figure `field` comes from (its `sources`).
+pub(super) fn source(field: &str) -> &'static str {
+    SPEC.sources
+        .get(field)
+        .unwrap_or_else(|| panic!("{REFERENCE} gives the source of {field}"))
+}
+
+/// The bytes of the `Transaction/COMMIT` record in a transaction's source
+/// ("Transaction/COMMIT 34 B, plus ..."): the workload has a field for the
+/// commit with its pruning and locking, and names the record alone only there.
+fn commit_record_bytes(source: &str) -> Option<u32> {
+    let (bytes, rest) = source
+        .split_once("Transaction/COMMIT ")?
+        .1
+        .split_once(' ')?;
+    rest.starts_with("B").then(|| bytes.parse().ok()).flatten()
 }
 
 fn from_spec(spec: &WorkloadSpec) -> Reference {
@@ -60,16 +101,29 @@ fn from_spec(spec: &WorkloadSpec) -> Reference {
         .clone()
         .find_map(|s| s.insert.as_ref().filter(|i| i.table == APPEND_TABLE))
         .expect("tpcb-like inserts into pgbench_history");
+    let commit_record_bytes = spec
+        .transactions
+        .iter()
+        .find_map(|t| t.source.as_deref().and_then(commit_record_bytes))
+        .expect("tpcb-like's transaction source gives the Transaction/COMMIT record's bytes");
     Reference {
         full_page_image_bytes: spec.full_page_image_bytes,
         index_insert_wal_bytes: spec.index_insert_wal_bytes,
         checkpoint_record_bytes: spec.checkpoint_record_bytes,
         round_trip_us_per_statement: spec.round_trip_us_per_statement,
+        cpu_us_per_statement: spec.cpu_us_per_statement,
+        client_cpu_us_per_statement: spec.client_cpu_us_per_statement,
+        cpu_us_per_read: spec.cpu_us_per_read,
+        cpu_us_per_write: spec.cpu_us_per_write,
+        cpu_growth_per_backend: spec.cpu_growth_per_backend,
+        io_cpu_growth_per_backend: spec.io_cpu_growth_per_backend,
+        cpu_growth_above_backends: spec.cpu_growth_above_backends,
         rows_per_page: keyed.rows_per_page,
         items_per_leaf: index.items_per_leaf,
         fanout: index.fanout,
         append_pages: spec.tables[APPEND_TABLE].append_pages,
         update_wal_bytes: update.wal_bytes,
         insert_wal_bytes: insert.wal_bytes,
+        commit_record_bytes,
     }
 }

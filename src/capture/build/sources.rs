@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use super::mix::{MAX_PER_KIND, StatementMix};
 use super::observed::Observed;
-use super::reference::reference;
+use super::reference::{CPU_FIELDS, reference, source as reference_source};
 use super::settings_file::setting;
 use super::{Observation, num, per};
 
@@ -216,10 +216,22 @@ pub(super) fn sources(
     );
     src("wal", wal_note.to_string());
     src("keys", keys_note.to_string());
-    src(
-        "cpu_us_per_statement",
-        "not visible in statistics views: pgbench's measured CPU per statement on this project's machine kind (tpcb-like.json); set it from the server's CPU time per transaction if known".into(),
-    );
+    // The CPU as tpcb-like.json splits it; capture replaces the statements'
+    // share with the server's own CPU where it can read it.
+    for field in CPU_FIELDS {
+        let replaced = if field == "cpu_us_per_statement" {
+            "; set it from the server's CPU time per transaction if known"
+        } else {
+            ""
+        };
+        src(
+            field,
+            format!(
+                "not visible in statistics views: as tpcb-like.json, {}{replaced}",
+                reference_source(field)
+            ),
+        );
+    }
     src(
         "round_trip_us_per_statement",
         "not visible in statistics views: pgbench's measured local unix-socket round trip (tpcb-like.json)".into(),

@@ -1,5 +1,6 @@
 use super::keys::{MAX_SKEW, skew_for};
 use super::mix::{Mix, TxType, split, tx_types};
+use super::reference::reference;
 use super::settings_file::{conf_text, conf_value};
 use super::*;
 use crate::settings::Settings;
@@ -9,6 +10,8 @@ use rand::SeedableRng;
 /// pgbench tpcb-like at scale 2 for 6 s, 4 clients (figures of the shape
 /// PostgreSQL 15 reports).
 fn pgbench_like() -> Observation {
+    // The full-page images the build takes them to be.
+    let fpi = i64::from(reference().full_page_image_bytes);
     Observation {
         version_num: 150018,
         version: "15.18".into(),
@@ -28,8 +31,8 @@ fn pgbench_like() -> Observation {
             tup_deleted: 0,
             wal_records: Some(56_000),
             wal_fpi: Some(4500),
-            wal_bytes: Some(9000 * 403 + 4500 * 7977),
-            wal_lsn_bytes: 9000 * 403 + 4500 * 7977,
+            wal_bytes: Some(9000 * 403 + 4500 * fpi),
+            wal_lsn_bytes: 9000 * 403 + 4500 * fpi,
             wal_buffers_full: Some(0),
             wal_writes: Some(8000),
             wal_syncs: Some(7000),
@@ -340,4 +343,44 @@ fn conf_values_keep_their_units_and_pgiosim_reads_them() {
     let ignored = s.apply_config_file(&path).unwrap();
     assert!(ignored.is_empty(), "{ignored:?}");
     assert_eq!(s.shared_buffers_bytes, 16 << 20);
+}
+
+/// The CPU is tpcb-like's, split as it splits it, and the server's own CPU
+/// (capture's /proc or --cpu-utilization) replaces the statements' share,
+/// the client's included, so the statements cost what the server measured.
+#[test]
+fn the_cpu_is_the_references_until_the_servers_replaces_it() {
+    let c = derive_ok(&pgbench_like());
+    let r = reference();
+    let s = &c.spec;
+    assert_eq!(
+        (s.cpu_us_per_statement, s.client_cpu_us_per_statement),
+        (r.cpu_us_per_statement, r.client_cpu_us_per_statement)
+    );
+    assert_eq!(
+        (s.cpu_us_per_read, s.cpu_us_per_write),
+        (r.cpu_us_per_read, r.cpu_us_per_write)
+    );
+    assert!(s.sources["client_cpu_us_per_statement"].contains("as tpcb-like.json"));
+    let m = crate::workload::server_cpu::ServerCpu {
+        cpu_us_per_tx: 600.0,
+        speed: 1.0,
+        reads_per_tx: 0.15,
+        pages_written_per_tx: 0.2,
+        wal_bytes_per_tx: 1200.0,
+    };
+    let (out, split) = crate::workload::server_cpu::apply(s, &m, "captured: test").unwrap();
+    // pgbench's 7 statements, each figure rounded to 0.1 us.
+    let per_tx = 7.0 * (out.cpu_us_per_statement + out.client_cpu_us_per_statement);
+    assert!(
+        (per_tx - split.statements_us).abs() <= 7.0 * 0.1,
+        "{per_tx} against {}",
+        split.statements_us
+    );
+    let share = |w: &crate::workload::WorkloadSpec| {
+        w.client_cpu_us_per_statement / (w.cpu_us_per_statement + w.client_cpu_us_per_statement)
+    };
+    assert!((share(&out) - share(s)).abs() < 0.01);
+    assert!(out.sources["cpu_us_per_statement"].contains("captured: test"));
+    assert!(out.sources["client_cpu_us_per_statement"].contains("scaled"));
 }

@@ -12,13 +12,6 @@ use crate::workload::spec::{
     replay_cpu_per_fpi_default, replay_cpu_per_record_default, wal_flush_cpu_default,
 };
 
-/// CPU per statement, all of it on the statement, as capture has always
-/// written it (pgbench's, measured on this project's machine kind). Not taken
-/// from tpcb-like.json, which now splits its CPU into the server's and the
-/// client's per statement and a cost per page I/O, figures a capture cannot
-/// observe.
-const CPU_US_PER_STATEMENT: f64 = 53.6;
-
 /// What the workload file holds.
 pub(super) struct Parts {
     pub tables: BTreeMap<String, TableSpec>,
@@ -71,17 +64,20 @@ pub(super) fn workload(
         )),
         tables,
         transactions,
-        cpu_us_per_statement: CPU_US_PER_STATEMENT,
+        // Not visible in statistics views: the reference's measured CPU,
+        // split as it splits it, until the server's own CPU (from /proc or
+        // --cpu-utilization) replaces the statements' share.
+        cpu_us_per_statement: r.cpu_us_per_statement,
+        client_cpu_us_per_statement: r.client_cpu_us_per_statement,
+        cpu_us_per_read: r.cpu_us_per_read,
+        cpu_us_per_write: r.cpu_us_per_write,
+        cpu_growth_per_backend: r.cpu_growth_per_backend,
+        io_cpu_growth_per_backend: r.io_cpu_growth_per_backend,
+        cpu_growth_above_backends: r.cpu_growth_above_backends,
         round_trip_us_per_statement: r.round_trip_us_per_statement,
-        // Not visible in statistics views: the defaults.
-        cpu_us_per_read: 0.0,
-        cpu_us_per_write: 0.0,
+        // Not visible in statistics views either: the defaults.
         reclaim_cpu_us_per_read: 0.0,
         reclaim_cpu_us_per_kib_written: 0.0,
-        client_cpu_us_per_statement: 0.0,
-        cpu_growth_per_backend: 0.0,
-        io_cpu_growth_per_backend: 0.0,
-        cpu_growth_above_backends: 0,
         prepared_cpu_factor: prepared_cpu_default(),
         extended_cpu_factor: extended_cpu_default(),
         wal_flush_cpu_us: wal_flush_cpu_default(),

@@ -1,26 +1,24 @@
 //! Whole-database tests, run by the real driver loop against the simulated
-//! device in virtual time: a device model of fixed latencies per kind of
+//! device in virtual time, checked at every call (`engine/checked.rs`): a
+//! device model of fixed latencies per kind of
 //! operation (every operation on a channel of its own), so only the core
 //! shapes a run. The tests' only window into the core between events is the
 //! driver's observer. This file is their harness; the tests are in tests/,
 //! a file a topic.
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::rc::Rc;
 
 use super::*;
 use crate::core::config::ReclaimCpu;
 use crate::core::cpu::CpuGrowth;
-use crate::core::io::{IoKind, IoRequest};
+use crate::core::io::IoKind;
 use crate::core::test_support::config;
 use crate::core::time::{SEC, US};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
-use crate::engine::Device;
-use crate::engine::driver::drive_observed;
+use crate::engine::checked::{Checked, Event, drive_checked};
 use crate::engine::sim::SimDevice;
-use crate::stop::Stop;
 use crate::workload::{Script, builtin};
 
 mod buffers;
@@ -111,80 +109,45 @@ struct Seen {
     wal_read_bytes: u64,
 }
 
-/// The simulated device, recording what it is asked, with its timers
-/// handed over `timer_late` late (a busy real host).
-struct TestDisk {
-    sim: SimDevice,
-    timer_late: Nanos,
-    /// Tokens in flight, and whether each is a WAL I/O.
-    in_flight: HashMap<Token, bool>,
-    seen: Rc<RefCell<Seen>>,
-    /// Whether the next flush's leader was waking when the driver last
-    /// showed the database to its observer.
-    leader_waking: Rc<Cell<bool>>,
+fn is_wal(kind: IoKind) -> bool {
+    matches!(kind, IoKind::WalWrite { .. } | IoKind::WalSync { .. })
 }
 
-impl Device for TestDisk {
-    fn submit(&mut self, req: IoRequest) -> anyhow::Result<()> {
-        let mut seen = self.seen.borrow_mut();
-        let is_wal = matches!(req.kind, IoKind::WalWrite { .. } | IoKind::WalSync { .. });
-        if is_wal && self.leader_waking.get() {
-            seen.wal_ios_while_leader_waking += 1;
+impl Seen {
+    /// Records a request accepted or completed; `leader_waking`, whether
+    /// the next flush's leader was waking when the driver last showed the
+    /// database to its observer.
+    fn record(&mut self, event: Event, leader_waking: bool) {
+        let req = match event {
+            Event::Submitted(req) => req,
+            Event::Completed(kind) => {
+                if is_wal(kind) {
+                    self.wal_in_flight -= 1;
+                }
+                return;
+            }
+        };
+        if is_wal(req.kind) && leader_waking {
+            self.wal_ios_while_leader_waking += 1;
         }
         match req.kind {
-            IoKind::ReadPage { block } => seen.reads.push(block),
+            IoKind::ReadPage { block } => self.reads.push(block),
             IoKind::ReadRun { block, pages } => {
-                seen.reads.extend(block..block + u64::from(pages));
-                seen.runs += 1;
+                self.reads.extend(block..block + u64::from(pages));
+                self.runs += 1;
             }
-            IoKind::WritePage { block, .. } => seen.writes.push(block),
-            IoKind::WalSync { .. } => seen.syncs += 1,
-            IoKind::WalRead { len, .. } => seen.wal_read_bytes += len,
+            IoKind::WritePage { block, .. } => self.writes.push(block),
+            IoKind::WalSync { .. } => self.syncs += 1,
+            IoKind::WalRead { len, .. } => self.wal_read_bytes += len,
             IoKind::WalWrite { .. }
             | IoKind::DataSync
             | IoKind::StandbyWalWrite { .. }
             | IoKind::StandbyWalSync { .. } => {}
         }
-        if is_wal {
-            seen.wal_in_flight += 1;
-            seen.max_wal_in_flight = seen.max_wal_in_flight.max(seen.wal_in_flight);
+        if is_wal(req.kind) {
+            self.wal_in_flight += 1;
+            self.max_wal_in_flight = self.max_wal_in_flight.max(self.wal_in_flight);
         }
-        self.in_flight.insert(req.token, is_wal);
-        self.sim.submit(req)
-    }
-
-    fn wait(
-        &mut self,
-        deadline: Option<Nanos>,
-        max_block: Nanos,
-        out: &mut Vec<IoCompletion>,
-    ) -> anyhow::Result<()> {
-        assert!(
-            deadline.is_some() || !self.in_flight.is_empty(),
-            "no I/O in flight and no timer: the run would never end"
-        );
-        let first = out.len();
-        self.sim
-            .wait(deadline.map(|d| d + self.timer_late), max_block, out)?;
-        for c in &out[first..] {
-            if self.in_flight.remove(&c.token).expect("a token in flight") {
-                self.seen.borrow_mut().wal_in_flight -= 1;
-            }
-        }
-        assert!(self.sim.now() < 3_600 * SEC, "simulation ran away");
-        Ok(())
-    }
-
-    fn now(&self) -> Nanos {
-        self.sim.now()
-    }
-
-    fn name(&self) -> &'static str {
-        "test disk"
-    }
-
-    fn timer_spin(&self) -> Nanos {
-        self.sim.timer_spin()
     }
 }
 
@@ -203,23 +166,22 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
     let mut db = Database::new(cfg, w);
     let seen = Rc::new(RefCell::new(Seen::default()));
     let leader_waking = Rc::new(Cell::new(false));
-    let mut disk = TestDisk {
-        sim,
-        timer_late: lat.timer_late,
-        in_flight: HashMap::new(),
-        seen: Rc::clone(&seen),
-        leader_waking: Rc::clone(&leader_waking),
-    };
+    // The simulated device, checked, recording what it is asked, with its
+    // timers handed over `timer_late` late (a busy real host).
+    let mut disk = Checked::new(Box::new(sim))
+        .timers_late(lat.timer_late)
+        .watch({
+            let (seen, leader_waking) = (Rc::clone(&seen), Rc::clone(&leader_waking));
+            move |event| seen.borrow_mut().record(event, leader_waking.get())
+        });
     let mut leader_waking_seen = 0;
-    let stop = Stop::new();
-    drive_observed(&mut db, &mut disk, &stop, None, &mut |_| {}, |db| {
+    drive_checked(&mut db, &mut disk, |db| {
         leader_waking.set(db.wal_leader.waking);
         if db.wal_leader.waking {
             leader_waking_seen += 1;
         }
     })
     .unwrap();
-    assert!(disk.in_flight.is_empty());
     drop(disk);
     let seen = Rc::into_inner(seen).unwrap().into_inner();
     Outcome {
