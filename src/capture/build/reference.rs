@@ -46,9 +46,6 @@ pub(super) struct Reference {
     /// Heap/HOT_UPDATE of an accounts row and Heap/INSERT of a history row.
     pub update_wal_bytes: u32,
     pub insert_wal_bytes: u32,
-    /// Transaction/COMMIT alone, without the pruning and locking
-    /// tpcb-like's commit carries.
-    pub commit_record_bytes: u32,
 }
 
 /// The reference's CPU figures a capture writes as they are, with the
@@ -78,17 +75,6 @@ pub(super) fn source(field: &str) -> &'static str {
         .unwrap_or_else(|| panic!("{REFERENCE} gives the source of {field}"))
 }
 
-/// The bytes of the `Transaction/COMMIT` record in a transaction's source
-/// ("Transaction/COMMIT 34 B, plus ..."): the workload has a field for the
-/// commit with its pruning and locking, and names the record alone only there.
-fn commit_record_bytes(source: &str) -> Option<u32> {
-    let (bytes, rest) = source
-        .split_once("Transaction/COMMIT ")?
-        .1
-        .split_once(' ')?;
-    rest.starts_with("B").then(|| bytes.parse().ok()).flatten()
-}
-
 fn from_spec(spec: &WorkloadSpec) -> Reference {
     let keyed = &spec.tables[KEYED_TABLE];
     let index = keyed.index.as_ref().expect("pgbench_accounts has an index");
@@ -101,11 +87,6 @@ fn from_spec(spec: &WorkloadSpec) -> Reference {
         .clone()
         .find_map(|s| s.insert.as_ref().filter(|i| i.table == APPEND_TABLE))
         .expect("tpcb-like inserts into pgbench_history");
-    let commit_record_bytes = spec
-        .transactions
-        .iter()
-        .find_map(|t| t.source.as_deref().and_then(commit_record_bytes))
-        .expect("tpcb-like's transaction source gives the Transaction/COMMIT record's bytes");
     Reference {
         full_page_image_bytes: spec.full_page_image_bytes,
         index_insert_wal_bytes: spec.index_insert_wal_bytes,
@@ -124,6 +105,5 @@ fn from_spec(spec: &WorkloadSpec) -> Reference {
         append_pages: spec.tables[APPEND_TABLE].append_pages,
         update_wal_bytes: update.wal_bytes,
         insert_wal_bytes: insert.wal_bytes,
-        commit_record_bytes,
     }
 }
