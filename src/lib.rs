@@ -1,7 +1,7 @@
 //! pgiosim: PostgreSQL's I/O pattern against a real disk or a device model,
 //! reported in database terms.
 
-pub mod archive;
+pub mod archive_target;
 pub mod args;
 pub mod calibrate;
 pub mod capture;

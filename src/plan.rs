@@ -467,7 +467,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &dyn Workload) -> Result<C
             workload.process_wakeup(),
         )
         .map_err(|e| usage(format!("{e:#}")))?,
-        archive: crate::archive::archive_config(shape.archive.as_deref(), s)
+        archive: crate::archive_target::archive_config(shape.archive.as_deref(), s)
             .map_err(|e| usage(format!("{e:#}")))?,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,
