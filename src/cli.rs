@@ -12,7 +12,7 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, devices, instances, model, prepare, run, vacuum, workload,
+    catchup, cleanup, compare, devices, instances, model, prepare, run, vacuum, workload,
 };
 use crate::engine::bench;
 use crate::error::EXIT_CODES_HELP;
@@ -112,7 +112,7 @@ pub enum Command {
     /// Run one workload over a grid of clients, settings and devices.
     Sweep(crate::sweep::SweepArgs),
     /// Print results side by side, with ratios to the first.
-    Compare(crate::compare::CompareArgs),
+    Compare(crate::commands::compare::CompareArgs),
     /// Other tools' results as pgiosim results: `import pgbench` reads a
     /// real pgbench run and the statistics sampled around it.
     #[command(subcommand)]
@@ -229,7 +229,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
             Ok(0)
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, stop),
-        Command::Compare(args) => crate::compare::compare(&args),
+        Command::Compare(args) => compare::compare(&args),
         Command::Import(cmd) => crate::import::import(&cmd),
         Command::Report(args) => crate::report::html::report(&args),
     }

@@ -7,7 +7,6 @@ pub mod calibrate;
 pub mod capture;
 pub mod cli;
 pub mod commands;
-pub mod compare;
 pub mod core;
 pub mod datafiles;
 pub mod device;

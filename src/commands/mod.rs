@@ -3,6 +3,7 @@
 
 pub mod catchup;
 pub mod cleanup;
+pub mod compare;
 pub mod devices;
 pub mod instances;
 pub mod model;
