@@ -12,7 +12,7 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, compare, devices, instances, model, prepare, run, vacuum, workload,
+    catchup, cleanup, compare, devices, instances, model, prepare, report, run, vacuum, workload,
 };
 use crate::engine::bench;
 use crate::error::EXIT_CODES_HELP;
@@ -118,7 +118,7 @@ pub enum Command {
     #[command(subcommand)]
     Import(crate::import::ImportCommand),
     /// Write one self-contained HTML file with charts of results and sweeps.
-    Report(crate::report::html::ReportArgs),
+    Report(crate::commands::report::ReportArgs),
 }
 
 /// The files a command will write, with the flag that names each.
@@ -231,6 +231,6 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Sweep(args) => crate::sweep::sweep(&args, stop),
         Command::Compare(args) => compare::compare(&args),
         Command::Import(cmd) => crate::import::import(&cmd),
-        Command::Report(args) => crate::report::html::report(&args),
+        Command::Report(args) => report::report(&args),
     }
 }

@@ -8,6 +8,7 @@ pub mod devices;
 pub mod instances;
 pub mod model;
 pub mod prepare;
+pub mod report;
 pub mod run;
 pub mod vacuum;
 pub mod workload;
