@@ -12,7 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, compare, devices, instances, model, prepare, report, run, vacuum, workload,
+    catchup, cleanup, compare, devices, import, instances, model, prepare, report, run, vacuum,
+    workload,
 };
 use crate::engine::bench;
 use crate::error::EXIT_CODES_HELP;
@@ -116,7 +117,7 @@ pub enum Command {
     /// Other tools' results as pgiosim results: `import pgbench` reads a
     /// real pgbench run and the statistics sampled around it.
     #[command(subcommand)]
-    Import(crate::import::ImportCommand),
+    Import(crate::commands::import::ImportCommand),
     /// Write one self-contained HTML file with charts of results and sweeps.
     Report(crate::commands::report::ReportArgs),
 }
@@ -154,7 +155,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
         }
         Command::Report(a) => v.push(("-o", a.output.clone())),
-        Command::Import(crate::import::ImportCommand::Pgbench(a)) => json(&a.json),
+        Command::Import(crate::commands::import::ImportCommand::Pgbench(a)) => json(&a.json),
         Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
             v.push(("-o", a.output.clone()));
         }
@@ -187,7 +188,7 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
         Command::Report(a) => a.files.clone(),
         Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => a.files.clone(),
         Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => vec![a.file.clone()],
-        Command::Import(crate::import::ImportCommand::Pgbench(a)) => {
+        Command::Import(crate::commands::import::ImportCommand::Pgbench(a)) => {
             let mut v = vec![a.output.clone()];
             v.extend(a.statistics.clone());
             v
@@ -230,7 +231,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         }
         Command::Sweep(args) => crate::sweep::sweep(&args, stop),
         Command::Compare(args) => compare::compare(&args),
-        Command::Import(cmd) => crate::import::import(&cmd),
+        Command::Import(cmd) => import::import(&cmd),
         Command::Report(args) => report::report(&args),
     }
 }

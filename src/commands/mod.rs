@@ -5,6 +5,7 @@ pub mod catchup;
 pub mod cleanup;
 pub mod compare;
 pub mod devices;
+pub mod import;
 pub mod instances;
 pub mod model;
 pub mod prepare;
