@@ -12,10 +12,9 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, compare, devices, import, instances, model, prepare, report, run, vacuum,
-    workload,
+    catchup, cleanup, compare, devices, import, instances, iobench, model, prepare, report, run,
+    vacuum, workload,
 };
-use crate::engine::bench;
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
 use crate::stop::Stop;
@@ -89,7 +88,7 @@ pub enum Command {
     /// standbys' in --standby-dir), nothing else.
     Cleanup(CleanupArgs),
     /// Measure an I/O engine alone, like fio (used by scripts/bench-engine).
-    Iobench(bench::IoBenchArgs),
+    Iobench(crate::commands::iobench::IoBenchArgs),
     /// Probe this disk (about a minute) and write a device profile for
     /// `model --device`: QD1 latencies, IOPS by queue depth, flush cost,
     /// bandwidth.
@@ -225,10 +224,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
         Command::Workload(cmd) => workload::workload_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, stop),
-        Command::Iobench(args) => {
-            bench::iobench(&args, stop)?;
-            Ok(0)
-        }
+        Command::Iobench(args) => iobench::iobench(&args, stop),
         Command::Sweep(args) => crate::sweep::sweep(&args, stop),
         Command::Compare(args) => compare::compare(&args),
         Command::Import(cmd) => import::import(&cmd),

@@ -7,6 +7,7 @@ pub mod compare;
 pub mod devices;
 pub mod import;
 pub mod instances;
+pub mod iobench;
 pub mod model;
 pub mod prepare;
 pub mod report;
