@@ -12,8 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, compare, devices, import, instances, iobench, model, prepare, report, run,
-    vacuum, workload,
+    catchup, cleanup, compare, devices, import, instances, iobench, model, prepare, profile,
+    report, run, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -95,7 +95,7 @@ pub enum Command {
     Calibrate(crate::calibrate::CalibrateArgs),
     /// Device profiles: built from fio's or YABS's results, or checked (show).
     #[command(subcommand)]
-    Profile(crate::calibrate::ProfileCommand),
+    Profile(crate::commands::profile::ProfileCommand),
     /// Workload files: `workload fit-cpu` fits a workload's CPU figures to
     /// real pgbench runs on this host.
     #[command(subcommand)]
@@ -155,10 +155,10 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
         }
         Command::Report(a) => v.push(("-o", a.output.clone())),
         Command::Import(crate::commands::import::ImportCommand::Pgbench(a)) => json(&a.json),
-        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
+        Command::Profile(crate::commands::profile::ProfileCommand::FromFio(a)) => {
             v.push(("-o", a.output.clone()));
         }
-        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => {
+        Command::Profile(crate::commands::profile::ProfileCommand::FromYabs(a)) => {
             v.push(("-o", a.output.clone()));
         }
         Command::Workload(crate::commands::workload::WorkloadCommand::FitCpu(a)) => {
@@ -169,7 +169,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             json(&a.json);
             v.push(("-o", a.output.clone()));
         }
-        Command::Profile(crate::calibrate::ProfileCommand::Show(_))
+        Command::Profile(crate::commands::profile::ProfileCommand::Show(_))
         | Command::Devices(_)
         | Command::Instances
         | Command::Prepare(_)
@@ -185,8 +185,10 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
     match command {
         Command::Compare(a) => a.files.clone(),
         Command::Report(a) => a.files.clone(),
-        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => a.files.clone(),
-        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => vec![a.file.clone()],
+        Command::Profile(crate::commands::profile::ProfileCommand::FromFio(a)) => a.files.clone(),
+        Command::Profile(crate::commands::profile::ProfileCommand::FromYabs(a)) => {
+            vec![a.file.clone()]
+        }
         Command::Import(crate::commands::import::ImportCommand::Pgbench(a)) => {
             let mut v = vec![a.output.clone()];
             v.extend(a.statistics.clone());
@@ -221,7 +223,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Prepare(args) => prepare::prepare(&args, stop),
         Command::Cleanup(args) => cleanup::cleanup(&args),
         Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
-        Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
+        Command::Profile(cmd) => profile::profile(&cmd),
         Command::Workload(cmd) => workload::workload_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, stop),
         Command::Iobench(args) => iobench::iobench(&args, stop),

@@ -29,8 +29,7 @@
 //!
 //! The parts: `probe` runs the tests on the disk, `fit` turns what they
 //! measured into a profile and checks it against the model, `render` writes
-//! the table; `profile_command` is `pgiosim profile` (profiles from fio's
-//! and YABS's results, and `profile show`).
+//! the table.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -50,13 +49,11 @@ use probe::Probed;
 mod check;
 mod fit;
 pub(crate) mod probe;
-mod profile_command;
 mod render;
 
 pub use check::Check;
 pub use fit::{contention_fit, derive, knee, mean_matching_p99};
 pub use probe::Measured;
-pub use profile_command::{FromFioArgs, FromYabsArgs, ProfileCommand, ShowArgs, profile_command};
 pub use render::render_table;
 
 /// Queue depths of the random-read sweep.
@@ -335,8 +332,10 @@ fn calibration(
     })
 }
 
-/// "mydisk.json" → "mydisk"; anything else becomes '-'.
-fn name_from_path(p: &Path) -> String {
+/// A profile's name from the file it is written to, for `calibrate` and
+/// `profile` without --name: "mydisk.json" → "mydisk"; anything else
+/// becomes '-'.
+pub fn name_from_path(p: &Path) -> String {
     let stem = p
         .file_stem()
         .map(|s| s.to_string_lossy().to_lowercase())

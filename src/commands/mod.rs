@@ -10,6 +10,7 @@ pub mod instances;
 pub mod iobench;
 pub mod model;
 pub mod prepare;
+pub mod profile;
 pub mod report;
 pub mod run;
 pub mod vacuum;
