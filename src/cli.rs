@@ -12,8 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, compare, devices, import, instances, iobench, model, prepare, profile,
-    report, run, vacuum, workload,
+    calibrate, catchup, cleanup, compare, devices, import, instances, iobench, model, prepare,
+    profile, report, run, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -92,7 +92,7 @@ pub enum Command {
     /// Probe this disk (about a minute) and write a device profile for
     /// `model --device`: QD1 latencies, IOPS by queue depth, flush cost,
     /// bandwidth.
-    Calibrate(crate::calibrate::CalibrateArgs),
+    Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// Device profiles: built from fio's or YABS's results, or checked (show).
     #[command(subcommand)]
     Profile(crate::commands::profile::ProfileCommand),
@@ -222,7 +222,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Instances => instances::instances().map(|()| 0),
         Command::Prepare(args) => prepare::prepare(&args, stop),
         Command::Cleanup(args) => cleanup::cleanup(&args),
-        Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
+        Command::Calibrate(args) => calibrate::calibrate(&args, stop),
         Command::Profile(cmd) => profile::profile(&cmd),
         Command::Workload(cmd) => workload::workload_command(&cmd),
         Command::Capture(args) => crate::capture::execute(&args, stop),

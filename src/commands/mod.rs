@@ -1,6 +1,7 @@
 //! The commands, one file each, named for the subcommand. `cli` parses the
 //! command line and hands each to its file here.
 
+pub mod calibrate;
 pub mod catchup;
 pub mod cleanup;
 pub mod compare;
