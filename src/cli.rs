@@ -12,8 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    calibrate, catchup, cleanup, compare, devices, import, instances, iobench, model, prepare,
-    profile, report, run, vacuum, workload,
+    calibrate, capture, catchup, cleanup, compare, devices, import, instances, iobench, model,
+    prepare, profile, report, run, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -108,7 +108,7 @@ pub enum Command {
     /// observed transaction mix, WAL per transaction and block accesses, plus the
     /// server's settings as x.conf; `run --workload x.json --config x.conf`
     /// replays it. PostgreSQL 13 to 18.
-    Capture(crate::capture::CaptureArgs),
+    Capture(crate::commands::capture::CaptureArgs),
     /// Run one workload over a grid of clients, settings and devices.
     Sweep(crate::sweep::SweepArgs),
     /// Print results side by side, with ratios to the first.
@@ -203,16 +203,7 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
 
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
-    crate::output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
-    if let Command::Capture(a) = &cli.command
-        && output::is_stdout(&a.output)
-    {
-        // capture writes two files, the workload and the .conf beside it.
-        return Err(crate::error::UsageError(
-            "-o -: capture writes a workload and a .conf beside it; name a file".into(),
-        )
-        .into());
-    }
+    output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
     match cli.command {
         Command::Run(args) => run::run(&args, stop),
         Command::Model(args) => model::model(&args, stop),
@@ -225,7 +216,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Calibrate(args) => calibrate::calibrate(&args, stop),
         Command::Profile(cmd) => profile::profile(&cmd),
         Command::Workload(cmd) => workload::workload_command(&cmd),
-        Command::Capture(args) => crate::capture::execute(&args, stop),
+        Command::Capture(args) => capture::capture(&args, stop),
         Command::Iobench(args) => iobench::iobench(&args, stop),
         Command::Sweep(args) => crate::sweep::sweep(&args, stop),
         Command::Compare(args) => compare::compare(&args),

@@ -2,6 +2,7 @@
 //! command line and hands each to its file here.
 
 pub mod calibrate;
+pub mod capture;
 pub mod catchup;
 pub mod cleanup;
 pub mod compare;
