@@ -13,7 +13,7 @@ pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
     calibrate, capture, catchup, cleanup, compare, devices, import, instances, iobench, model,
-    prepare, profile, report, run, vacuum, workload,
+    prepare, profile, report, run, sweep, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -110,7 +110,7 @@ pub enum Command {
     /// replays it. PostgreSQL 13 to 18.
     Capture(crate::commands::capture::CaptureArgs),
     /// Run one workload over a grid of clients, settings and devices.
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(crate::commands::sweep::SweepArgs),
     /// Print results side by side, with ratios to the first.
     Compare(crate::commands::compare::CompareArgs),
     /// Other tools' results as pgiosim results: `import pgbench` reads a
@@ -218,7 +218,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Workload(cmd) => workload::workload_command(&cmd),
         Command::Capture(args) => capture::capture(&args, stop),
         Command::Iobench(args) => iobench::iobench(&args, stop),
-        Command::Sweep(args) => crate::sweep::sweep(&args, stop),
+        Command::Sweep(args) => sweep::sweep(&args, stop),
         Command::Compare(args) => compare::compare(&args),
         Command::Import(cmd) => import::import(&cmd),
         Command::Report(args) => report::report(&args),

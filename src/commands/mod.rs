@@ -15,6 +15,7 @@ pub mod prepare;
 pub mod profile;
 pub mod report;
 pub mod run;
+pub mod sweep;
 pub mod vacuum;
 pub mod workload;
 
