@@ -1,6 +1,6 @@
-//! `pgiosim capture`: read a live PostgreSQL's statistics over an interval
-//! and write a workload file (and a postgresql.conf) of the same shape, for
-//! `run` and `model` to replay on another disk.
+//! What `pgiosim capture` does: read a live PostgreSQL's statistics over an
+//! interval and turn them into a workload file (and a postgresql.conf) of
+//! the same shape, for `run` and `model` to replay on another disk.
 //!
 //! Read-only: the session sets `default_transaction_read_only`, each sample
 //! is a `READ ONLY` transaction, and only statistics views, `pg_settings` and
@@ -19,7 +19,6 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, anyhow};
-use clap::Args;
 use postgres::config::Host;
 use postgres::{Config, NoTls};
 
@@ -28,61 +27,6 @@ use crate::stop::Stop;
 use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
 use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
 use sample::{Delta, Sample};
-
-/// Flags of `capture`.
-#[derive(Debug, Clone, Args)]
-pub struct CaptureArgs {
-    /// The server to read: a URL (postgres://user:password@host:port/dbname,
-    /// a socket directory as ?host=/var/run/postgresql) or libpq key=value
-    /// pairs (host=/var/run/postgresql port=5432 dbname=app). Parts left out
-    /// come from PGHOST, PGPORT, PGUSER, PGDATABASE and PGPASSWORD, then
-    /// libpq's defaults. Connects without TLS.
-    #[arg(long, value_name = "DSN")]
-    pub dsn: Option<String>,
-    /// How long to watch, in seconds or with a unit (30s, 5min).
-    #[arg(
-        short = 'T',
-        long = "time",
-        value_name = "DURATION",
-        default_value = "60s"
-    )]
-    pub time: String,
-    /// The workload file to write; the server's settings go beside it with
-    /// the extension .conf (x.json and x.conf).
-    #[arg(short = 'o', long = "output", value_name = "FILE.json")]
-    pub output: PathBuf,
-    /// The workload's name [default: the output file's name without extension].
-    #[arg(long, value_name = "NAME")]
-    pub name: Option<String>,
-    /// Print a progress line (tps, WAL per transaction) every SECONDS.
-    #[arg(short = 'P', long = "progress", value_name = "SECONDS")]
-    pub progress: Option<f64>,
-    /// Also write the observed figures as JSON to FILE ("-" for standard
-    /// output, instead of the summary).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Print nothing but errors and the summary.
-    #[arg(short, long)]
-    pub quiet: bool,
-    /// The server's CPU utilisation over the capture as its console shows
-    /// it, percent of all its vCPUs (with --vcpus): for a managed service.
-    /// Without it, a server on this host is read from /proc (the
-    /// postmaster and its processes); the workload's CPU figures come from
-    /// either (see `workload from-server-cpu`).
-    #[arg(long, value_name = "PCT", requires = "vcpus")]
-    pub cpu_utilization: Option<f64>,
-    /// The server's vCPUs, with --cpu-utilization.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub vcpus: Option<u32>,
-    /// The server's size (`pgiosim instances`): its CPU class gives its
-    /// cores' speed relative to the EPYC 9454P.
-    #[arg(long, value_name = "NAME", conflicts_with = "cpu_speed")]
-    pub instance: Option<String>,
-    /// The server's per-core speed relative to the EPYC 9454P, whose time
-    /// the I/O path's CPU figures are in [default: 1].
-    #[arg(long, value_name = "FACTOR")]
-    pub cpu_speed: Option<f64>,
-}
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -234,83 +178,32 @@ pub fn conf_path(output: &Path) -> PathBuf {
     output.with_extension("conf")
 }
 
-/// Run `capture`; returns the exit code (130 when interrupted, after writing
-/// what was observed).
-pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
-    let duration = match crate::units::parse_duration(&args.time) {
-        Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
-        Err(
-            e @ (crate::units::DurationError::BadUnit(_)
-            | crate::units::DurationError::TooLong { .. }),
-        ) => {
-            return Err(usage(format!("-T/--time {}: {e}", args.time)));
-        }
-        _ => {
-            return Err(usage(format!(
-                "-T/--time: the capture needs at least 1 second, in seconds or with a unit (30s, 5min), got {}",
-                args.time
-            )));
-        }
-    };
-    let progress = match args.progress {
-        None => None,
-        Some(p) if p.is_finite() && (0.5..=crate::units::DURATION_MAX_S as f64).contains(&p) => {
-            Some(Duration::from_secs_f64(p))
-        }
-        Some(p) => {
-            return Err(usage(format!(
-                "-P/--progress: must be at least 0.5 seconds, got {p}"
-            )));
-        }
-    };
-    let config = parse_dsn(args.dsn.as_deref().unwrap_or(""))?;
-    let conf_out = conf_path(&args.output);
-    if args.output.extension().is_some_and(|e| e == "conf") {
-        return Err(usage(format!(
-            "-o {}: the workload file would be overwritten by its .conf; name it x.json",
-            args.output.display()
-        )));
-    }
-    if let Some(parent) = args.output.parent()
-        && !parent.as_os_str().is_empty()
-        && !parent.is_dir()
-    {
-        anyhow::bail!(
-            "-o {}: no such directory {}",
-            args.output.display(),
-            parent.display()
-        );
-    }
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => args
-            .output
-            .file_stem()
-            .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
-    };
+/// What a capture saw over its interval: the observation, and the server's
+/// processes' CPU at its start and end where the server runs on this host.
+pub struct Watched {
+    pub obs: Observation,
+    pub cpu_start: Option<proc_cpu::Reading>,
+    pub cpu_end: Option<proc_cpu::Reading>,
+}
 
-    if let Some(p) = args.cpu_utilization
-        && !(p.is_finite() && p > 0.0 && p <= 100.0)
-    {
-        return Err(usage(format!(
-            "--cpu-utilization: a percentage of the server's vCPUs in (0, 100], got {p}"
-        )));
-    }
-    if let Some(f) = args.cpu_speed {
-        let (lo, hi) = crate::units::CPU_SPEED_RANGE;
-        crate::units::check_f64("--cpu-speed", f, lo, hi, "a factor (1 = the EPYC 9454P)")?;
-    }
-    let speed = match (&args.instance, args.cpu_speed) {
-        (Some(name), _) => {
-            Some(crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?)
-        }
-        (None, f) => f,
-    };
-    let target = describe_target(&config);
+/// Watch the server `config` points at for `duration`, read-only: its
+/// version and settings, its statistics at the start and the end (and every
+/// `progress`, printed as a line unless `quiet`), its table sizes; with
+/// `local_cpu`, its processes' CPU from /proc when it runs on this host.
+/// Ended early by `stop`, the observation is partial.
+pub fn watch(
+    config: &Config,
+    duration: Duration,
+    progress: Option<Duration>,
+    local_cpu: bool,
+    quiet: bool,
+    stop: &Stop,
+) -> Result<Watched> {
+    let target = describe_target(config);
     watchdog::start(stop);
-    let mut client = connect(&config)?;
+    let mut client = connect(config)?;
     // A server on this host: its processes' CPU from /proc.
-    let postmaster = if args.cpu_utilization.is_none() {
+    let postmaster = if local_cpu {
         client
             .query_one("SELECT pg_backend_pid()", &[])
             .ok()
@@ -353,12 +246,12 @@ pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
     };
     let queries =
         queries::queries_for(version_num).with_context(|| format!("the server at {target}"))?;
-    if !queries::checked(version_num) && !args.quiet {
+    if !queries::checked(version_num) && !quiet {
         eprintln!(
             "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
         );
     }
-    if !args.quiet {
+    if !quiet {
         eprintln!(
             "capture: database {database:?} on PostgreSQL {version} at {target}, for {:.0} s",
             duration.as_secs_f64()
@@ -415,7 +308,7 @@ pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
             clients = clients.max(s.clients_connected);
             active_sum += s.clients_active as f64;
             samples += 1;
-            if !args.quiet {
+            if !quiet {
                 eprintln!("{}", progress_line(&start, &last, &s));
             }
             last = s;
@@ -440,7 +333,7 @@ pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
     let sizes = match read_sizes(&mut client, &queries) {
         Ok(s) => Some(s),
         Err(e) => {
-            if !args.quiet {
+            if !quiet {
                 eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
             }
             None
@@ -466,54 +359,16 @@ pub fn execute(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
         checkpoint_source: queries.checkpoint_source.into(),
         partial,
     };
-    let json_name = args.output.display().to_string();
-    let conf_name = conf_out.display().to_string();
-    let mut captured = build::derive(&obs, &name, &json_name, &conf_name)?;
-    let cpu_seconds = match (args.cpu_utilization, args.vcpus, &cpu_start, &cpu_end) {
-        (Some(pct), Some(v), _, _) => Some((
-            pct / 100.0 * f64::from(v) * captured.figures.seconds,
-            format!("{pct}% of {v} vCPUs (the server's console)"),
-        )),
-        (None, _, Some(a), Some(b)) => Some((
-            proc_cpu::spent(a, b),
-            format!(
-                "/proc: the postmaster (pid {}) and its processes, user + system",
-                a.postmaster
-            ),
-        )),
-        _ => None,
-    };
-    if let Some((secs, from)) = cpu_seconds {
-        server_cpu_into(&mut captured, secs, &from, speed, args.quiet)?;
-    } else if !args.quiet {
-        eprintln!(
-            "notice: the server's CPU is not on this host and --cpu-utilization was not given: the workload keeps pgiosim's default CPU figures"
-        );
-    }
-    crate::output::write_file("-o", &args.output, &captured.spec_json)?;
-    crate::output::write_file("-o (its .conf)", &conf_out, &captured.conf)?;
-    let summary = summary(&captured, &obs, &json_name, &conf_name);
-    match &args.json {
-        Some(p) if p == Path::new("-") => {
-            crate::output::stdout(&(serde_json::to_string_pretty(&captured.figures)? + "\n"))?;
-            eprint!("{summary}");
-        }
-        Some(p) => {
-            crate::output::write_file(
-                "--json",
-                p,
-                &(serde_json::to_string_pretty(&captured.figures)? + "\n"),
-            )?;
-            crate::output::stdout(&summary)?;
-        }
-        None => crate::output::stdout(&summary)?,
-    }
-    Ok(if partial { 130 } else { 0 })
+    Ok(Watched {
+        obs,
+        cpu_start,
+        cpu_end,
+    })
 }
 
 /// The server's CPU over the capture into the workload's figures
 /// (`workload::server_cpu`), and into the observed figures.
-fn server_cpu_into(
+pub fn server_cpu_into(
     c: &mut Captured,
     seconds: f64,
     from: &str,
@@ -593,7 +448,7 @@ fn progress_line(start: &Sample, last: &Sample, now: &Sample) -> String {
 }
 
 /// What capture prints: the observed shape and how to replay it.
-fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str) -> String {
+pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str) -> String {
     let f = &c.figures;
     let mut s = format!(
         "captured {:.1} s of database {:?} on PostgreSQL {} ({}){}\n",

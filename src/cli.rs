@@ -12,9 +12,9 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    catchup, cleanup, devices, instances, model, prepare, run, vacuum, workload,
+    calibrate, capture, catchup, cleanup, compare, devices, import, instances, iobench, model,
+    prepare, profile, report, run, sweep, vacuum, workload,
 };
-use crate::engine::bench;
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
 use crate::stop::Stop;
@@ -62,7 +62,7 @@ pub enum Command {
     /// first change after the checkpoint), and writes its dirty ring buffers
     /// itself. Reported in seconds and MB/s, with pages read, dirtied and
     /// written, and the WAL it produced.
-    Vacuum(crate::commands::vacuum::VacuumArgs),
+    Vacuum(vacuum::VacuumArgs),
     /// Time a standby catching up on a WAL backlog, on this disk or a model.
     ///
     /// A physical standby's startup process replays WAL already in its
@@ -76,7 +76,7 @@ pub enum Command {
     /// up, WAL MB/s and where the startup process's time went. Not
     /// modelled: streaming the WAL in during the catch-up (it is in pg_wal
     /// already), hot-standby queries, and logical replication's apply.
-    Catchup(crate::commands::catchup::CatchupArgs),
+    Catchup(catchup::CatchupArgs),
     /// List the shipped device profiles and the provisioned volume types.
     Devices(DevicesArgs),
     /// List the instance presets for `model --instance`: vCPUs, memory,
@@ -88,18 +88,18 @@ pub enum Command {
     /// standbys' in --standby-dir), nothing else.
     Cleanup(CleanupArgs),
     /// Measure an I/O engine alone, like fio (used by scripts/bench-engine).
-    Iobench(bench::IoBenchArgs),
+    Iobench(iobench::IoBenchArgs),
     /// Probe this disk (about a minute) and write a device profile for
     /// `model --device`: QD1 latencies, IOPS by queue depth, flush cost,
     /// bandwidth.
-    Calibrate(crate::calibrate::CalibrateArgs),
+    Calibrate(calibrate::CalibrateArgs),
     /// Device profiles: built from fio's or YABS's results, or checked (show).
     #[command(subcommand)]
-    Profile(crate::calibrate::ProfileCommand),
+    Profile(profile::ProfileCommand),
     /// Workload files: `workload fit-cpu` fits a workload's CPU figures to
     /// real pgbench runs on this host.
     #[command(subcommand)]
-    Workload(crate::commands::workload::WorkloadCommand),
+    Workload(workload::WorkloadCommand),
     /// Watch a live PostgreSQL's statistics and write a workload of its shape.
     ///
     /// Reads pg_stat_database, pg_stat_wal, pg_stat_bgwriter or
@@ -108,17 +108,17 @@ pub enum Command {
     /// observed transaction mix, WAL per transaction and block accesses, plus the
     /// server's settings as x.conf; `run --workload x.json --config x.conf`
     /// replays it. PostgreSQL 13 to 18.
-    Capture(crate::capture::CaptureArgs),
+    Capture(capture::CaptureArgs),
     /// Run one workload over a grid of clients, settings and devices.
-    Sweep(crate::sweep::SweepArgs),
+    Sweep(sweep::SweepArgs),
     /// Print results side by side, with ratios to the first.
-    Compare(crate::compare::CompareArgs),
+    Compare(compare::CompareArgs),
     /// Other tools' results as pgiosim results: `import pgbench` reads a
     /// real pgbench run and the statistics sampled around it.
     #[command(subcommand)]
-    Import(crate::import::ImportCommand),
+    Import(import::ImportCommand),
     /// Write one self-contained HTML file with charts of results and sweeps.
-    Report(crate::report::html::ReportArgs),
+    Report(report::ReportArgs),
 }
 
 /// The files a command will write, with the flag that names each.
@@ -154,22 +154,22 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             v.push(("-o (its .conf)", crate::capture::conf_path(&a.output)));
         }
         Command::Report(a) => v.push(("-o", a.output.clone())),
-        Command::Import(crate::import::ImportCommand::Pgbench(a)) => json(&a.json),
-        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => {
+        Command::Import(import::ImportCommand::Pgbench(a)) => json(&a.json),
+        Command::Profile(profile::ProfileCommand::FromFio(a)) => {
             v.push(("-o", a.output.clone()));
         }
-        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => {
+        Command::Profile(profile::ProfileCommand::FromYabs(a)) => {
             v.push(("-o", a.output.clone()));
         }
-        Command::Workload(crate::commands::workload::WorkloadCommand::FitCpu(a)) => {
+        Command::Workload(workload::WorkloadCommand::FitCpu(a)) => {
             json(&a.json);
             v.push(("-o", a.output.clone()));
         }
-        Command::Workload(crate::commands::workload::WorkloadCommand::FromServerCpu(a)) => {
+        Command::Workload(workload::WorkloadCommand::FromServerCpu(a)) => {
             json(&a.json);
             v.push(("-o", a.output.clone()));
         }
-        Command::Profile(crate::calibrate::ProfileCommand::Show(_))
+        Command::Profile(profile::ProfileCommand::Show(_))
         | Command::Devices(_)
         | Command::Instances
         | Command::Prepare(_)
@@ -185,14 +185,16 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
     match command {
         Command::Compare(a) => a.files.clone(),
         Command::Report(a) => a.files.clone(),
-        Command::Profile(crate::calibrate::ProfileCommand::FromFio(a)) => a.files.clone(),
-        Command::Profile(crate::calibrate::ProfileCommand::FromYabs(a)) => vec![a.file.clone()],
-        Command::Import(crate::import::ImportCommand::Pgbench(a)) => {
+        Command::Profile(profile::ProfileCommand::FromFio(a)) => a.files.clone(),
+        Command::Profile(profile::ProfileCommand::FromYabs(a)) => {
+            vec![a.file.clone()]
+        }
+        Command::Import(import::ImportCommand::Pgbench(a)) => {
             let mut v = vec![a.output.clone()];
             v.extend(a.statistics.clone());
             v
         }
-        Command::Workload(crate::commands::workload::WorkloadCommand::FitCpu(a)) => {
+        Command::Workload(workload::WorkloadCommand::FitCpu(a)) => {
             vec![a.measurements.clone()]
         }
         _ => Vec::new(),
@@ -201,16 +203,7 @@ fn inputs(command: &Command) -> Vec<PathBuf> {
 
 /// Run the parsed command; returns the process exit code on success.
 pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
-    crate::output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
-    if let Command::Capture(a) = &cli.command
-        && output::is_stdout(&a.output)
-    {
-        // capture writes two files, the workload and the .conf beside it.
-        return Err(crate::error::UsageError(
-            "-o -: capture writes a workload and a .conf beside it; name a file".into(),
-        )
-        .into());
-    }
+    output::check_outputs(&outputs(&cli.command), &inputs(&cli.command))?;
     match cli.command {
         Command::Run(args) => run::run(&args, stop),
         Command::Model(args) => model::model(&args, stop),
@@ -220,17 +213,14 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Instances => instances::instances().map(|()| 0),
         Command::Prepare(args) => prepare::prepare(&args, stop),
         Command::Cleanup(args) => cleanup::cleanup(&args),
-        Command::Calibrate(args) => crate::calibrate::calibrate(&args, stop),
-        Command::Profile(cmd) => crate::calibrate::profile_command(&cmd),
-        Command::Workload(cmd) => workload::workload_command(&cmd),
-        Command::Capture(args) => crate::capture::execute(&args, stop),
-        Command::Iobench(args) => {
-            bench::iobench(&args, stop)?;
-            Ok(0)
-        }
-        Command::Sweep(args) => crate::sweep::sweep(&args, stop),
-        Command::Compare(args) => crate::compare::compare(&args),
-        Command::Import(cmd) => crate::import::import(&cmd),
-        Command::Report(args) => crate::report::html::report(&args),
+        Command::Calibrate(args) => calibrate::calibrate(&args, stop),
+        Command::Profile(cmd) => profile::profile(&cmd),
+        Command::Workload(cmd) => workload::workload(&cmd),
+        Command::Capture(args) => capture::capture(&args, stop),
+        Command::Iobench(args) => iobench::iobench(&args, stop),
+        Command::Sweep(args) => sweep::sweep(&args, stop),
+        Command::Compare(args) => compare::compare(&args),
+        Command::Import(cmd) => import::import(&cmd),
+        Command::Report(args) => report::report(&args),
     }
 }

@@ -1,13 +1,12 @@
 //! pgiosim: PostgreSQL's I/O pattern against a real disk or a device model,
 //! reported in database terms.
 
-pub mod archive;
+pub mod archive_target;
 pub mod args;
 pub mod calibrate;
 pub mod capture;
 pub mod cli;
 pub mod commands;
-pub mod compare;
 pub mod core;
 pub mod datafiles;
 pub mod device;

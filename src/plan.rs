@@ -464,7 +464,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
             workload.replay_bytes_per_s(),
         )
         .map_err(|e| usage(format!("{e:#}")))?,
-        archive: crate::archive::archive_config(shape.archive.as_deref(), s)
+        archive: crate::archive_target::archive_config(shape.archive.as_deref(), s)
             .map_err(|e| usage(format!("{e:#}")))?,
         commit_delay: s.commit_delay_us * US,
         commit_siblings: s.commit_siblings,

@@ -1,6 +1,6 @@
 //! `pgiosim sweep`, driven through the binary: the grid, the table, the
 //! knees, the JSON, and that a point is the very run `model` would make.
-//! (The knee rule itself is unit-tested in src/sweep.rs.)
+//! (The knee rule itself is unit-tested in src/sweep/mod.rs.)
 
 use std::path::Path;
 

@@ -5,7 +5,8 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use pgiosim::compare;
+use pgiosim::commands::compare;
+use pgiosim::report::compare::render as render_comparison;
 use pgiosim::report::html::{Inputs, render};
 use pgiosim::report::load::{Document, document_from_str};
 
@@ -25,7 +26,7 @@ fuzz_target!(|data: &[u8]| {
         Document::Result(r) => {
             let results = vec![(*r).clone(), *r];
             let why = compare::incompatibilities(&results);
-            let _ = compare::render(&compare::build(&results, !why.is_empty(), why));
+            let _ = render_comparison(&compare::build(&results, !why.is_empty(), why));
             Inputs {
                 results,
                 sweeps: Vec::new(),

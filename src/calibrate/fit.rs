@@ -13,7 +13,7 @@ use crate::device::profile::{Caps, IdlePoint, Latency, Profile};
 
 use super::probe::Measured;
 use super::{
-    AGREE, CalibrateArgs, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, PLATEAU_DEPTHS,
+    AGREE, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, Options, PLATEAU_DEPTHS,
     PLATEAU_RATIO, STREAMS, THROTTLED_QD1, hostname, utc_now,
 };
 
@@ -103,7 +103,7 @@ pub(super) fn sweep_error(sweep: &[(u32, f64)], model: impl Fn(f64) -> f64) -> f
 pub fn derive(
     m: &Measured,
     name: &str,
-    args: &CalibrateArgs,
+    opts: &Options,
     device: &str,
     engine: &str,
 ) -> Result<(Profile, u32, Vec<String>)> {
@@ -151,7 +151,7 @@ pub fn derive(
         set_write_and_flush_contention(&mut p, m, &mut findings);
     }
     p.description = format!("Calibrated by pgiosim on {}, {device}", hostname());
-    p.source = source(m, args, device, engine, knee_qd, &findings);
+    p.source = source(m, opts, device, engine, knee_qd, &findings);
     let text = serde_json::to_string(&p)?;
     let p = Profile::from_json(&text, "the calibrated profile")
         .context("calibrate: the measured figures do not make a valid profile")?;
@@ -628,7 +628,7 @@ fn fit_monotone(target: f64, rate: impl Fn(f64) -> f64) -> f64 {
 /// figure, and the findings.
 pub(super) fn source(
     m: &Measured,
-    args: &CalibrateArgs,
+    opts: &Options,
     device: &str,
     engine: &str,
     knee_qd: u32,
@@ -647,10 +647,10 @@ pub(super) fn source(
          {:.0}/s; random-read IOPS {} (knee QD{knee_qd}); QD16 random write {:.0} IOPS; QD32 \
          50/50 mix {:.0} IOPS; sequential 1 MiB read {:.0} MiB/s, write {:.0} MiB/s. {}",
         utc_now(),
-        args.dir.display(),
+        opts.dir.display(),
         hostname(),
         crate::units::format_memory(m.size_bytes),
-        args.seconds_per_test,
+        opts.seconds_per_test,
         lat(m.qd1_read.read),
         lat(m.qd1_write.write),
         m.wal1.ops_per_s,

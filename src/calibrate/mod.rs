@@ -1,5 +1,5 @@
-//! `pgiosim calibrate`: probe a real disk with pgiosim's own engine and
-//! write a device profile for `pgiosim model --device`.
+//! What `pgiosim calibrate` does: probe a real disk with pgiosim's own
+//! engine and fit a device profile for `pgiosim model --device` to it.
 //!
 //! Every probe goes through the same engine `run` uses (io_uring, falling
 //! back to psync; O_DIRECT) on pgiosim's own files, so the profile describes
@@ -29,8 +29,7 @@
 //!
 //! The parts: `probe` runs the tests on the disk, `fit` turns what they
 //! measured into a profile and checks it against the model, `render` writes
-//! the table; `profile_command` is `pgiosim profile` (profiles from fio's
-//! and YABS's results, and `profile show`).
+//! the table.
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -41,8 +40,6 @@ use serde::Serialize;
 use crate::core::io::{PAGE_BYTES, WAL_SEGMENT_BYTES};
 use crate::datafiles::{self, DataDir, Layout};
 use crate::device::profile::Profile;
-use crate::error::UsageError;
-use crate::output;
 use crate::stop::Stop;
 
 use probe::Probed;
@@ -50,13 +47,11 @@ use probe::Probed;
 mod check;
 mod fit;
 pub(crate) mod probe;
-mod profile_command;
 mod render;
 
 pub use check::Check;
 pub use fit::{contention_fit, derive, knee, mean_matching_p99};
 pub use probe::Measured;
-pub use profile_command::{FromFioArgs, FromYabsArgs, ProfileCommand, ShowArgs, profile_command};
 pub use render::render_table;
 
 /// Queue depths of the random-read sweep.
@@ -94,40 +89,22 @@ pub const SUBDIR: &str = "pgiosim-calibrate";
 /// profile's description and in a warning.
 pub const MISS_WARN: f64 = 0.25;
 
-/// Flags of `calibrate`.
-#[derive(Debug, Clone, clap::Args)]
-pub struct CalibrateArgs {
+/// A calibration as `calibrate`'s flags ask for it.
+#[derive(Debug, Clone)]
+pub struct Options {
     /// Directory on the disk to probe; the probe files go to
-    /// DIR/pgiosim-calibrate and are removed at the end.
-    #[arg(long, value_name = "DIR")]
+    /// DIR/pgiosim-calibrate.
     pub dir: PathBuf,
-    /// Where to write the device profile (JSON).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// Length of each test, seconds (fractions allowed); the read sweep's
-    /// depths, the larger WAL writes and the idle gaps run half as long each.
-    #[arg(long, value_name = "SECONDS", default_value_t = 4.0)]
+    /// Length of each test, seconds.
     pub seconds_per_test: f64,
-    /// Size of the data file random reads go to, with postgresql.conf units
-    /// (1GB, 512MB). Larger than the disk's cache gives truer latencies.
-    #[arg(long, value_name = "SIZE", default_value = "1GB")]
+    /// Size of the data file random reads go to, bytes.
+    pub size_bytes: u64,
+    /// The same size as --size gave it (1GB), for messages.
     pub size: String,
-    /// Name of the profile [default: the output file's name without .json].
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Also write every measurement as JSON to FILE.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
     /// Keep the probe files for the next calibration.
-    #[arg(long)]
     pub keep: bool,
-    /// Print nothing but errors and the table (no progress bar, no notices).
-    #[arg(short, long)]
+    /// No progress bar, no notices.
     pub quiet: bool,
-}
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    UsageError(msg.into()).into()
 }
 
 /// Latency figures of one kind of operation in one test, µs.
@@ -180,130 +157,55 @@ pub struct Calibration {
     pub profile: Profile,
 }
 
-/// Runs `pgiosim calibrate`. Returns the exit code (130 if interrupted).
-pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
-    if !(args.seconds_per_test.is_finite() && args.seconds_per_test >= 0.1) {
-        return Err(usage(format!(
-            "--seconds-per-test: must be at least 0.1, got {}",
-            args.seconds_per_test
-        )));
-    }
-    if args.seconds_per_test > 3600.0 {
-        return Err(usage("--seconds-per-test: at most 3600"));
-    }
-    let size = crate::units::parse_memory_bytes(&args.size).ok_or_else(|| {
-        usage(format!(
-            "--size {}: not a size; write it as 1GB or 512MB",
-            args.size
-        ))
-    })?;
-    if size < SIZE_MIN_BYTES {
-        return Err(usage(format!("--size {}: at least 16MB", args.size)));
-    }
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => name_from_path(&args.output),
-    };
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(usage(format!(
-            "--name {name:?}: may hold only lowercase letters, digits and '-'"
-        )));
-    }
-    if let Some(parent) = args.output.parent()
-        && !parent.as_os_str().is_empty()
-        && !parent.is_dir()
-    {
-        return Err(usage(format!(
-            "-o {}: directory {} does not exist",
-            args.output.display(),
-            parent.display()
-        )));
-    }
-
-    let probe_dir = probe::prepare_dir(&args.dir)?;
+/// Probes the disk under `opts.dir` and fits a profile named `name` to
+/// what the probes measured, checked against its model; None if
+/// interrupted. The probe files are removed at the end unless `opts.keep`.
+pub fn probe_and_fit(opts: &Options, name: &str, stop: &Stop) -> Result<Option<Calibration>> {
+    let probe_dir = probe::prepare_dir(&opts.dir)?;
     let dd = DataDir::new(&probe_dir.path, None);
-    let blocks = size / PAGE_BYTES;
+    let blocks = opts.size_bytes / PAGE_BYTES;
     let layout = Layout {
         data_blocks: blocks,
         wal_segments: STREAMS,
         description: "pgiosim calibrate".to_string(),
     };
-    let progress = !args.quiet && std::io::stderr().is_terminal();
+    let progress = !opts.quiet && std::io::stderr().is_terminal();
     let result = (|| -> Result<Option<Calibration>> {
         // Released before the probe files are removed (cleanup takes it too).
         let held = datafiles::lock(&dd)?;
         datafiles::prepare_locked(&dd, &layout, progress, &held, stop).with_context(|| {
             format!(
                 "--dir {}: cannot prepare the probe files (--size {} plus {} MiB of WAL)",
-                args.dir.display(),
-                args.size,
+                opts.dir.display(),
+                opts.size,
                 (u64::from(STREAMS) * WAL_SEGMENT_BYTES) >> 20
             )
         })?;
-        probe::measure(args, &dd, &layout, progress, stop)?
-            .map(|probed| calibration(args, &dd, &name, probed))
+        probe::measure(opts, &dd, &layout, progress, stop)?
+            .map(|probed| calibration(opts, &dd, name, probed))
             .transpose()
     })();
-    let cleanup = if args.keep {
+    let cleanup = if opts.keep {
         Ok(())
     } else {
         probe_dir.remove(&dd)
     };
-    let Some(cal) = result? else {
-        cleanup?;
-        eprintln!("calibrate: interrupted; no profile written");
-        return Ok(130);
-    };
+    let cal = result?;
     cleanup?;
-    let text = serde_json::to_string_pretty(&cal.profile)? + "\n";
-    // Validated like any profile before it is written.
-    Profile::from_json(&text, &args.output.display().to_string())
-        .context("calibrate: the measured figures do not make a valid profile")?;
-    output::write_file("-o", &args.output, &text)?;
-    let report = format!(
-        "{}profile {} written to {}\n",
-        render_table(&cal),
-        cal.profile.name,
-        args.output.display()
-    );
-    let stdout_taken =
-        output::is_stdout(&args.output) || args.json.as_deref().is_some_and(output::is_stdout);
-    output::report(&report, stdout_taken)?;
-    if !cal.misses.is_empty() {
-        eprintln!(
-            "warning: the profile's model misses {} of calibrate's probes by more than {:.0}%: {}",
-            cal.misses.len(),
-            100.0 * MISS_WARN,
-            cal.misses.join(", ")
-        );
-    }
-    if let Some(path) = &args.json {
-        let j = serde_json::to_string_pretty(&cal)? + "\n";
-        output::write_file("--json", path, &j)?;
-    }
-    Ok(0)
+    Ok(cal)
 }
 
 /// The profile fitted to what the probes measured, with everything
 /// `--json` records. Before the probe files go: the device is found from
 /// their directory.
-fn calibration(
-    args: &CalibrateArgs,
-    dd: &DataDir,
-    name: &str,
-    probed: Probed,
-) -> Result<Calibration> {
+fn calibration(opts: &Options, dd: &DataDir, name: &str, probed: Probed) -> Result<Calibration> {
     let Probed {
         measured: m,
         tests,
         engine,
     } = probed;
     let device = probe::device_of(&dd.dir);
-    let (mut profile, knee_qd, findings) = derive(&m, name, args, &device, &engine)?;
+    let (mut profile, knee_qd, findings) = derive(&m, name, opts, &device, &engine)?;
     let model_check = check::model_check(&profile, &m);
     let misses: Vec<String> = model_check
         .iter()
@@ -320,10 +222,10 @@ fn calibration(
         );
     }
     Ok(Calibration {
-        dir: args.dir.display().to_string(),
+        dir: opts.dir.display().to_string(),
         device,
         engine,
-        seconds_per_test: args.seconds_per_test,
+        seconds_per_test: opts.seconds_per_test,
         size_bytes: m.size_bytes,
         tests,
         sweep: m.sweep.clone(),
@@ -335,8 +237,10 @@ fn calibration(
     })
 }
 
-/// "mydisk.json" → "mydisk"; anything else becomes '-'.
-fn name_from_path(p: &Path) -> String {
+/// A profile's name from the file it is written to, for `calibrate` and
+/// `profile` without --name: "mydisk.json" → "mydisk"; anything else
+/// becomes '-'.
+pub fn name_from_path(p: &Path) -> String {
     let stem = p
         .file_stem()
         .map(|s| s.to_string_lossy().to_lowercase())

@@ -19,7 +19,7 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::uring::{AlignedBuf, UringDevice};
 use crate::stop::Stop;
 
-use super::{CalibrateArgs, LatencyUs, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult};
+use super::{LatencyUs, Options, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult};
 
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
 /// half-length passes count as 6, the WAL sizes' and the idle gaps'
@@ -557,13 +557,13 @@ pub(super) struct Probed {
 
 /// All the tests. None if interrupted.
 pub(super) fn measure(
-    args: &CalibrateArgs,
+    opts: &Options,
     dd: &DataDir,
     layout: &Layout,
     progress: bool,
     stop: &Stop,
 ) -> Result<Option<Probed>> {
-    let length = (args.seconds_per_test * 1e9) as Nanos;
+    let length = (opts.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;
     let bar = if progress {
         let bar = indicatif::ProgressBar::new(TESTS * length / MS);
@@ -576,7 +576,7 @@ pub(super) fn measure(
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let mut dev = open_engine(dd, layout, args.quiet)?;
+    let mut dev = open_engine(dd, layout, opts.quiet)?;
     let engine = dev.name().to_string();
     let mut tests: Vec<TestResult> = Vec::new();
     macro_rules! run {

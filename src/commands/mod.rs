@@ -1,13 +1,21 @@
 //! The commands, one file each, named for the subcommand. `cli` parses the
 //! command line and hands each to its file here.
 
+pub mod calibrate;
+pub mod capture;
 pub mod catchup;
 pub mod cleanup;
+pub mod compare;
 pub mod devices;
+pub mod import;
 pub mod instances;
+pub mod iobench;
 pub mod model;
 pub mod prepare;
+pub mod profile;
+pub mod report;
 pub mod run;
+pub mod sweep;
 pub mod vacuum;
 pub mod workload;
 

@@ -118,7 +118,7 @@ pub struct FitCpuArgs {
 }
 
 /// Run a `workload` subcommand.
-pub fn workload_command(cmd: &WorkloadCommand) -> Result<i32> {
+pub fn workload(cmd: &WorkloadCommand) -> Result<i32> {
     match cmd {
         WorkloadCommand::FitCpu(a) => fit_cpu(a),
         WorkloadCommand::FromServerCpu(a) => from_server_cpu(a),

@@ -1,5 +1,6 @@
-//! `pgiosim iobench`: a raw microbenchmark of the real engines, without the
-//! core, to check that an engine itself is not what limits a run.
+//! What `pgiosim iobench` runs: a raw microbenchmark of the real engines,
+//! without the core, to check that an engine itself is not what limits a
+//! run.
 //!
 //! Two tests, on files prepared by [`crate::datafiles::prepare`] and opened
 //! with O_DIRECT:
@@ -48,31 +49,22 @@ pub enum BenchTest {
     Walsync,
 }
 
-/// Measure an I/O engine alone, like fio: random 8 KiB reads, or a WAL
-/// write+fdatasync loop, on O_DIRECT files in --dir.
-#[derive(Debug, Clone, clap::Args)]
-pub struct IoBenchArgs {
+/// One benchmark, as `iobench`'s flags ask for it.
+#[derive(Debug, Clone)]
+pub struct Bench {
     /// Directory for the benchmark's files (created if its parent exists).
-    #[arg(long)]
     pub dir: PathBuf,
     /// Engine to measure.
-    #[arg(long, value_enum, default_value_t = BenchEngine::Uring)]
-    pub io_engine: BenchEngine,
+    pub engine: BenchEngine,
     /// I/O pattern.
-    #[arg(long, value_enum, default_value_t = BenchTest::Randread)]
     pub test: BenchTest,
-    /// Requests in flight [default: 32 for randread, 1 for walsync].
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// Requests in flight [default: 32 for randread, 1 for walsync]; with
+    /// psync at most [`super::psync::MAX_THREADS`].
     pub qd: Option<u32>,
     /// Length of the measurement, in seconds.
-    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub seconds: u64,
-    /// Size of the data file, in MiB.
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..))]
-    pub size: u64,
-    /// Print the result as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// Size of the data file, in MiB, at most [`SIZE_MAX_MIB`].
+    pub size_mib: u64,
 }
 
 /// What one `iobench` measured.
@@ -112,67 +104,37 @@ pub struct IoBenchResult {
     pub cpu_cores: f64,
 }
 
-/// Runs `pgiosim iobench`: prepares the files, runs the test and prints the
-/// result (text, or JSON with `--json`).
-pub fn iobench(args: &IoBenchArgs, stop: &Stop) -> Result<()> {
-    let r = run_iobench(args, stop)?;
-    if args.json {
-        crate::output::stdout(&(serde_json::to_string(&r)? + "\n"))?;
-    } else {
-        crate::output::stdout(&render_text(&r))?;
-    }
-    Ok(())
-}
-
 /// The largest `--size`: a PiB, far past any disk, and small enough that
 /// its count of 8 KiB blocks cannot overflow.
 pub const SIZE_MAX_MIB: u64 = 1 << 30;
 
 /// Prepares the files, runs the test, returns what was measured.
-pub fn run_iobench(args: &IoBenchArgs, stop: &Stop) -> Result<IoBenchResult> {
-    // The flags are checked before the lock and the prepare: a value no
-    // engine can take is bad input (exit 2), not a failure of the disk.
-    let usage = |msg: String| -> anyhow::Error { crate::error::UsageError(msg).into() };
-    if args.size > SIZE_MAX_MIB {
-        return Err(usage(format!(
-            "--size {}: at most {SIZE_MAX_MIB} MiB (1 PiB)",
-            args.size
-        )));
-    }
-    let blocks = args.size * ((1 << 20) / PAGE_BYTES);
-    if args.io_engine == BenchEngine::Psync
-        && let Some(qd) = args.qd
-        && qd as usize > super::psync::MAX_THREADS
-    {
-        return Err(usage(format!(
-            "--qd {qd}: --io-engine psync runs a thread for each request in flight, at most {}",
-            super::psync::MAX_THREADS
-        )));
-    }
+pub fn run(b: &Bench, stop: &Stop) -> Result<IoBenchResult> {
+    let blocks = b.size_mib * ((1 << 20) / PAGE_BYTES);
     let layout = Layout {
         data_blocks: blocks,
         wal_segments: 1,
         description: "iobench".to_string(),
     };
-    let dd = DataDir::new(&args.dir, None);
+    let dd = DataDir::new(&b.dir, None);
     let _held = datafiles::lock(&dd)?;
     let prepared =
         datafiles::prepare_locked(&dd, &layout, std::io::stderr().is_terminal(), &_held, stop)?;
     let files = datafiles::open(&dd, &layout, true)?;
-    let file = match args.test {
+    let file = match b.test {
         BenchTest::Randread => files.data_path.display().to_string(),
         BenchTest::Walsync => files.wal_paths[0].display().to_string(),
     };
-    let qd = args.qd.unwrap_or(match args.test {
+    let qd = b.qd.unwrap_or(match b.test {
         BenchTest::Randread => 32,
         BenchTest::Walsync => 1,
     });
-    let mut dev: Box<dyn Device> = match args.io_engine {
+    let mut dev: Box<dyn Device> = match b.engine {
         BenchEngine::Uring => Box::new(UringDevice::new(files, qd)?),
         BenchEngine::Psync => Box::new(PsyncDevice::new(files, qd as usize)?),
     };
-    let duration = args.seconds * SEC;
-    let mut pattern: Box<dyn Pattern> = match args.test {
+    let duration = b.seconds * SEC;
+    let mut pattern: Box<dyn Pattern> = match b.test {
         BenchTest::Randread => Box::new(RandRead {
             rng: SmallRng::seed_from_u64(0x10_be4c),
             blocks,
@@ -187,14 +149,14 @@ pub fn run_iobench(args: &IoBenchArgs, stop: &Stop) -> Result<IoBenchResult> {
     let wall_s = m.wall as f64 / SEC as f64;
     let us = |ns: u64| ns as f64 / 1000.0;
     Ok(IoBenchResult {
-        test: match args.test {
+        test: match b.test {
             BenchTest::Randread => "randread",
             BenchTest::Walsync => "walsync",
         },
         engine: dev.name(),
         qd,
         file,
-        size_mib: args.size,
+        size_mib: b.size_mib,
         files: match prepared {
             datafiles::Prepared::Reused => "reused",
             datafiles::Prepared::Created => "created",

@@ -1,111 +1,27 @@
-//! `pgiosim import`: results of other tools as `pgiosim.result` files, so
-//! that `compare` and `report` put a real PostgreSQL run beside `run` and
-//! `model`.
+//! Results of other tools as `pgiosim.result` files, so that `compare` and
+//! `report` put a real PostgreSQL run beside `run` and `model`: what
+//! `pgiosim import` reads (`pgbench`) and the result built from it.
 
 pub mod pgbench;
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Result;
-use clap::{Args, Subcommand};
 
 use crate::error::UsageError;
-use crate::input::{self, SMALL_FILE_MAX_BYTES};
-use crate::output;
 use crate::report::{
     BucketFigures, IoFigures, Latency, RunInfo, RunResult, SCHEMA, SCHEMA_VERSION, Summary,
 };
 
-/// What `import` reads.
-#[derive(Debug, Clone, Subcommand)]
-pub enum ImportCommand {
-    /// A real pgbench run: its report, and optionally the statistics sampled
-    /// around it, as a result `compare` and `report` take.
-    ///
-    /// PGBENCH_OUTPUT is pgbench's standard output (run it with -r for
-    /// per-statement latencies, which give the commit's wait). With
-    /// --statistics (the JSON `scripts/pgbench-compare` keeps for each real
-    /// run; its fields are in docs/json.md) the result also has the
-    /// breakdown: page_read from blk_read_time, wal_fsync from END's latency
-    /// less BEGIN's, lock_wait and sync_rep from pg_stat_activity's wait
-    /// events, cpu from schedstat or cpuacct; what they leave is
-    /// `unattributed`. Percentiles are not in pgbench's report and are null.
-    ///
-    /// Example: pgiosim import pgbench pgbench.out --statistics stats.json --json real.json
-    Pgbench(PgbenchArgs),
-}
-
-/// Flags of `import pgbench`.
-#[derive(Debug, Clone, Args)]
-pub struct PgbenchArgs {
-    /// pgbench's standard output ("-" for standard input).
-    #[arg(value_name = "PGBENCH_OUTPUT")]
-    pub output: PathBuf,
-    /// The statistics sampled around the run (JSON: stats_delta, samples,
-    /// cgroups; docs/json.md).
-    #[arg(long, value_name = "FILE")]
-    pub statistics: Option<PathBuf>,
-    /// The server's CPUs, for the result's description [default: this
-    /// machine's].
-    #[arg(long, value_name = "N")]
-    pub cpus: Option<u32>,
-    /// Write the result as JSON to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
-
-/// Run `import`.
-pub fn import(cmd: &ImportCommand) -> Result<i32> {
-    match cmd {
-        ImportCommand::Pgbench(a) => import_pgbench(a),
-    }
-}
-
-fn read_input(path: &Path, what: &str) -> Result<String> {
-    if output::is_stdout(path) {
-        return input::read_stdin_text(what, SMALL_FILE_MAX_BYTES);
-    }
-    input::read_text(path, what, SMALL_FILE_MAX_BYTES)
-}
-
-fn import_pgbench(a: &PgbenchArgs) -> Result<i32> {
-    let text = read_input(&a.output, "pgbench output")?;
-    let report = pgbench::parse_report(&text)
-        .map_err(|e| UsageError(format!("{}: {e:#}", a.output.display())))?;
-    let stats = match &a.statistics {
-        None => None,
-        Some(p) => {
-            let bytes = input::read_bytes(p, "--statistics", SMALL_FILE_MAX_BYTES)?;
-            let de = &mut serde_json::Deserializer::from_slice(&bytes);
-            let s: pgbench::Statistics = serde_path_to_error::deserialize(de)
-                .map_err(|e| UsageError(format!("--statistics {}: {e}", p.display())))?;
-            Some(s)
-        }
-    };
-    let cpus = a
-        .cpus
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let result = build(&report, stats.as_ref(), cpus, a)?;
-    let json_on_stdout = a.json.as_deref().is_some_and(output::is_stdout);
-    if !a.quiet {
-        output::report(&render(&result), json_on_stdout)?;
-    }
-    if let Some(path) = &a.json {
-        output::write_json(path, &result)?;
-    }
-    Ok(0)
-}
-
-/// The result of a real run, in pgiosim's schema.
+/// The result of a real run, in pgiosim's schema: its pgbench report, read
+/// from `output`, and the statistics sampled around it, read from
+/// `statistics` (the paths go into the result's provenance).
 pub fn build(
     report: &pgbench::PgbenchReport,
     stats: Option<&pgbench::Statistics>,
     cpus: u32,
-    a: &PgbenchArgs,
+    output: &Path,
+    statistics: Option<&Path>,
 ) -> Result<RunResult> {
     let x = report.transactions as f64;
     let elapsed = report.duration_s.unwrap_or(if report.tps > 0.0 {
@@ -116,10 +32,7 @@ pub fn build(
     let lat_us = report.latency_average_ms * 1e3;
     let mut breakdown = Vec::new();
     let mut provenance = serde_json::Map::new();
-    provenance.insert(
-        "pgbench_output".into(),
-        a.output.display().to_string().into(),
-    );
+    provenance.insert("pgbench_output".into(), output.display().to_string().into());
     let mut io = IoFigures::default();
     if let Some(st) = stats {
         let shares =
@@ -134,10 +47,7 @@ pub fn build(
         }
         provenance.insert(
             "statistics".into(),
-            a.statistics
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .into(),
+            statistics.map(|p| p.display().to_string()).into(),
         );
         provenance.insert("wal_fsync_source".into(), shares.wal_fsync_source.into());
         provenance.insert("cpu_source".into(), shares.cpu_source.into());
@@ -251,35 +161,4 @@ fn io_figures(r: &pgbench::PgbenchReport, st: &pgbench::Statistics, elapsed: f64
         checkpoints_requested: requested as u64,
         ..IoFigures::default()
     }
-}
-
-/// A few lines for the terminal.
-fn render(r: &RunResult) -> String {
-    let mut o = String::new();
-    let s = &r.summary;
-    let _ = writeln!(
-        o,
-        "pgiosim {} (import pgbench): {}, scale {}, {} clients, {} transactions",
-        r.pgiosim_version, r.run.workload, r.run.scale, r.run.clients, s.transactions
-    );
-    let _ = writeln!(
-        o,
-        "tps = {:.6}, latency average = {:.3} ms",
-        s.tps, s.latency_ms.average
-    );
-    if r.breakdown.is_empty() {
-        let _ = writeln!(o, "no --statistics: no breakdown");
-    } else {
-        let _ = writeln!(o, "\n  bucket          mean µs   share");
-        for b in &r.breakdown {
-            let _ = writeln!(
-                o,
-                "  {:<14}{:>9.1}  {:>5.1}%",
-                b.bucket,
-                b.mean_us,
-                b.share * 100.0
-            );
-        }
-    }
-    o
 }

@@ -1,8 +1,13 @@
 //! A comparison's result document (`pgiosim.compare`): the inputs, the
 //! setups that differ and each figure with its ratio to the first input's.
-//! `compare` builds and writes it.
+//! `compare` builds it; here it is rendered as text and as a table for
+//! CSV and Markdown.
+
+use std::fmt::Write as _;
 
 use serde::Serialize;
+
+use crate::output;
 
 /// Name of the comparison schema (`schema_version` is the result's).
 pub const COMPARE_SCHEMA: &str = "pgiosim.compare";
@@ -94,4 +99,160 @@ pub struct CompareRow {
     pub values: Vec<Option<f64>>,
     /// values[i] / values[0] (null where undefined); ratios[0] is 1.
     pub ratios: Vec<Option<f64>>,
+}
+
+/// A figure, to about four significant digits.
+pub fn fmt_value(v: f64) -> String {
+    let a = v.abs();
+    if v == 0.0 {
+        "0".into()
+    } else if a >= 1000.0 || (v.fract() == 0.0 && a < 1e15) {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else if a >= 0.001 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.6}")
+    }
+}
+
+/// A ratio: "0.032×", "12.5×".
+pub fn fmt_ratio(r: Option<f64>) -> String {
+    match r {
+        None => "–".into(),
+        Some(r) if r >= 100.0 => format!("{r:.0}×"),
+        Some(r) if r >= 10.0 => format!("{r:.1}×"),
+        Some(r) if r >= 0.1 => format!("{r:.2}×"),
+        Some(r) => format!("{r:.3}×"),
+    }
+}
+
+/// The checks as text.
+pub fn render_verdicts(v: &Verdicts) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "\ntolerance (against {}: tps ±{}%, shares ±{} points)",
+        v.reference,
+        fmt_value(v.tps_tolerance * 100.0),
+        fmt_value(v.share_points)
+    );
+    for c in &v.checks {
+        let (value, reference, error) = if c.check == "tps" {
+            (
+                fmt_value(c.value),
+                fmt_value(c.reference),
+                format!("{:+.1}%", c.error * 100.0),
+            )
+        } else {
+            (
+                format!("{:.1}%", c.value * 100.0),
+                format!("{:.1}%", c.reference * 100.0),
+                format!("{:+.1} pts", c.error),
+            )
+        };
+        let _ = writeln!(
+            o,
+            "  {}  {:<20} {:>12} against {:>12}  {:>10}  {}",
+            c.input,
+            c.check,
+            value,
+            reference,
+            error,
+            if c.pass { "ok" } else { "MISS" }
+        );
+    }
+    let passed = v.checks.iter().filter(|c| c.pass).count();
+    let _ = writeln!(
+        o,
+        "{}: {passed} of {} checks within tolerance",
+        if v.pass { "PASS" } else { "FAIL" },
+        v.checks.len()
+    );
+    o
+}
+
+/// The comparison's table for export: a row a figure; per input its value
+/// and, after the first, its ratio to the first.
+pub fn table_of(doc: &CompareDoc) -> output::Table {
+    let mut headers: Vec<String> = vec!["section".into(), "metric".into(), "unit".into()];
+    for (i, input) in doc.inputs.iter().enumerate() {
+        headers.push(input.label.clone());
+        if i > 0 {
+            headers.push(format!("{}/{}", input.label, doc.inputs[0].label));
+        }
+    }
+    let rows = doc
+        .rows
+        .iter()
+        .map(|r| {
+            let mut row = vec![r.section.clone(), r.metric.clone(), r.unit.clone()];
+            for (i, v) in r.values.iter().enumerate() {
+                row.push(output::cell(*v, 3));
+                if i > 0 {
+                    row.push(output::cell(r.ratios.get(i).copied().flatten(), 3));
+                }
+            }
+            row
+        })
+        .collect();
+    output::Table { headers, rows }
+}
+
+/// Render the comparison as text.
+pub fn render(doc: &CompareDoc) -> String {
+    let mut o = String::new();
+    for i in &doc.inputs {
+        let _ = writeln!(o, "{}  {}: {}", i.label, i.file, i.description);
+    }
+    if !doc.differences.is_empty() {
+        let _ = writeln!(o, "\nsetup that differs:");
+        for d in &doc.differences {
+            let vals: Vec<String> = doc
+                .inputs
+                .iter()
+                .zip(&d.values)
+                .map(|(i, v)| format!("{} {}", i.label, v.as_deref().unwrap_or("–")))
+                .collect();
+            let _ = writeln!(o, "  {:<30} {}", d.what, vals.join(", "));
+        }
+    }
+    let mut head = format!("\n{:<36}", "");
+    for (k, i) in doc.inputs.iter().enumerate() {
+        let _ = write!(head, "{:>12}", i.label);
+        if k > 0 {
+            let _ = write!(head, "{:>9}", format!("{}/A", i.label));
+        }
+    }
+    let _ = writeln!(o, "{head}");
+    let mut section = "";
+    for r in &doc.rows {
+        if r.section != section {
+            section = &r.section;
+            let title = match section {
+                "summary" => "summary",
+                "latency" => "latency, ms",
+                "breakdown" => "breakdown, ms per transaction",
+                "io" => "I/O",
+                other => other,
+            };
+            let _ = writeln!(o, "{title}");
+        }
+        let name = match r.unit.as_str() {
+            "%" => format!("{} %", r.metric),
+            _ => r.metric.clone(),
+        };
+        let mut line = format!("  {name:<34}");
+        for (k, v) in r.values.iter().enumerate() {
+            let _ = write!(line, "{:>12}", v.map_or("–".to_string(), fmt_value));
+            if k > 0 {
+                let _ = write!(line, "{:>9}", fmt_ratio(r.ratios[k]));
+            }
+        }
+        let _ = writeln!(o, "{}", line.trim_end());
+    }
+    o
 }

@@ -1,6 +1,7 @@
-//! `pgiosim report`: one self-contained HTML file with charts of results and
-//! sweeps. Everything is inline (CSS, SVG drawn by plotters), with no script,
-//! font or image fetched: the file opens offline and can be mailed.
+//! The page `pgiosim report` writes: one self-contained HTML file with
+//! charts of results and sweeps. Everything is inline (CSS, SVG drawn by
+//! plotters), with no script, font or image fetched: the file opens offline
+//! and can be mailed.
 //!
 //! The page holds, in this order: for result files, a table of the runs, a
 //! stacked bar of each run's breakdown and their latency CDFs together; for
@@ -13,28 +14,10 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use anyhow::Result;
-use clap::Args;
 
 use super::charts::{self, CheckpointSpan, ClientSeries, StackedBar};
 use super::load::{self, Document, LoadedResult};
 use super::sweep::SweepDoc;
-
-/// Flags of `report`.
-#[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
-    /// Result files (`run`/`model --json`) and sweep files (`sweep --json`).
-    #[arg(value_name = "FILE.json", required = true)]
-    pub files: Vec<PathBuf>,
-    /// The HTML file to write ("-" for standard output).
-    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
-    pub output: PathBuf,
-    /// Title of the page.
-    #[arg(long, default_value = "pgiosim report")]
-    pub title: String,
-    /// Print nothing but errors.
-    #[arg(short, long)]
-    pub quiet: bool,
-}
 
 /// Width of a full-width chart and size of a half-width one, in pixels.
 const FULL_WIDTH: u32 = 1100;
@@ -528,26 +511,4 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result
     }
     o.push_str("</section>\n");
     Ok(())
-}
-
-/// Run `report`.
-pub fn report(args: &ReportArgs) -> Result<i32> {
-    let inputs = read_inputs(&args.files)?;
-    let page = render(&args.title, &inputs)?;
-    if crate::output::is_stdout(&args.output) {
-        crate::output::stdout(&page)?;
-    } else {
-        crate::output::write_file("-o", &args.output, &page)?;
-        if !args.quiet {
-            eprintln!(
-                "wrote {} ({} run(s), {} sweep(s), {} charts, {} KB)",
-                args.output.display(),
-                inputs.results.len(),
-                inputs.sweeps.len(),
-                page.matches("<svg").count(),
-                page.len() / 1024
-            );
-        }
-    }
-    Ok(0)
 }

@@ -8,7 +8,7 @@
 //! first files of its schema version were written is `#[serde(default)]`,
 //! so older files read with it zero, empty or absent.
 
-pub mod archive;
+pub mod archive_figures;
 pub mod charts;
 pub mod compare;
 pub mod html;
@@ -355,7 +355,7 @@ pub struct RunResult {
     pub replication: Vec<StandbyFigures>,
     /// WAL archiving (only with archive_mode on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub archive: Option<archive::ArchiveFigures>,
+    pub archive: Option<archive_figures::ArchiveFigures>,
     /// The run after its warm-up, with 95% intervals (none for an imported
     /// pgbench result).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -546,7 +546,7 @@ impl RunResult {
             )),
             archive: db
                 .archiver()
-                .map(|a| archive::ArchiveFigures::new(a, elapsed_ns)),
+                .map(|a| archive_figures::ArchiveFigures::new(a, elapsed_ns)),
             replication: db.replication().map_or_else(Vec::new, |r| {
                 r.standby_names()
                     .enumerate()

@@ -274,6 +274,37 @@ pub fn render(r: &RunResult) -> String {
     o
 }
 
+/// An imported result (`pgiosim import`) in a few lines for the terminal.
+pub fn render_imported(r: &RunResult) -> String {
+    let mut o = String::new();
+    let s = &r.summary;
+    let _ = writeln!(
+        o,
+        "pgiosim {} (import pgbench): {}, scale {}, {} clients, {} transactions",
+        r.pgiosim_version, r.run.workload, r.run.scale, r.run.clients, s.transactions
+    );
+    let _ = writeln!(
+        o,
+        "tps = {:.6}, latency average = {:.3} ms",
+        s.tps, s.latency_ms.average
+    );
+    if r.breakdown.is_empty() {
+        let _ = writeln!(o, "no --statistics: no breakdown");
+    } else {
+        let _ = writeln!(o, "\n  bucket          mean µs   share");
+        for b in &r.breakdown {
+            let _ = writeln!(
+                o,
+                "  {:<14}{:>9.1}  {:>5.1}%",
+                b.bucket,
+                b.mean_us,
+                b.share * 100.0
+            );
+        }
+    }
+    o
+}
+
 /// The steady state after pgbench's whole-run lines: the warm-up cut,
 /// tps and latency with their 95% intervals, and the buckets'.
 fn steady_block(st: &SteadyFigures) -> String {

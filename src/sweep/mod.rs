@@ -1,6 +1,6 @@
-//! `pgiosim sweep`: one workload over a grid of client counts, settings and
-//! devices, in `model` (default) or `run` mode underneath, printed as one
-//! table, with the knee of each series named.
+//! What `pgiosim sweep` runs: one workload over a grid of client counts,
+//! settings and devices, in `model` (default) or `run` mode underneath,
+//! each point a RunPlan; the table's rows and the knee of each series.
 //!
 //! The knee answers the commit-concurrency question: up to how many clients
 //! does adding clients buy throughput? It is the client count after which tps
@@ -9,27 +9,19 @@
 //! how much group commit was doing at that point.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::time::Duration;
 
 use anyhow::{Context, Result};
-use clap::Args;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::ProgressBar;
 use parking_lot::Mutex;
 
-use crate::args::{DirArgs, WorkloadArgs};
 use crate::device::instance::Instance;
 use crate::device::profile::Profile;
-use crate::device_name::{instance_preset, model_device};
 use crate::error::UsageError;
 use crate::execute;
-use crate::output::{self, progress_bar_wanted, write_json};
-use crate::plan::{Disk, EngineChoice, RunPlan, Shape, Target, resolve_settings};
-use crate::report::sweep::{
-    Grid, GridSetting, SWEEP_SCHEMA, SweepDoc, SweepMode, SweepRow, render, table_of,
-};
-use crate::report::{RunResult, SCHEMA_VERSION};
+use crate::plan::{Disk, RunPlan, Shape, Target};
+use crate::report::RunResult;
+use crate::report::sweep::{Grid, SweepRow};
 use crate::settings::Settings;
 use crate::stop::Stop;
 
@@ -38,72 +30,6 @@ pub use knee::{KNEE_GROWTH, KneeInput, find_knee, growth_per_doubling, knee_rule
 
 /// Client counts swept when neither --clients nor -c is given.
 pub const DEFAULT_CLIENTS: &[u32] = &[1, 2, 4, 8, 16, 32, 64];
-
-/// Flags of `sweep`.
-#[derive(Debug, Clone, Args)]
-// -c N is the one count N; "0", never a valid count, means it was not given.
-#[command(mut_arg("clients", |a| a.hide(true).default_value("0")))]
-#[command(mut_arg("progress", |a| a.hide(true)))]
-#[command(mut_arg("set", |a| a.help(
-    "Set a PostgreSQL setting, with postgresql.conf units; NAME=V1,V2,... sweeps its \
-     values, and several such lists multiply the grid (e.g. --set commit_delay=0,10,100 \
-     --set shared_buffers=1GB). Repeatable."
-)))]
-#[command(mut_arg("json", |a| a.help(
-    "Write the sweep as JSON to FILE (\"-\" for standard output): the grid, the table, \
-     the knees and every point's full result"
-)))]
-pub struct SweepArgs {
-    /// Client counts, comma-separated: 1,2,4,8. "..." continues the
-    /// progression before it up to the count after it, as in mathematics:
-    /// 1,2,4,...,256 doubles, 10,20,...,100 adds 10
-    /// [default: 1,2,4,8,16,32,64; -c N sweeps the one count N].
-    #[arg(
-        long = "clients",
-        value_name = "LIST",
-        value_delimiter = ',',
-        conflicts_with = "clients"
-    )]
-    pub client_list: Vec<String>,
-    #[command(flatten)]
-    pub w: WorkloadArgs,
-    /// `model`: the device model, in virtual time; `run`: real files on
-    /// this disk, each run lasting -T.
-    #[arg(long, value_enum, default_value_t = SweepMode::Model)]
-    pub mode: SweepMode,
-    /// Device profiles for --mode model, comma-separated: shipped names,
-    /// provisioned volumes or profile JSON paths (e.g.
-    /// nvme,gp3,gp3:iops=16000,mibps=1000,mydisk.json: a KEY=VALUE after a
-    /// TYPE:... belongs to it) [default: nvme].
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub device: Vec<String>,
-    /// For --mode model: the cloud server size every point models, as
-    /// `model --instance` (vCPUs, page cache, volume limits, instance
-    /// store).
-    #[arg(long, value_name = "SIZE")]
-    pub instance: Option<String>,
-    #[command(flatten)]
-    pub dirs: DirArgs,
-    /// I/O engine for --mode run.
-    #[arg(long, value_enum, default_value_t = EngineChoice::Auto)]
-    pub io_engine: EngineChoice,
-    /// For --mode run: use the kernel page cache for data files.
-    #[arg(long)]
-    pub buffered: bool,
-    /// For --mode model: points simulated at once, each on its own core
-    /// (every point holds its own buffer pool and page cache in memory)
-    /// [default: the cores available]. --mode run runs one point at a
-    /// time: they share the disk under test.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub parallel: Option<u32>,
-    /// Write the table as CSV to FILE ("-" for standard output), one row
-    /// a point, for a spreadsheet.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Write the table as a Markdown table to FILE ("-" for standard output).
-    #[arg(long, value_name = "FILE")]
-    pub markdown: Option<PathBuf>,
-}
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
@@ -233,7 +159,7 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<SetDim>> {
 
 /// One point of the grid: device (model mode), swept settings' values, clients.
 #[derive(Debug, Clone, PartialEq)]
-struct Point {
+pub struct Point {
     device: Option<String>,
     /// Values of `Grid::settings`, in order.
     values: Vec<String>,
@@ -335,75 +261,10 @@ fn row(grid: &Grid, p: &Point, r: &RunResult, prev: Option<&SweepRow>) -> SweepR
     }
 }
 
-/// Check the flags and build the grid.
-fn grid_of(args: &SweepArgs) -> Result<Grid> {
-    let w = &args.w;
-    if w.progress.is_some() {
-        return Err(usage(
-            "-P/--progress: sweep shows a progress bar on a terminal instead",
-        ));
-    }
-    let clients = if !args.client_list.is_empty() {
-        parse_clients(&args.client_list)?
-    } else if w.clients > 0 {
-        vec![w.clients]
-    } else {
-        DEFAULT_CLIENTS.to_vec()
-    };
-    if args.instance.is_some() && args.mode == SweepMode::Run {
-        return Err(usage(
-            "--instance: applies to --mode model; --mode run measures this machine",
-        ));
-    }
-    let devices = match args.mode {
-        SweepMode::Model if args.device.is_empty() => {
-            vec![
-                if args.instance.is_some() {
-                    "instance-store"
-                } else {
-                    "nvme"
-                }
-                .to_string(),
-            ]
-        }
-        SweepMode::Model => join_provisionings(&args.device),
-        SweepMode::Run if args.device.is_empty() => Vec::new(),
-        SweepMode::Run => {
-            return Err(usage(
-                "--device: applies to --mode model; --mode run measures the disk under --dir",
-            ));
-        }
-    };
-    let mut settings = Vec::new();
-    let mut fixed_settings = Vec::new();
-    for d in parse_sets(&w.set)? {
-        if d.values.len() == 1 {
-            fixed_settings.push(format!("{}={}", d.name, d.values[0]));
-        } else {
-            if settings.iter().any(|s: &GridSetting| s.name == d.name) {
-                return Err(usage(format!(
-                    "--set {}: swept twice; give all its values in one list",
-                    d.name
-                )));
-            }
-            settings.push(GridSetting {
-                name: d.name,
-                values: d.values,
-            });
-        }
-    }
-    Ok(Grid {
-        clients,
-        devices,
-        settings,
-        fixed_settings,
-    })
-}
-
 /// The --device list as clap split it at every comma, with the KEY=VALUE
 /// items that follow a provisioned `TYPE:KEY=VALUE` joined back to it:
 /// "gp3:iops=16000", "mibps=1000" is one device.
-fn join_provisionings(items: &[String]) -> Vec<String> {
+pub fn join_provisionings(items: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in items.iter().map(|d| d.trim()) {
         match out.last_mut() {
@@ -420,13 +281,14 @@ fn join_provisionings(items: &[String]) -> Vec<String> {
 /// What every point of the sweep shares: the flags' shape (quiet, the
 /// sweep's seed), the settings of --config and the one-valued --set, the
 /// disk of --mode run and each device's profile of --mode model.
-struct Common<'a> {
-    shape: Shape,
-    settings: Settings,
-    disk: Disk,
-    profiles: Vec<Profile>,
-    instance: Option<&'static Instance>,
-    grid: &'a Grid,
+pub struct Common<'a> {
+    pub shape: Shape,
+    pub settings: Settings,
+    pub disk: Disk,
+    /// The profile of each of the grid's devices, in its order.
+    pub profiles: Vec<Profile>,
+    pub instance: Option<&'static Instance>,
+    pub grid: &'a Grid,
 }
 
 impl Common<'_> {
@@ -456,80 +318,41 @@ impl Common<'_> {
     }
 }
 
-/// Run the sweep: check every point first, run them with a progress bar,
-/// print the table and the knees, write the JSON.
-pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
-    let grid = grid_of(args)?;
-    let quiet = args.w.quiet;
-    // The config file's notice, once; every point is quiet.
-    let settings = resolve_settings(args.w.config.as_deref(), &grid.fixed_settings, quiet)?;
-    let instance = instance_preset(args.instance.as_deref())?;
-    let profiles = grid
-        .devices
-        .iter()
-        .map(|d| model_device(Some(d), instance, true))
-        .collect::<Result<Vec<_>>>()?;
-    let mut shape = match args.mode {
-        SweepMode::Model => args.w.model_shape()?,
-        SweepMode::Run => args.w.run_shape()?,
-    };
-    shape.quiet = true;
-    let seed = shape.seed;
-    let common = Common {
-        shape,
-        settings,
-        disk: Disk {
-            data: args.dirs.data_dir(),
-            io_engine: args.io_engine,
-            buffered: args.buffered,
-            emulate: None,
-            standby_root: args.dirs.dir.clone(),
-        },
-        profiles,
-        instance,
-        grid: &grid,
-    };
+/// Every point of the grid in order, devices outermost, each with its run
+/// planned (and so checked) before any runs.
+pub fn plan_points(common: &Common) -> Result<(Vec<Point>, Vec<RunPlan>)> {
+    let grid = common.grid;
     let points = grid.points();
     let plans = points
         .iter()
-        .map(|p| common.plan(p).with_context(|| point_label(p, &grid)))
+        .map(|p| common.plan(p).with_context(|| point_label(p, grid)))
         .collect::<Result<Vec<_>>>()?;
-    if args.mode == SweepMode::Run {
-        let first = &plans[0];
-        execute::prepare(&common.disk.data, &first.workload, first.scale, quiet, stop)?;
-    }
-    if !quiet {
-        eprintln!(
-            "sweep: {} runs ({}); seed {seed}",
-            points.len(),
-            match args.mode {
-                SweepMode::Model => "model",
-                SweepMode::Run => "run",
-            }
-        );
-    }
-    let bar = if progress_bar_wanted(quiet) {
-        let b = ProgressBar::new(points.len() as u64);
-        b.set_style(
-            ProgressStyle::with_template(
-                "{spinner} sweep {pos}/{len} [{bar:25}] {elapsed_precise}, ETA {eta}  {msg}",
-            )
-            .expect("valid template")
-            .progress_chars("=> "),
-        );
-        b.enable_steady_tick(Duration::from_millis(200));
-        b
-    } else {
-        ProgressBar::hidden()
-    };
-    let jobs = match args.mode {
-        SweepMode::Run => 1,
-        SweepMode::Model => args.parallel.map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            |j| j as usize,
-        ),
-    };
-    let outcomes = run_points(&grid, &points, plans, jobs, stop, &bar);
+    Ok((points, plans))
+}
+
+/// What the points gave, in grid order.
+pub struct Ran {
+    /// Each point's full result.
+    pub results: Vec<RunResult>,
+    /// Each point's row of the sweep's table.
+    pub table: Vec<SweepRow>,
+    /// The sweep stopped before its last point: interrupted, or a point
+    /// cut short.
+    pub interrupted: bool,
+}
+
+/// Run the points, `jobs` at a time, with `bar` counting them; the rows
+/// go up to the first point that failed (its error, naming the point),
+/// was cut short or never ran.
+pub fn run_grid(
+    grid: &Grid,
+    points: &[Point],
+    plans: Vec<RunPlan>,
+    jobs: usize,
+    stop: &Stop,
+    bar: &ProgressBar,
+) -> Result<Ran> {
+    let outcomes = run_points(grid, points, plans, jobs, stop, bar);
     // Rows in grid order, up to the first point that failed, was cut short
     // or never ran (an interrupt, or an earlier point's failure).
     let mut results: Vec<RunResult> = Vec::new();
@@ -540,14 +363,14 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
             Some(Ok(r)) => r,
             Some(Err(e)) => {
                 bar.finish_and_clear();
-                return Err(e.context(point_label(p, &grid)));
+                return Err(e.context(point_label(p, grid)));
             }
             None => {
                 interrupted = true;
                 break;
             }
         };
-        table.push(row(&grid, p, &r, table.last()));
+        table.push(row(grid, p, &r, table.last()));
         let partial = r.partial;
         results.push(r);
         if partial {
@@ -557,35 +380,11 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
     }
     interrupted |= stop.is_set();
     bar.finish_and_clear();
-    let knees = knees(&table);
-    let doc = SweepDoc {
-        schema: SWEEP_SCHEMA.to_string(),
-        schema_version: SCHEMA_VERSION as u64,
-        pgiosim_version: env!("CARGO_PKG_VERSION").to_string(),
-        partial: interrupted,
-        mode: args.mode,
-        seed,
-        grid,
-        knee_rule: knee_rule(),
-        table,
-        knees,
+    Ok(Ran {
         results,
-    };
-    let exports = [&args.w.json, &args.csv, &args.markdown];
-    let stdout_taken = exports
-        .iter()
-        .any(|p| p.as_deref().is_some_and(output::is_stdout));
-    output::report(&render(&doc), stdout_taken)?;
-    if let Some(path) = &args.w.json {
-        write_json(path, &doc)?;
-    }
-    if let Some(path) = &args.csv {
-        output::write_file("--csv", path, &table_of(&doc).to_csv())?;
-    }
-    if let Some(path) = &args.markdown {
-        output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
-    }
-    Ok(if interrupted { 130 } else { 0 })
+        table,
+        interrupted,
+    })
 }
 
 /// Run every point, `jobs` at a time, each taking the next point not yet
@@ -646,6 +445,7 @@ fn point_label(p: &Point, grid: &Grid) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::sweep::GridSetting;
 
     fn pt(clients: u32, tps: f64, p99_ms: f64) -> KneeInput {
         KneeInput {

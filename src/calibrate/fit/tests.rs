@@ -108,14 +108,12 @@ fn seq(mib: f64) -> TestResult {
     }
 }
 
-fn args() -> CalibrateArgs {
-    CalibrateArgs {
+fn opts() -> Options {
+    Options {
         dir: PathBuf::from("/mnt/disk"),
-        output: PathBuf::from("disk.json"),
         seconds_per_test: 4.0,
+        size_bytes: 1 << 30,
         size: "1GB".into(),
-        name: None,
-        json: None,
         keep: false,
         quiet: true,
     }
@@ -177,19 +175,19 @@ fn a_sweep_flat_at_one_rate_from_qd2_is_a_throttle() {
         lat(900.0, 1000.0, 5000.0),
     );
     m.wal4 = wal(7828.0, lat(60.0, 70.0, 200.0));
-    let (p, _, findings) = derive(&m, "cap", &args(), "vda", "io_uring").unwrap();
+    let (p, _, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(p.caps.read_iops, Some(16_000.0), "{findings:?}");
     assert_eq!(p.caps.write_iops, Some(16_000.0), "{findings:?}");
     assert!(p.caps.flush_counts_as_io, "{findings:?}");
     // The device's own sweep keeps gaining: no throttle there.
-    let (p, _, _) = derive(&this_vm(), "vm", &args(), "vda", "io_uring").unwrap();
+    let (p, _, _) = derive(&this_vm(), "vm", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(p.caps, Caps::default());
 }
 
 #[test]
 fn a_disk_slowing_from_qd2_gets_contention() {
     let (p, knee_qd, findings) =
-        derive(&this_vm(), "vm", &args(), "vda 254:0", "io_uring").expect("a valid profile");
+        derive(&this_vm(), "vm", &opts(), "vda 254:0", "io_uring").expect("a valid profile");
     // 57,676 at QD32 is 15% below QD64's 68,241: still scaling.
     assert_eq!(knee_qd, 64);
     // Latency grows from QD2 on: 5 channels (the plateau × the mean)
@@ -242,7 +240,7 @@ fn a_disk_flat_until_its_channels_are_busy_gets_channels() {
         })
         .collect();
     let (p, _, findings) =
-        derive(&m, "ssd", &args(), "nvme0n1 259:0", "io_uring").expect("a valid profile");
+        derive(&m, "ssd", &opts(), "nvme0n1 259:0", "io_uring").expect("a valid profile");
     assert_eq!(p.contention_us, 0.0, "{findings:?}");
     assert_eq!(p.channels, 8, "{findings:?}");
 }
@@ -266,7 +264,7 @@ fn contention_fit_recovers_a_linear_slowdown() {
 fn flushes_that_do_not_scale_go_to_media() {
     let mut m = this_vm();
     m.wal4 = wal(8_100.0, lat(250.0, 260.0, 500.0));
-    let (p, _, _) = derive(&m, "vm", &args(), "vda", "io_uring").unwrap();
+    let (p, _, _) = derive(&m, "vm", &opts(), "vda", "io_uring").unwrap();
     assert!(p.flush_to_media);
 }
 
@@ -300,7 +298,7 @@ fn a_blkio_throttle_becomes_caps() {
         seq_read: seq(126.0),
         size_bytes: 256 << 20,
     };
-    let (p, knee_qd, findings) = derive(&m, "cap", &args(), "vda", "io_uring").unwrap();
+    let (p, knee_qd, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(knee_qd, 1);
     assert_eq!(p.caps.read_iops, Some(3000.0), "{findings:?}");
     assert_eq!(p.caps.write_iops, Some(3000.0));

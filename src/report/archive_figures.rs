@@ -108,7 +108,7 @@ impl ArchiveFigures {
             archive_mode: cfg.mode.name().to_string(),
             archive_timeout_s: cfg.timeout / SEC,
             target: t.name.clone(),
-            target_source: crate::archive::target_source(&t.name).to_string(),
+            target_source: crate::archive_target::target_source(&t.name).to_string(),
             latency_ms: t.latency as f64 / MS as f64,
             throughput_mb_per_s: t.bytes_per_s / 1e6,
             parallel: t.parallel,

@@ -1,16 +1,16 @@
 //! `pgiosim profile`: device profiles from fio's and YABS's results, and
-//! `profile show`.
+//! `profile show` (the importers themselves: `device::import`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
+use crate::calibrate::name_from_path;
 use crate::device::microbench;
 use crate::device::profile::Profile;
+use crate::error::usage;
 use crate::output;
-
-use super::{name_from_path, usage};
 
 /// `pgiosim profile ...`: device profiles from other tools' results.
 #[derive(Debug, Clone, clap::Subcommand)]
@@ -93,7 +93,7 @@ pub struct ShowArgs {
 }
 
 /// Runs `pgiosim profile ...`.
-pub fn profile_command(cmd: &ProfileCommand) -> Result<i32> {
+pub fn profile(cmd: &ProfileCommand) -> Result<i32> {
     match cmd {
         ProfileCommand::FromFio(a) => from_fio(a),
         ProfileCommand::FromYabs(a) => from_yabs(a),
@@ -102,7 +102,7 @@ pub fn profile_command(cmd: &ProfileCommand) -> Result<i32> {
 }
 
 /// The profile's name: --name, or the output file's; checked.
-pub(super) fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
+fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
     if name.is_none() && output::is_stdout(output) {
         // "-" names no file to take the profile's name from.
         return Err(usage(
@@ -122,7 +122,7 @@ pub(super) fn profile_name(name: Option<&String>, output: &Path) -> Result<Strin
     Ok(name)
 }
 
-pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
+fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
     let base = crate::device_name::resolve("--base", &a.base)?;
     let disks = crate::device::import::yabs::load(&a.file)?;
@@ -185,7 +185,7 @@ pub(super) fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
+fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
     let base = crate::device_name::resolve("--base", &a.base)?;
     let files = a
@@ -227,7 +227,7 @@ pub(super) fn from_fio(a: &FromFioArgs) -> Result<i32> {
     Ok(0)
 }
 
-pub(super) fn show(a: &ShowArgs) -> Result<i32> {
+fn show(a: &ShowArgs) -> Result<i32> {
     let p = crate::device_name::resolve("profile show", &a.profile)?;
     let f = microbench::figures(&p, 1);
     if a.json {
