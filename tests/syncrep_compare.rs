@@ -98,6 +98,7 @@ fn syncrep_compare_small_run() {
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON written"))
             .expect("valid JSON");
     assert_eq!(doc["schema"], "pgiosim.syncrep-compare");
+    assert_eq!(doc["synchronous_commit"], "on");
     let case = &doc["cases"][0];
     // The round trip pgiosim got was measured over the path: at least the
     // millisecond asked for, less what the measurement's own wake-ups took.
