@@ -248,8 +248,9 @@ pub struct WorkloadArgs {
     /// [,rtt_p99=DURATION][,device=NAME|FILE][,replay=RATE]. Repeatable. It
     /// receives the WAL once flushed locally, over a network round trip of
     /// rtt (log-normal up to rtt_p99), writes it, fdatasyncs it and replies,
-    /// and replays it at replay [default: the workload's WAL records over
-    /// their measured replay CPU, 74MB/s for tpcb-like]. With
+    /// and replays it at replay, a full-page image's bytes too [default: the
+    /// workload's WAL records over their measured replay CPU, 74MB/s for
+    /// tpcb-like, and an image at its own measured restore CPU]. With
     /// synchronous_standby_names (e.g. --set
     /// "synchronous_standby_names=ANY 1 (s1, s2)") a commit waits after its
     /// local flush for its quorum as synchronous_commit says (remote_write,

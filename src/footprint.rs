@@ -35,6 +35,8 @@ pub struct Footprint {
 
 impl Footprint {
     /// The estimate for `cfg` over a data set of `data_blocks` blocks.
+    /// Tables the core caps itself at a few MB (the standbys' full-page
+    /// image marks, `replication::MAX_IMAGE_MARKS`) are left out.
     pub fn of(cfg: &CoreConfig, data_blocks: u64) -> Footprint {
         let seconds = cfg.duration.map(|d| d.div_ceil(SEC));
         let mut parts = vec![

@@ -462,6 +462,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
             WAL_SEGMENTS,
             workload.process_wakeup(),
             workload.replay_bytes_per_s(),
+            workload.replay_cpu().1,
         )
         .map_err(|e| usage(format!("{e:#}")))?,
         archive: crate::archive_target::archive_config(shape.archive.as_deref(), s)

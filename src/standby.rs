@@ -24,8 +24,10 @@ pub struct StandbyDecl {
     pub rtt: RoundTrip,
     /// Device profile of its WAL disk (`model`); None: the primary's.
     pub device: Option<String>,
-    /// Replay speed of its startup process; None: the workload's, from
-    /// its measured replay CPU (`Script::replay_bytes_per_s`).
+    /// Replay speed of its startup process, every byte (a full-page
+    /// image's too) at this rate; None: the workload's, from its measured
+    /// replay CPU (`Script::replay_bytes_per_s`, an image at its own
+    /// `replay_cpu_us_per_fpi`).
     pub replay_bytes_per_s: Option<f64>,
 }
 
@@ -144,7 +146,9 @@ pub fn gather(flags: &[String], file: Option<&Path>) -> Result<Vec<StandbyDecl>>
 
 /// The core's replication for these standbys and settings; None without
 /// standbys. A standby without replay= replays at `replay_bytes_per_s`,
-/// the workload's. Refuses what would make every commit wait forever.
+/// the workload's, and restores a full-page image in
+/// `replay_cpu_per_image` (its bytes not charged at the rate); one with
+/// replay= replays every byte at its rate. Refuses what would make every commit wait forever.
 pub fn replication_config(
     decls: &[StandbyDecl],
     s: &Settings,
@@ -152,6 +156,7 @@ pub fn replication_config(
     wal_segments: u32,
     wakeup: Nanos,
     replay_bytes_per_s: f64,
+    replay_cpu_per_image: Nanos,
 ) -> Result<Option<ReplicationConfig>> {
     let names = StandbyNames::parse(&s.synchronous_standby_names)
         .map_err(|e| anyhow::anyhow!("synchronous_standby_names: {e}"))?;
@@ -175,6 +180,10 @@ pub fn replication_config(
                 name: d.name.clone(),
                 rtt: d.rtt,
                 replay_bytes_per_s: d.replay_bytes_per_s.unwrap_or(replay_bytes_per_s),
+                replay_cpu_per_image: d
+                    .replay_bytes_per_s
+                    .is_none()
+                    .then_some(replay_cpu_per_image),
             })
             .collect(),
         names,
@@ -277,15 +286,15 @@ mod tests {
         let mut s = Settings::default();
         s.set("synchronous_standby_names", "ANY 1 (s1, s2)")
             .unwrap();
-        let e = replication_config(&[], &s, 1, 4, 0, 1e6)
+        let e = replication_config(&[], &s, 1, 4, 0, 1e6, 0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("no standby is declared"), "{e}");
         s.set("synchronous_commit", "local").unwrap();
-        assert_eq!(replication_config(&[], &s, 1, 4, 0, 1e6).unwrap(), None);
+        assert_eq!(replication_config(&[], &s, 1, 4, 0, 1e6, 0).unwrap(), None);
         s.set("synchronous_commit", "on").unwrap();
         let d = [parse_decl("name=s3").unwrap()];
-        let e = replication_config(&d, &s, 1, 4, 0, 1e6)
+        let e = replication_config(&d, &s, 1, 4, 0, 1e6, 0)
             .unwrap_err()
             .to_string();
         assert!(
@@ -293,7 +302,11 @@ mod tests {
             "{e}"
         );
         let d = [parse_decl("name=s2").unwrap()];
-        assert!(replication_config(&d, &s, 1, 4, 0, 1e6).unwrap().is_some());
+        assert!(
+            replication_config(&d, &s, 1, 4, 0, 1e6, 0)
+                .unwrap()
+                .is_some()
+        );
     }
 
     #[test]
@@ -303,8 +316,13 @@ mod tests {
             parse_decl("name=s1").unwrap(),
             parse_decl("name=s2,replay=20MB/s").unwrap(),
         ];
-        let r = replication_config(&d, &s, 1, 4, 0, 74e6).unwrap().unwrap();
+        let r = replication_config(&d, &s, 1, 4, 0, 74e6, 3940)
+            .unwrap()
+            .unwrap();
         assert_eq!(r.standbys[0].replay_bytes_per_s, 74e6);
+        assert_eq!(r.standbys[0].replay_cpu_per_image, Some(3940));
         assert_eq!(r.standbys[1].replay_bytes_per_s, 20.0 * 1024.0 * 1024.0);
+        // An explicit rate is every byte's, an image's too.
+        assert_eq!(r.standbys[1].replay_cpu_per_image, None);
     }
 }

@@ -418,6 +418,14 @@ impl Database {
         self.repl.as_ref()
     }
 
+    /// A record ending at `end` carries a full-page image of `bytes`: the
+    /// standbys' replay restores it for its own CPU.
+    fn log_image(&mut self, end: Lsn, bytes: u64) {
+        if let Some(r) = &mut self.repl {
+            r.log_images(end, 1, bytes);
+        }
+    }
+
     /// Checkpoints so far; past `SERIES_MAX_POINTS` of them, every
     /// second (fourth, ...) one, spread over the whole run.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {

@@ -110,6 +110,11 @@ pub struct StandbyConfig {
     /// How fast its startup process replays WAL, bytes a second (the
     /// standby's replay=, or the workload's measured replay CPU).
     pub replay_bytes_per_s: f64,
+    /// The CPU a full-page image's restore takes, charged instead of its
+    /// bytes at `replay_bytes_per_s` (the workload's
+    /// `replay_cpu_us_per_fpi`). None: every byte at that rate, as an
+    /// explicit replay= asks.
+    pub replay_cpu_per_image: Option<Nanos>,
 }
 
 /// Streaming replication for one run.
@@ -235,6 +240,65 @@ struct Standby {
     counters: StandbyCounters,
 }
 
+/// Full-page images inserted up to a WAL position: cumulative over the run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct ImageMark {
+    /// End of the last record with an image counted here.
+    end: Lsn,
+    images: u64,
+    bytes: u64,
+}
+
+/// How many image marks the queue keeps before it folds new ones into the
+/// newest (24 B each: 1.5 MB). A standby that falls this far behind has the
+/// images of its newest ranges counted a range late, none lost.
+pub const MAX_IMAGE_MARKS: usize = 1 << 16;
+
+/// Where the WAL not yet replayed everywhere carries full-page images, for
+/// the standbys that charge an image its own CPU: a mark per record with
+/// images, popped once every such standby has replayed past it.
+#[derive(Debug, Default)]
+struct ImageMarks {
+    /// Marks past `base.end`, in LSN order.
+    marks: VecDeque<ImageMark>,
+    /// The totals up to the newest popped mark.
+    base: ImageMark,
+}
+
+impl ImageMarks {
+    /// A record ending at `end` carries `images` images of `bytes` bytes.
+    fn push(&mut self, end: Lsn, images: u64, bytes: u64) {
+        let last = self.marks.back().copied().unwrap_or(self.base);
+        let mark = ImageMark {
+            end: end.max(last.end),
+            images: last.images + images,
+            bytes: last.bytes + bytes,
+        };
+        let full = self.marks.len() >= MAX_IMAGE_MARKS;
+        match self.marks.back_mut() {
+            Some(b) if b.end == mark.end || full => *b = mark,
+            _ => self.marks.push_back(mark),
+        }
+    }
+
+    /// The totals of the images in records ending at or before `lsn`.
+    fn upto(&self, lsn: Lsn) -> (u64, u64) {
+        let n = self.marks.partition_point(|m| m.end <= lsn);
+        let m = if n == 0 { self.base } else { self.marks[n - 1] };
+        (m.images, m.bytes)
+    }
+
+    /// Forget the marks at or before `lsn`.
+    fn pop_upto(&mut self, lsn: Lsn) {
+        while let Some(&m) = self.marks.front()
+            && m.end <= lsn
+        {
+            self.base = m;
+            self.marks.pop_front();
+        }
+    }
+}
+
 /// The walsenders, the standbys and the backends waiting in SyncRep.
 #[derive(Debug)]
 pub struct Replication {
@@ -252,6 +316,8 @@ pub struct Replication {
     actions: VecDeque<ReplAction>,
     woken: Vec<u32>,
     ios: Vec<WalIo>,
+    /// Where the images are; kept only if a standby charges them apart.
+    images: Option<ImageMarks>,
 }
 
 impl Replication {
@@ -292,7 +358,25 @@ impl Replication {
             actions: VecDeque::new(),
             woken: Vec::new(),
             ios: Vec::new(),
+            images: cfg
+                .standbys
+                .iter()
+                .any(|s| s.replay_cpu_per_image.is_some())
+                .then(ImageMarks::default),
         }
+    }
+
+    /// The primary inserted a record ending at `end` that carries `images`
+    /// full-page images of `bytes` bytes in all.
+    pub fn log_images(&mut self, end: Lsn, images: u64, bytes: u64) {
+        if let Some(m) = &mut self.images {
+            m.push(end, images, bytes);
+        }
+    }
+
+    /// How many image marks are kept (at most [`MAX_IMAGE_MARKS`]).
+    pub fn image_marks(&self) -> usize {
+        self.images.as_ref().map_or(0, |m| m.marks.len())
     }
 
     /// Whether commits wait for standbys at all (`SyncRepRequested` and
@@ -427,6 +511,7 @@ impl Replication {
                 let i = i as usize;
                 let s = &mut self.standbys[i];
                 s.applied = s.replaying.take().expect("a replay in progress");
+                self.forget_replayed_images();
                 // A commit record written under remote_apply asks for a
                 // reply once replayed (XACT_COMPLETION_APPLY_FEEDBACK).
                 if self.mode == Some(WaitMode::Apply) {
@@ -537,12 +622,37 @@ impl Replication {
             return;
         }
         let bytes = s.flushed - s.applied;
-        let took = (bytes as f64 * 1e9 / s.cfg.replay_bytes_per_s) as Nanos;
+        let took = match (s.cfg.replay_cpu_per_image, &self.images) {
+            (Some(per_image), Some(m)) => {
+                // The records' bytes at the rate, each image at its own CPU.
+                let (i0, b0) = m.upto(s.applied);
+                let (i1, b1) = m.upto(s.flushed);
+                let records = bytes.saturating_sub(b1 - b0);
+                (records as f64 * 1e9 / s.cfg.replay_bytes_per_s) as Nanos + (i1 - i0) * per_image
+            }
+            _ => (bytes as f64 * 1e9 / s.cfg.replay_bytes_per_s) as Nanos,
+        };
         s.replaying = Some(s.flushed);
         self.actions.push_back(ReplAction::Timer {
             at: now + self.wakeup + took,
             timer: ReplTimer::Replayed(i as u8),
         });
+    }
+
+    /// Drop the image marks every standby that charges images has replayed.
+    fn forget_replayed_images(&mut self) {
+        let Some(m) = &mut self.images else {
+            return;
+        };
+        let applied = self
+            .standbys
+            .iter()
+            .filter(|s| s.cfg.replay_cpu_per_image.is_some())
+            .map(|s| s.applied)
+            .min();
+        if let Some(a) = applied {
+            m.pop_upto(a);
+        }
     }
 
     /// The walreceiver sends its positions to the primary, where its

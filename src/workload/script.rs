@@ -530,10 +530,11 @@ impl Script {
     /// (1.08 µs by default, measured on the reference VM with
     /// `scripts/catchup-compare --measure-cpu`: spec.rs, and
     /// docs/validation.md of 2026-12-03 and 2026-12-04). tpcb-like: 401.1 B
-    /// in 5.001 records, 74.3 MB/s. A full-page image replays at the same
-    /// rate a byte, though PostgreSQL restores one for 3.94 µs more than
-    /// its record: the standby sees WAL positions, not records. Infinite
-    /// when the transactions log nothing or replay costs no CPU.
+    /// in 5.001 records, 74.3 MB/s. A full-page image's bytes are not
+    /// charged at this rate: the standby restores one for
+    /// `replay_cpu_us_per_fpi` (`replay_cpu`), from where the primary
+    /// logged its images. Infinite when the transactions log nothing or
+    /// replay costs no CPU.
     pub fn replay_bytes_per_s(&self) -> f64 {
         let (records, bytes) = self.mean_wal_records();
         let cpu_s = records * self.replay_record_cpu as f64 / 1e9;

@@ -246,7 +246,8 @@ impl Database {
                     }
                     let first_touch = self.touched.insert(block);
                     let mut bytes = wal_bytes as u64;
-                    if first_touch && !extend && self.cfg.full_page_writes {
+                    let image = first_touch && !extend && self.cfg.full_page_writes;
+                    if image {
                         bytes += self.fpi_bytes;
                         self.stats.counters.full_page_images += 1;
                     }
@@ -257,6 +258,9 @@ impl Database {
                     } else {
                         self.wal.insert(bytes)
                     };
+                    if image {
+                        self.log_image(lsn, self.fpi_bytes);
+                    }
                     self.stats.second(now).wal_bytes += bytes;
                     self.pool.mark_dirty(b, lsn);
                     self.pool.unpin(b);

@@ -491,6 +491,9 @@ impl Database {
             self.stats.counters.full_page_images += 1;
         }
         let lsn = self.wal.insert(bytes);
+        if image {
+            self.log_image(lsn, fpi);
+        }
         self.stats.second(now).wal_bytes += bytes;
         self.pool.mark_dirty(b, lsn);
         self.stats.counters.vacuum_dirtied += 1;
@@ -635,11 +638,15 @@ impl Database {
                 && rand::RngExt::random_bool(&mut self.rng, job.dirty_fraction));
         if prune {
             let mut bytes = vac::PRUNE_WAL_BYTES;
-            if self.touched.insert(block) && self.cfg.full_page_writes {
+            let image = self.touched.insert(block) && self.cfg.full_page_writes;
+            if image {
                 bytes += self.fpi_bytes;
                 self.stats.counters.full_page_images += 1;
             }
             let lsn = self.wal.insert(bytes);
+            if image {
+                self.log_image(lsn, self.fpi_bytes);
+            }
             self.stats.second(now).wal_bytes += bytes;
             self.pool.mark_dirty(b, lsn);
             self.stats.counters.vacuum_dirtied += 1;

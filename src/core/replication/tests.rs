@@ -69,6 +69,7 @@ fn standby(name: &str, rtt_ms: u64) -> StandbyConfig {
             p99: rtt_ms * MS,
         },
         replay_bytes_per_s: 8192e3,
+        replay_cpu_per_image: None,
     }
 }
 
@@ -136,6 +137,51 @@ fn each_synchronous_commit_level_waits_for_its_position() {
     assert_eq!(at(SynchronousCommit::RemoteWrite), Some(2 * MS + 100_000));
     assert_eq!(at(SynchronousCommit::On), Some(3 * MS + 100_000));
     assert_eq!(at(SynchronousCommit::RemoteApply), Some(4 * MS + 100_000));
+}
+
+#[test]
+fn an_image_replays_in_its_own_cpu_not_at_the_byte_rate() {
+    // 20 000 B flushed at 8.192 MB/s, a record ending at 10 000 carrying
+    // an 8192 B image: 2.44 ms at the byte rate; the 11 808 B of records
+    // 1.44 ms, plus 3.94 µs for the image when it is charged apart.
+    let at = |per_image| {
+        let mut s = standby("s1", 0);
+        s.replay_cpu_per_image = per_image;
+        let mut r = Replication::new(&config("s1", SynchronousCommit::RemoteApply, vec![s]));
+        r.log_images(10_000, 1, 8192);
+        let t = release_time(&mut r, 20_000, 0, 0);
+        (t, r.image_marks())
+    };
+    assert_eq!(at(None), (Some(2_441_406), 0));
+    assert_eq!(
+        at(Some(3_940)),
+        (Some(1_441_406 + 3_940), 0),
+        "popped once replayed"
+    );
+}
+
+#[test]
+fn image_marks_stay_bounded_and_keep_their_totals() {
+    let mut m = ImageMarks::default();
+    for k in 1..=MAX_IMAGE_MARKS as u64 + 10 {
+        m.push(k * 100, 1, 8000);
+    }
+    assert_eq!(m.marks.len(), MAX_IMAGE_MARKS);
+    let end = (MAX_IMAGE_MARKS as u64 + 10) * 100;
+    assert_eq!(
+        m.upto(end),
+        (
+            MAX_IMAGE_MARKS as u64 + 10,
+            8000 * (MAX_IMAGE_MARKS as u64 + 10)
+        )
+    );
+    assert_eq!(m.upto(250), (2, 16_000));
+    m.pop_upto(250);
+    assert_eq!(
+        (m.marks.len(), m.upto(250)),
+        (MAX_IMAGE_MARKS - 2, (2, 16_000))
+    );
+    assert_eq!(m.upto(300), (3, 24_000));
 }
 
 #[test]

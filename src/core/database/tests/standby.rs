@@ -17,6 +17,7 @@ fn with_standbys(mut cfg: CoreConfig, names: &str, rtts_ms: &[u64]) -> CoreConfi
                 },
                 // The tests' own rate: they are about the waits, not it.
                 replay_bytes_per_s: 40e6,
+                replay_cpu_per_image: None,
             })
             .collect(),
         names: StandbyNames::parse(names).unwrap(),
