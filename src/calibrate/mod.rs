@@ -237,10 +237,28 @@ fn calibration(opts: &Options, dd: &DataDir, name: &str, probed: Probed) -> Resu
     })
 }
 
+/// A profile's name as `calibrate` and `profile` take it: --name, or else
+/// the output file's (see [`name_from_path`]); refused (exit 2) unless it
+/// holds only lowercase letters, digits and '-', as `--device NAME` finds
+/// shipped profiles.
+pub fn profile_name(name: Option<&str>, output: &Path) -> Result<String> {
+    let name = name.map_or_else(|| name_from_path(output), str::to_owned);
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        return Err(crate::error::usage(format!(
+            "--name {name:?}: may hold only lowercase letters, digits and '-'"
+        )));
+    }
+    Ok(name)
+}
+
 /// A profile's name from the file it is written to, for `calibrate` and
 /// `profile` without --name: "mydisk.json" → "mydisk"; anything else
 /// becomes '-'.
-pub fn name_from_path(p: &Path) -> String {
+fn name_from_path(p: &Path) -> String {
     let stem = p
         .file_stem()
         .map(|s| s.to_string_lossy().to_lowercase())

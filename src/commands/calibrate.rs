@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 
 use crate::calibrate::{
-    MISS_WARN, Options, SIZE_MIN_BYTES, name_from_path, probe_and_fit, render_table,
+    MISS_WARN, Options, SIZE_MIN_BYTES, probe_and_fit, profile_name, render_table,
 };
 use crate::device::profile::Profile;
 use crate::error::usage;
@@ -67,19 +67,7 @@ pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
     if size < SIZE_MIN_BYTES {
         return Err(usage(format!("--size {}: at least 16MB", args.size)));
     }
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => name_from_path(&args.output),
-    };
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(usage(format!(
-            "--name {name:?}: may hold only lowercase letters, digits and '-'"
-        )));
-    }
+    let name = profile_name(args.name.as_deref(), &args.output)?;
     if let Some(parent) = args.output.parent()
         && !parent.as_os_str().is_empty()
         && !parent.is_dir()

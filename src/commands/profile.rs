@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::calibrate::name_from_path;
+use crate::calibrate;
 use crate::device::microbench;
 use crate::device::profile::Profile;
 use crate::error::usage;
@@ -109,17 +109,7 @@ fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
             "-o -: the profile goes to standard output; give it a --name",
         ));
     }
-    let name = name.cloned().unwrap_or_else(|| name_from_path(output));
-    if name.is_empty()
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        return Err(usage(format!(
-            "--name {name:?}: may hold only lowercase letters, digits and '-'"
-        )));
-    }
-    Ok(name)
+    calibrate::profile_name(name.map(String::as_str), output)
 }
 
 fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
