@@ -23,7 +23,7 @@ use crate::error::{self, UsageError};
 use crate::output;
 use crate::report::compare::{
     COMPARE_SCHEMA, Check, CompareDoc, CompareInput, CompareRow, Difference, Verdicts, render,
-    render_verdicts, table_of,
+    render_verdicts, run_label, table_of,
 };
 use crate::report::load::{self, LoadedResult};
 use crate::report::{SCHEMA, SCHEMA_VERSION};
@@ -162,15 +162,6 @@ pub fn incompatibilities(results: &[LoadedResult]) -> Vec<String> {
     why
 }
 
-fn label(i: usize) -> String {
-    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    if i < letters.len() {
-        (letters[i] as char).to_string()
-    } else {
-        format!("R{}", i + 1)
-    }
-}
-
 fn ratio(v: Option<f64>, base: Option<f64>) -> Option<f64> {
     match (v, base) {
         (Some(v), Some(b)) if b != 0.0 && v.is_finite() && b.is_finite() => Some(v / b),
@@ -284,7 +275,7 @@ pub fn build(results: &[LoadedResult], forced: bool, warnings: Vec<String>) -> C
             .iter()
             .enumerate()
             .map(|(i, r)| CompareInput {
-                label: label(i),
+                label: run_label(i),
                 file: r.path.display().to_string(),
                 description: r.describe(),
                 mode: r.run.mode.clone(),
@@ -431,7 +422,7 @@ pub fn verdicts(results: &[LoadedResult], t: Tolerance) -> Verdicts {
     let reference = &results[0];
     let mut checks = Vec::new();
     for (i, r) in results.iter().enumerate().skip(1) {
-        let input = label(i);
+        let input = run_label(i);
         let want = reference.summary.tps;
         let got = r.summary.tps;
         let error = if want > 0.0 {
@@ -466,7 +457,7 @@ pub fn verdicts(results: &[LoadedResult], t: Tolerance) -> Verdicts {
         }
     }
     Verdicts {
-        reference: label(0),
+        reference: run_label(0),
         tps_tolerance: t.tps,
         share_points: t.share_points,
         pass: checks.iter().all(|c| c.pass),

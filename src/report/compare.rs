@@ -101,6 +101,17 @@ pub struct CompareRow {
     pub ratios: Vec<Option<f64>>,
 }
 
+/// The name of the `i`th input of `compare` and `report`: A, B, ... Z,
+/// then R27, R28, ...; one function so both name a file alike.
+pub fn run_label(i: usize) -> String {
+    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+    if i < letters.len() {
+        (letters[i] as char).to_string()
+    } else {
+        format!("R{}", i + 1)
+    }
+}
+
 /// A figure, to about four significant digits.
 pub fn fmt_value(v: f64) -> String {
     let a = v.abs();

@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 
 use super::charts::{self, CheckpointSpan, ClientSeries, StackedBar};
+use super::compare::run_label;
 use super::load::{self, Document, LoadedResult};
 use super::sweep::SweepDoc;
 
@@ -168,19 +169,10 @@ pub fn render(title: &str, inputs: &Inputs) -> Result<String> {
         sweep_section(&mut o, path, sweep)?;
     }
     for (i, r) in inputs.results.iter().enumerate() {
-        run_section(&mut o, &tag(i), r)?;
+        run_section(&mut o, &run_label(i), r)?;
     }
     o.push_str("</body>\n</html>\n");
     Ok(o)
-}
-
-fn tag(i: usize) -> String {
-    let letters = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ";
-    if i < letters.len() {
-        (letters[i] as char).to_string()
-    } else {
-        format!("R{}", i + 1)
-    }
 }
 
 fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
@@ -195,7 +187,7 @@ fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
         let _ = writeln!(
             o,
             "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"wrap\">{}</td><td>{:.0}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{:.2}</td><td>{:.0}</td><td>{}</td></tr>",
-            tag(i),
+            run_label(i),
             esc(&r.path.display().to_string()),
             esc(&r.describe()),
             r.summary.tps,
@@ -212,7 +204,7 @@ fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
     let bars: Vec<StackedBar> = results
         .iter()
         .enumerate()
-        .map(|(i, r)| bar_of(short_label(&tag(i), r), r))
+        .map(|(i, r)| bar_of(short_label(&run_label(i), r), r))
         .collect();
     let svg = charts::breakdown_bars("Where each transaction's time goes", &bars, FULL_WIDTH)?;
     figure(
@@ -230,7 +222,7 @@ fn runs_section(o: &mut String, results: &[LoadedResult]) -> Result<()> {
     if with_cdf.len() > 1 {
         let cdfs: Vec<charts::Cdf> = with_cdf
             .iter()
-            .map(|(i, r)| cdf_of(short_label(&tag(*i), r), r))
+            .map(|(i, r)| cdf_of(short_label(&run_label(*i), r), r))
             .collect();
         let svg = charts::latency_cdf("Latency CDF, all runs", &cdfs, (FULL_WIDTH, 380))?;
         figure(o, "latency-cdf-all", &svg, "", false);
