@@ -12,8 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    calibrate, capture, catchup, cleanup, compare, devices, import, instances, iobench, model,
-    prepare, profile, report, run, sweep, vacuum, workload,
+    calibrate, capture, catchup, cleanup, compare, cpu_probe, devices, import, instances, iobench,
+    model, prepare, profile, report, run, sweep, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -82,6 +82,10 @@ pub enum Command {
     /// List the instance presets for `model --instance`: vCPUs, memory,
     /// volume limits and instance store, with their sources.
     Instances,
+    /// Time this host's CPU at a statement's kind of work (a tenth of a
+    /// second): its speed against the machine the workload's CPU figures
+    /// were measured on, which `run` applies as --cpu-speed.
+    CpuProbe(cpu_probe::CpuProbeArgs),
     /// Create (or check) the data and WAL files for a scale, without running.
     Prepare(PrepareArgs),
     /// Remove the files pgiosim created in --dir (and --wal-dir, and the
@@ -144,6 +148,7 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
             v.extend(a.csv.iter().map(|p| ("--csv", p.clone())));
             v.extend(a.markdown.iter().map(|p| ("--markdown", p.clone())));
         }
+        Command::CpuProbe(a) => json(&a.json),
         Command::Calibrate(a) => {
             json(&a.json);
             v.push(("-o", a.output.clone()));
@@ -211,6 +216,7 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Catchup(args) => catchup::catchup(&args, stop),
         Command::Devices(args) => devices::devices(&args).map(|()| 0),
         Command::Instances => instances::instances().map(|()| 0),
+        Command::CpuProbe(args) => cpu_probe::cpu_probe(&args),
         Command::Prepare(args) => prepare::prepare(&args, stop),
         Command::Cleanup(args) => cleanup::cleanup(&args),
         Command::Calibrate(args) => calibrate::calibrate(&args, stop),

@@ -6,6 +6,7 @@ pub mod capture;
 pub mod catchup;
 pub mod cleanup;
 pub mod compare;
+pub mod cpu_probe;
 pub mod devices;
 pub mod import;
 pub mod instances;

@@ -11,6 +11,7 @@ pub mod bench;
 pub(crate) mod checked;
 #[cfg(test)]
 mod conformance;
+pub mod cpu_probe;
 pub mod driver;
 pub mod emulate;
 pub mod psync;

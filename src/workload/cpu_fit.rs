@@ -380,6 +380,8 @@ pub fn apply(spec: &WorkloadSpec, f: &CpuFit) -> WorkloadSpec {
     s.cpu_growth_per_backend = r5(f.cpu_growth.statement);
     s.io_cpu_growth_per_backend = r5(f.cpu_growth.io);
     s.cpu_growth_above_backends = f.cpu_growth.above_backends;
+    // The figures are the measuring host's own: no probe scales them there.
+    s.cpu_probe_us = None;
     for (k, v) in &f.sources {
         s.sources.insert((*k).to_string(), v.clone());
     }

@@ -102,6 +102,9 @@ pub fn apply(spec: &WorkloadSpec, m: &ServerCpu, source: &str) -> Result<(Worklo
     let mut out = spec.clone();
     let r = |v: f64| (v * k * 10.0).round() / 10.0;
     out.cpu_us_per_statement = r(spec.cpu_us_per_statement);
+    // EPYC 9454P time now, whose probe figure nobody has measured.
+    out.cpu_probe_us = None;
+    out.sources.remove("cpu_probe_us");
     out.client_cpu_us_per_statement = r(spec.client_cpu_us_per_statement);
     for t in &mut out.transactions {
         for s in &mut t.statements {

@@ -318,6 +318,12 @@ pub struct WorkloadSpec {
         skip_serializing_if = "is_process_wakeup_default"
     )]
     pub process_wakeup_us: f64,
+    /// The CPU probe's time per round (`pgiosim cpu-probe`), µs, on the
+    /// machine this file's CPU figures were measured on: `run` and a
+    /// calibrated profile's `model` take this host's speed as this over
+    /// their own probe's. Absent: the figures are taken as this host's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_probe_us: Option<f64>,
     /// The startup process's CPU per WAL record it replays, µs.
     #[serde(
         default = "replay_cpu_per_record_default",
@@ -495,6 +501,11 @@ impl WorkloadSpec {
             if !(v.is_finite() && v >= 0.0) {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
             }
+        }
+        if let Some(p) = self.cpu_probe_us
+            && !(p.is_finite() && p > 0.0)
+        {
+            bail!("cpu_probe_us: must be a positive number of microseconds a round, got {p}");
         }
         for (what, v) in [
             ("prepared_cpu_factor", self.prepared_cpu_factor),

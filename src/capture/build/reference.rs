@@ -36,6 +36,8 @@ pub(super) struct Reference {
     pub cpu_growth_per_backend: f64,
     pub io_cpu_growth_per_backend: f64,
     pub cpu_growth_above_backends: u32,
+    /// The CPU probe's figure on the machine those were measured on.
+    pub cpu_probe_us: Option<f64>,
     /// Rows per heap page of pgbench_accounts (121-byte tuples).
     pub rows_per_page: u64,
     /// Index entries per leaf of accounts_pkey and children per internal page.
@@ -50,13 +52,14 @@ pub(super) struct Reference {
 
 /// The reference's CPU figures a capture writes as they are, with the
 /// reference's sources.
-pub(super) const CPU_FIELDS: [&str; 6] = [
+pub(super) const CPU_FIELDS: [&str; 7] = [
     "cpu_us_per_statement",
     "client_cpu_us_per_statement",
     "cpu_us_per_read",
     "cpu_us_per_write",
     "cpu_growth_per_backend",
     "io_cpu_growth_per_backend",
+    "cpu_probe_us",
 ];
 
 static SPEC: LazyLock<WorkloadSpec> =
@@ -98,6 +101,7 @@ fn from_spec(spec: &WorkloadSpec) -> Reference {
         cpu_us_per_write: spec.cpu_us_per_write,
         cpu_growth_per_backend: spec.cpu_growth_per_backend,
         io_cpu_growth_per_backend: spec.io_cpu_growth_per_backend,
+        cpu_probe_us: spec.cpu_probe_us,
         cpu_growth_above_backends: spec.cpu_growth_above_backends,
         rows_per_page: keyed.rows_per_page,
         items_per_leaf: index.items_per_leaf,

@@ -75,6 +75,8 @@ pub(super) fn workload(
         io_cpu_growth_per_backend: r.io_cpu_growth_per_backend,
         cpu_growth_above_backends: r.cpu_growth_above_backends,
         round_trip_us_per_statement: r.round_trip_us_per_statement,
+        // The machine those figures were measured on.
+        cpu_probe_us: r.cpu_probe_us,
         // Not visible in statistics views either: the defaults.
         reclaim_cpu_us_per_read: 0.0,
         reclaim_cpu_us_per_kib_written: 0.0,
