@@ -438,6 +438,7 @@ impl WorkloadArgs {
             cpus: self.cpus,
             threads_per_core: self.threads_per_core,
             cpu_speed: self.cpu_speed,
+            cpu_probe: None,
             reclaim_cpu: None,
             protocol: self.protocol,
             client_rtt,

@@ -319,6 +319,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         timer_lag: None,
         precision_pct: plan.settle.map(|p| p * 100.0),
         stopped_on: None,
+        cpu_probe: plan.cpu_probe,
     }
 }
 

@@ -29,6 +29,7 @@ use crate::datafiles::{DataDir, Layout};
 use crate::device::instance::Instance;
 use crate::device::profile::Profile;
 use crate::error::{bad_input, usage};
+use crate::report::CpuProbeInfo;
 use crate::settings::Settings;
 use crate::standby::StandbyDecl;
 use crate::workload::{QueryMode, Script, WorkloadSpec};
@@ -136,6 +137,8 @@ pub struct Shape {
     pub threads_per_core: Option<u32>,
     /// Speed of one thread against the machine of the workload's figures.
     pub cpu_speed: Option<f64>,
+    /// The probe figures `cpu_speed` came from, if it did (`apply_cpu_probe`).
+    pub cpu_probe: Option<CpuProbeInfo>,
     /// The I/O path's CPU once the page cache is full, when the workload
     /// file gives none: a server preset's (`instance::io_cpu`).
     pub reclaim_cpu: Option<ReclaimCpu>,
@@ -180,6 +183,7 @@ impl Shape {
             cpus: None,
             threads_per_core: None,
             cpu_speed: None,
+            cpu_probe: None,
             reclaim_cpu: None,
             protocol: QueryMode::Simple,
             client_rtt: None,
@@ -195,6 +199,27 @@ impl Shape {
                 .expect("a size"),
             mode: Mode::Benchmark,
         }
+    }
+
+    /// The host's speed from its CPU probe (`host_us` a round, measured
+    /// by `run` or in a calibrated profile) against the probe on the machine
+    /// the workload's CPU figures come from, where no flag or preset set
+    /// the speed and the workload says that machine's figure. Returns the
+    /// speed it set.
+    pub fn apply_cpu_probe(&mut self, host_us: f64) -> Option<f64> {
+        if self.cpu_speed.is_some() {
+            return None;
+        }
+        let reference_us = self.workload.first()?.0.cpu_probe_us?;
+        let speed = reference_us / host_us;
+        let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+        let speed = speed.clamp(lo, hi);
+        self.cpu_speed = Some(speed);
+        self.cpu_probe = Some(CpuProbeInfo {
+            host_us,
+            reference_us,
+        });
+        Some(speed)
     }
 
     /// Fill in what a cloud server size gives where the flags did not say:
@@ -280,6 +305,8 @@ pub struct RunPlan {
     /// Stop once the steady state's tps is known to this fraction
     /// (`Length::Settle`); the core's duration is then the cap.
     pub settle: Option<f64>,
+    /// The probe figures behind the CPU speed, if they set it.
+    pub cpu_probe: Option<CpuProbeInfo>,
 }
 
 impl RunPlan {
@@ -324,6 +351,7 @@ impl RunPlan {
                 Length::Settle { precision, .. } => Some(precision),
                 _ => None,
             },
+            cpu_probe: shape.cpu_probe,
         })
     }
 }

@@ -142,6 +142,7 @@ pub fn derive(
         network_rtt_us: 0.0,
         flush_to_media,
         caps,
+        cpu_probe_us: None,
     };
     set_latencies(&mut p, &lat, capped, &mut findings);
     set_flush_bytes(&mut p, m, &lat, &mut findings);

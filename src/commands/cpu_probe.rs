@@ -92,7 +92,7 @@ pub fn cpu_probe(args: &CpuProbeArgs) -> Result<i32> {
             );
         }
     }
-    output::stdout(&o)?;
+    output::report(&o, args.json.as_deref().is_some_and(output::is_stdout))?;
     if let Some(path) = &args.json {
         output::write_json(path, &report)?;
     }

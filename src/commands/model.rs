@@ -57,6 +57,17 @@ impl ModelArgs {
             None => None,
         };
         let profile = model_device(self.device.as_deref(), inst, w.quiet)?;
+        // A calibrated profile describes its host's CPU as well as its disk.
+        if let Some(host_us) = profile.cpu_probe_us
+            && let Some(speed) = shape.apply_cpu_probe(host_us)
+            && !w.quiet
+        {
+            eprintln!(
+                "model: {}'s host CPU at {speed:.2}x the machine of the workload's CPU figures \
+                 (its CPU probe: {host_us:.2} µs a round); --cpu-speed overrides",
+                profile.name
+            );
+        }
         let plan = RunPlan::new(shape, settings, Target::Model(Box::new(profile)))?;
         if let Some(i) = inst
             && !w.quiet

@@ -160,6 +160,11 @@ pub struct Profile {
     /// Provisioned caps; absent or null: none.
     #[serde(default, deserialize_with = "caps_or_null")]
     pub caps: Caps,
+    /// The CPU probe (`pgiosim cpu-probe`) on the host this disk was
+    /// calibrated on, µs a round: `model` with this profile runs the
+    /// workload's CPU at that host's speed. Absent: the workload's machine's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_probe_us: Option<f64>,
 }
 
 /// One point of [`Profile::idle`]: after `gap_us` idle, a read takes
@@ -675,6 +680,13 @@ impl Profile {
             return Err(format!(
                 "idle: {} points, at most {IDLE_POINTS_MAX}",
                 self.idle.len()
+            ));
+        }
+        if let Some(p) = self.cpu_probe_us
+            && !(p.is_finite() && p > 0.0 && p <= LATENCY_US_MAX)
+        {
+            return Err(format!(
+                "cpu_probe_us: {p} must be a positive number of µs a round, at most {LATENCY_US_MAX}"
             ));
         }
         if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {

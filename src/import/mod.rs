@@ -62,6 +62,7 @@ pub fn build(
         pgiosim_version: env!("CARGO_PKG_VERSION").into(),
         partial: false,
         run: RunInfo {
+            cpu_probe: None,
             mode: "postgres".into(),
             workload: report.workload.clone(),
             transaction_type: report.transaction_type.clone(),

@@ -105,6 +105,21 @@ pub struct RunInfo {
     /// (the precision not reached in `model`'s time cap) or `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_on: Option<String>,
+    /// Where `cpu_speed` came from when the CPU probe set it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_probe: Option<CpuProbeInfo>,
+}
+
+/// The CPU probe's figures behind a run's `cpu_speed`: `pgiosim
+/// cpu-probe` on the host the run describes, and on the machine the
+/// workload's CPU figures were measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct CpuProbeInfo {
+    /// µs a round on the host: measured by `run` as it starts, or by
+    /// `calibrate` into the profile `model` was given.
+    pub host_us: f64,
+    /// µs a round on the workload's reference machine (its `cpu_probe_us`).
+    pub reference_us: f64,
 }
 
 /// Lateness of the real-clock loop's timers, microseconds.

@@ -405,7 +405,13 @@ fn describe_cpus(run: &super::RunInfo) -> String {
     } else {
         format!("{} cores", run.cpus)
     };
-    if run.cpu_speed != 1.0 {
+    if let Some(p) = run.cpu_probe {
+        let _ = write!(
+            d,
+            " at {:.2}x the workload's reference CPU (CPU probe {:.2} µs here, {:.2} there)",
+            run.cpu_speed, p.host_us, p.reference_us
+        );
+    } else if run.cpu_speed != 1.0 {
         let _ = write!(d, " at {}x the reference CPU (EPYC 9454P)", run.cpu_speed);
     }
     if let Some(rtt) = run.client_rtt_us {
