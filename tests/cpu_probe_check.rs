@@ -1,0 +1,160 @@
+//! `scripts/cpu-probe-check`: its usage errors, and `--from-json` on the
+//! saved runs of tests/fixtures/cpu-probe-check/ (real `--fit` runs at
+//! scale 10), whose stdout it must print again, figure for figure; the
+//! quiet run read as a check against the reference probe figure it implies,
+//! and without one.
+//! The measuring itself needs root and PostgreSQL 15 and is not run here.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/cpu-probe-check")
+        .join(name)
+}
+
+/// The run with the host to itself; the other one shared it with a compile.
+const SAVED: &str = "fit-s10-2026-12-05-0006";
+const SHARED: &str = "fit-s10-2026-12-05-0001";
+
+fn cpu_probe_check(args: &[&str]) -> Option<Output> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("skipped: python3 is not installed");
+        return None;
+    }
+    Some(
+        Command::new("python3")
+            .arg(root.join("scripts/cpu-probe-check"))
+            .args(args)
+            .output()
+            .unwrap(),
+    )
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line() {
+    for args in [
+        &["--scale", "50"][..],
+        &["--scale", "x"],
+        &["--duration", "1"],
+        &["--clients", "8"],
+        &["--clients", "1,8,32"],
+        &["--runs", "3"],
+        &["--from-json", "saved.json", "--scale", "10"],
+        &["--from-json", "saved.json", "--json", "out.json"],
+    ] {
+        let Some(o) = cpu_probe_check(args) else {
+            return;
+        };
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("cpu-probe-check: "), "{args:?}: {err}");
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn a_missing_json_file_exits_1() {
+    let Some(o) = cpu_probe_check(&["--from-json", "/nonexistent/pgiosim-no-such.json"]) else {
+        return;
+    };
+    assert_eq!(o.status.code(), Some(1));
+    assert!(o.stdout.is_empty());
+}
+
+fn reprint(name: &str) -> Option<String> {
+    let json = fixture(&format!("{name}.json"));
+    let o = cpu_probe_check(&["--from-json", json.to_str().unwrap()])?;
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    // The run's own stdout, as it printed it.
+    let saved = std::fs::read_to_string(fixture(&format!("{name}.stdout"))).unwrap();
+    assert_eq!(out, saved, "{name}");
+    Some(out)
+}
+
+#[test]
+fn the_saved_runs_print_their_figures_again() {
+    let Some(out) = reprint(SAVED) else { return };
+    // Their figures (tests/fixtures/cpu-probe-check/README.md).
+    for want in [
+        "| 1 | 8 | 3,513 | 0.351 | 0.082 | 0.433 | 1.52 | 0.37 | 0 | yes |",
+        "| 3 | 8 | 3,848 | 0.371 | 0.086 | 0.457 | 1.75 | 0.08 | 0 | no |",
+        "| 4 | 32 | 3,581 | 0.413 | 0.079 | 0.492 | 1.76 | 0.06 | 0 | yes |",
+        "CPU probe here: 14.851 µs a round",
+        "| 8 | 0.433 | 0.309 | 14.851 | 10.602 |",
+        "| 32 | 0.492 | 0.356 | 14.851 | 10.747 |",
+        "implied reference probe: 10.674 µs a round",
+    ] {
+        assert!(out.contains(want), "no {want:?} in\n{out}");
+    }
+    let Some(out) = reprint(SHARED) else { return };
+    for want in [
+        "| 3 | 8 | 2,426 | 0.365 | 0.100 | 0.465 | 1.12 | 0.88 | 0 | yes |",
+        "CPU probe here: 14.677 µs a round",
+        "| 8 | 0.465 | 0.309 | 14.677 | 9.758 |",
+        "| 32 | 0.592 | 0.356 | 14.677 | 8.823 |",
+        "implied reference probe: 9.279 µs a round",
+    ] {
+        assert!(out.contains(want), "no {want:?} in\n{out}");
+    }
+}
+
+/// The saved run with its mode and its probe's reference_us replaced, in a
+/// file of its own.
+fn as_check(reference_us: &str, name: &str) -> PathBuf {
+    let text = std::fs::read_to_string(fixture(&format!("{SAVED}.json"))).unwrap();
+    assert!(text.contains("\"mode\": \"fit\""));
+    assert!(text.contains("\"reference_us\": null"));
+    let text = text
+        .replace("\"mode\": \"fit\"", "\"mode\": \"check\"")
+        .replace(
+            "\"reference_us\": null",
+            &format!("\"reference_us\": {reference_us}"),
+        );
+    let path = std::env::temp_dir().join(format!(
+        "pgiosim-cpu-probe-check-{}-{name}.json",
+        std::process::id()
+    ));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn the_check_predicts_from_the_reference_probe() {
+    let path = as_check("10.674", "check");
+    let o = cpu_probe_check(&["--from-json", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    let Some(o) = o else { return };
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    // 0.309 ms × 14.851 / 10.674 = 0.430 against 0.433 measured; 0.356 ms → 0.495 against 0.492.
+    for want in [
+        "reference probe: 10.674 µs a round",
+        "speed 0.719",
+        "| 8 | 0.433 | 0.430 | -0.7% |",
+        "| 32 | 0.492 | 0.495 | +0.7% |",
+    ] {
+        assert!(out.contains(want), "no {want:?} in\n{out}");
+    }
+    assert!(!out.contains("implied reference probe"), "{out}");
+}
+
+#[test]
+fn a_check_without_a_reference_probe_prints_the_measurements_and_exits_1() {
+    let path = as_check("null", "null");
+    let o = cpu_probe_check(&["--from-json", path.to_str().unwrap()]);
+    std::fs::remove_file(&path).unwrap();
+    let Some(o) = o else { return };
+    assert_eq!(o.status.code(), Some(1));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("| 1 | 8 | 3,513 | 0.351 |"), "{out}");
+    assert!(out.contains("CPU probe here: 14.851 µs a round"), "{out}");
+    assert!(
+        out.contains("reference_us (the workload's cpu_probe_us) is null"),
+        "{out}"
+    );
+}
