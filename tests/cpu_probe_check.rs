@@ -17,6 +17,12 @@ fn fixture(name: &str) -> PathBuf {
 /// The run with the host to itself; the other one shared it with a compile.
 const SAVED: &str = "fit-s10-2026-12-05-0006";
 const SHARED: &str = "fit-s10-2026-12-05-0001";
+/// The second quiet run at scale 10, part of the fit.
+const QUIET_AGAIN: &str = "fit-s10-2026-12-05-0008";
+/// A run at scale 100 in --fit mode: held out of the fit.
+const SCALE_100_FIT: &str = "fit-s100-2026-12-05-0010";
+/// A run at scale 100 in check mode against the shipped reference probe.
+const SCALE_100_CHECK: &str = "check-s100-2026-12-05-0015";
 
 fn cpu_probe_check(args: &[&str]) -> Option<Output> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -157,4 +163,61 @@ fn a_check_without_a_reference_probe_prints_the_measurements_and_exits_1() {
         out.contains("reference_us (the workload's cpu_probe_us) is null"),
         "{out}"
     );
+}
+
+/// The workloads' `cpu_probe_us` is the fit of the two quiet scale-10 runs
+/// (the geometric mean of the four client counts' implied figures), rounded
+/// to 0.01 µs; the shared-host run is not part of it.
+#[test]
+fn the_shipped_reference_probe_is_the_quiet_runs_fit() {
+    let mut logs = Vec::new();
+    for name in [SAVED, QUIET_AGAIN] {
+        let text = std::fs::read_to_string(fixture(&format!("{name}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        for r in v["results"].as_array().unwrap() {
+            logs.push(r["implied_reference_probe_us"].as_f64().unwrap().ln());
+        }
+    }
+    assert_eq!(logs.len(), 4);
+    let fit = (logs.iter().sum::<f64>() / 4.0).exp();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for w in ["tpcb-like", "simple-update", "select-only", "large-updates"] {
+        let text = std::fs::read_to_string(root.join(format!("workloads/{w}.json"))).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let shipped = v["cpu_probe_us"].as_f64().unwrap();
+        assert!(
+            (shipped - fit).abs() < 0.005,
+            "{w}: {shipped} against the fit {fit:.3}"
+        );
+    }
+    let Some(out) = reprint(QUIET_AGAIN) else {
+        return;
+    };
+    assert!(
+        out.contains("implied reference probe: 10.802 µs a round"),
+        "{out}"
+    );
+}
+
+/// The held-out check: scale 100, whose CPU goes more to page I/O, read
+/// against the shipped reference probe.
+#[test]
+fn scale_100_is_the_check() {
+    let Some(out) = reprint(SCALE_100_FIT) else {
+        return;
+    };
+    assert!(
+        out.contains("| 8 | 0.515 | 0.389 | 14.826 | 11.200 |"),
+        "{out}"
+    );
+    assert!(
+        out.contains("| 32 | 0.560 | 0.370 | 14.826 | 9.804 |"),
+        "{out}"
+    );
+    let Some(out) = reprint(SCALE_100_CHECK) else {
+        return;
+    };
+    assert!(out.contains("this host 14.899 µs: speed 0.721"), "{out}");
+    assert!(out.contains("| 8 | 0.516 | 0.540 | +4.5% |"), "{out}");
+    assert!(out.contains("| 32 | 0.509 | 0.513 | +0.8% |"), "{out}");
 }
