@@ -74,7 +74,8 @@ impl RunArgs {
                 && !self.w.quiet
             {
                 eprintln!(
-                    "run: this host's CPU at {speed:.2}x the machine of the workload's CPU figures                      (pgiosim cpu-probe: {:.2} µs a round here, {:.2} there); --cpu-speed overrides",
+                    "run: this host's CPU at {speed:.2}x the machine of the workload's CPU figures \
+                     (pgiosim cpu-probe: {:.2} µs a round here, {:.2} there); --cpu-speed overrides",
                     probe.us_per_round,
                     shape.cpu_probe.map_or(f64::NAN, |p| p.reference_us),
                 );
