@@ -145,3 +145,41 @@ fn model_runs_at_a_calibrated_profiles_host_speed() {
     assert!((ratio - 2.0).abs() < 0.1, "cpu bucket ratio {ratio}");
     assert!(slow["summary"]["tps"].as_f64() < told["summary"]["tps"].as_f64());
 }
+
+#[test]
+fn a_sweep_point_is_the_model_run_on_a_calibrated_profile() {
+    let d = tmp("pgiosim-cpu-probe-");
+    let w = workload_with_probe(d.path(), Some(20.0));
+    let src = common::example_device("this-vm");
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    p["cpu_probe_us"] = 40.0.into();
+    let profile = d.path().join("p.json");
+    std::fs::write(&profile, serde_json::to_string(&p).unwrap()).unwrap();
+    let profile = profile.to_str().unwrap();
+    let common = [
+        "-q",
+        "--json",
+        "-",
+        "--seed",
+        "3",
+        "-T",
+        "2",
+        "-s",
+        "2",
+        "--cpus",
+        "4",
+        "--device",
+        profile,
+        "--workload",
+        &w,
+    ];
+    let mut sweep = vec!["sweep", "--clients", "2,8"];
+    sweep.extend_from_slice(&common);
+    let s = json_of(&sweep);
+    let mut model = vec!["model", "-c", "8"];
+    model.extend_from_slice(&common);
+    let m = json_of(&model);
+    let point = &s["results"][1];
+    assert_eq!(point["run"]["cpu_speed"], 0.5);
+    assert_eq!(point["summary"], m["summary"]);
+}

@@ -27,7 +27,31 @@ use anyhow::Result;
 use crate::args::WorkloadArgs;
 use crate::error::exit;
 use crate::output::{self, write_json};
+use crate::plan::Shape;
 use crate::report::{RunResult, text};
+
+/// On this host's disk, this host's CPU: its speed from the CPU probe
+/// against the machine of the workload's CPU figures (its `cpu_probe_us`),
+/// unless `--cpu-speed` set one or the workload names no such machine.
+/// `command` names the command in the notice, which quiet runs omit.
+pub(crate) fn host_cpu(shape: &mut Shape, command: &str) -> Result<()> {
+    let reference = shape.workload.first().and_then(|(w, _)| w.cpu_probe_us);
+    if shape.cpu_speed.is_some() || reference.is_none() {
+        return Ok(());
+    }
+    let probe = crate::engine::cpu_probe::measure()?;
+    if let Some(speed) = shape.apply_cpu_probe(probe.us_per_round)
+        && !shape.quiet
+    {
+        eprintln!(
+            "{command}: this host's CPU at {speed:.2}x the machine of the workload's CPU figures \
+             (pgiosim cpu-probe: {:.2} µs a round here, {:.2} there); --cpu-speed overrides",
+            probe.us_per_round,
+            reference.unwrap_or(f64::NAN),
+        );
+    }
+    Ok(())
+}
 
 /// Print the report, write the JSON; the exit code says whether it is
 /// partial (130), or whether it measured nothing: a run that completed no

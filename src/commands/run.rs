@@ -61,26 +61,7 @@ impl RunArgs {
             standby_root: self.standby_dir.clone().unwrap_or(self.dirs.dir.clone()),
         };
         let mut shape = self.w.run_shape()?;
-        // This host's CPU, where the workload says the speed of the machine
-        // its CPU figures come from and no --cpu-speed was given.
-        if shape.cpu_speed.is_none()
-            && shape
-                .workload
-                .first()
-                .is_some_and(|(w, _)| w.cpu_probe_us.is_some())
-        {
-            let probe = crate::engine::cpu_probe::measure()?;
-            if let Some(speed) = shape.apply_cpu_probe(probe.us_per_round)
-                && !self.w.quiet
-            {
-                eprintln!(
-                    "run: this host's CPU at {speed:.2}x the machine of the workload's CPU figures \
-                     (pgiosim cpu-probe: {:.2} µs a round here, {:.2} there); --cpu-speed overrides",
-                    probe.us_per_round,
-                    shape.cpu_probe.map_or(f64::NAN, |p| p.reference_us),
-                );
-            }
-        }
+        super::host_cpu(&mut shape, "run")?;
         RunPlan::new(shape, settings, Target::Disk(disk))
     }
 }

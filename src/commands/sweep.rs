@@ -171,7 +171,11 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
         .collect::<Result<Vec<_>>>()?;
     let mut shape = match args.mode {
         SweepMode::Model => args.w.model_shape()?,
-        SweepMode::Run => args.w.run_shape()?,
+        SweepMode::Run => {
+            let mut shape = args.w.run_shape()?;
+            super::host_cpu(&mut shape, "sweep")?;
+            shape
+        }
     };
     shape.quiet = true;
     let seed = shape.seed;

@@ -310,6 +310,10 @@ impl Common<'_> {
                 if let Some(inst) = self.instance {
                     shape.apply_instance(inst, &settings)?;
                 }
+                // A calibrated profile's host CPU, as `model` takes it.
+                if let Some(host_us) = profile.cpu_probe_us {
+                    shape.apply_cpu_probe(host_us);
+                }
                 Target::Model(Box::new(profile.clone()))
             }
             None => Target::Disk(self.disk.clone()),
