@@ -2,21 +2,10 @@
 //! tests/fixtures/cpu-fit/SOURCE.md): the coefficients docs/cpu-model.md
 //! gives, and its usage errors.
 
-use std::path::Path;
-use std::process::Command;
-
 mod common;
 
 fn cpu_fit(args: &[&str]) -> std::process::Output {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("python3").arg("--version").output().is_err() {
-        common::skip("python3 is not installed");
-    }
-    Command::new("python3")
-        .arg(root.join("scripts/cpu-fit"))
-        .args(args)
-        .output()
-        .unwrap()
+    common::script("cpu-fit", args)
 }
 
 fn the_fixture_gives_the_documented_coefficients() {

@@ -22,6 +22,17 @@ fn workload_with_probe(dir: &Path, reference_us: Option<f64>) -> String {
     path.to_str().unwrap().to_string()
 }
 
+/// A calibrated profile (this VM's example) whose host's probe took
+/// `host_us`, written in `dir`.
+fn profile_with_probe(dir: &Path, host_us: f64) -> String {
+    let src = common::example_device("this-vm");
+    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    p["cpu_probe_us"] = host_us.into();
+    let path = dir.join("p.json");
+    std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 fn json_of(args: &[&str]) -> Value {
     let o = pgiosim(args);
     assert!(o.status.success(), "{args:?}: {}", text(&o));
@@ -100,13 +111,9 @@ fn run_takes_this_hosts_speed_unless_told() {
 fn model_runs_at_a_calibrated_profiles_host_speed() {
     let d = tmp("pgiosim-cpu-probe-");
     let w = workload_with_probe(d.path(), Some(20.0));
-    let src = common::example_device("this-vm");
-    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
     // A host whose probe takes twice the reference machine's: half its speed.
-    p["cpu_probe_us"] = 40.0.into();
-    let profile = d.path().join("p.json");
-    std::fs::write(&profile, serde_json::to_string(&p).unwrap()).unwrap();
-    let profile = profile.to_str().unwrap();
+    let profile = profile_with_probe(d.path(), 40.0);
+    let profile = profile.as_str();
     let args = |extra: &[&str]| {
         let mut a = vec![
             "model",
@@ -150,12 +157,8 @@ fn model_runs_at_a_calibrated_profiles_host_speed() {
 fn a_sweep_point_is_the_model_run_on_a_calibrated_profile() {
     let d = tmp("pgiosim-cpu-probe-");
     let w = workload_with_probe(d.path(), Some(20.0));
-    let src = common::example_device("this-vm");
-    let mut p: Value = serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
-    p["cpu_probe_us"] = 40.0.into();
-    let profile = d.path().join("p.json");
-    std::fs::write(&profile, serde_json::to_string(&p).unwrap()).unwrap();
-    let profile = profile.to_str().unwrap();
+    let profile = profile_with_probe(d.path(), 40.0);
+    let profile = profile.as_str();
     let common = [
         "-q",
         "--json",

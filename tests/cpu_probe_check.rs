@@ -6,7 +6,9 @@
 //! The measuring itself needs root and PostgreSQL 15 and is not run here.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -24,19 +26,8 @@ const SCALE_100_FIT: &str = "fit-s100-2026-12-05-0010";
 /// A run at scale 100 in check mode against the shipped reference probe.
 const SCALE_100_CHECK: &str = "check-s100-2026-12-05-0015";
 
-fn cpu_probe_check(args: &[&str]) -> Option<Output> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed");
-        return None;
-    }
-    Some(
-        Command::new("python3")
-            .arg(root.join("scripts/cpu-probe-check"))
-            .args(args)
-            .output()
-            .unwrap(),
-    )
+fn cpu_probe_check(args: &[&str]) -> Output {
+    common::script("cpu-probe-check", args)
 }
 
 #[test]
@@ -51,9 +42,7 @@ fn usage_errors_exit_2_with_one_line() {
         &["--from-json", "saved.json", "--scale", "10"],
         &["--from-json", "saved.json", "--json", "out.json"],
     ] {
-        let Some(o) = cpu_probe_check(args) else {
-            return;
-        };
+        let o = cpu_probe_check(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
@@ -64,27 +53,25 @@ fn usage_errors_exit_2_with_one_line() {
 
 #[test]
 fn a_missing_json_file_exits_1() {
-    let Some(o) = cpu_probe_check(&["--from-json", "/nonexistent/pgiosim-no-such.json"]) else {
-        return;
-    };
+    let o = cpu_probe_check(&["--from-json", "/nonexistent/pgiosim-no-such.json"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(o.stdout.is_empty());
 }
 
-fn reprint(name: &str) -> Option<String> {
+fn reprint(name: &str) -> String {
     let json = fixture(&format!("{name}.json"));
-    let o = cpu_probe_check(&["--from-json", json.to_str().unwrap()])?;
+    let o = cpu_probe_check(&["--from-json", json.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout).into_owned();
     // The run's own stdout, as it printed it.
     let saved = std::fs::read_to_string(fixture(&format!("{name}.stdout"))).unwrap();
     assert_eq!(out, saved, "{name}");
-    Some(out)
+    out
 }
 
 #[test]
 fn the_saved_runs_print_their_figures_again() {
-    let Some(out) = reprint(SAVED) else { return };
+    let out = reprint(SAVED);
     // Their figures (tests/fixtures/cpu-probe-check/README.md).
     for want in [
         "| 1 | 8 | 3,513 | 0.351 | 0.082 | 0.433 | 1.52 | 0.37 | 0 | yes |",
@@ -97,7 +84,7 @@ fn the_saved_runs_print_their_figures_again() {
     ] {
         assert!(out.contains(want), "no {want:?} in\n{out}");
     }
-    let Some(out) = reprint(SHARED) else { return };
+    let out = reprint(SHARED);
     for want in [
         "| 3 | 8 | 2,426 | 0.365 | 0.100 | 0.465 | 1.12 | 0.88 | 0 | yes |",
         "CPU probe here: 14.677 µs a round",
@@ -134,7 +121,6 @@ fn the_check_predicts_from_the_reference_probe() {
     let path = as_check("10.674", "check");
     let o = cpu_probe_check(&["--from-json", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
-    let Some(o) = o else { return };
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     // 0.309 ms × 14.851 / 10.674 = 0.430 against 0.433 measured; 0.356 ms → 0.495 against 0.492.
@@ -154,7 +140,6 @@ fn a_check_without_a_reference_probe_prints_the_measurements_and_exits_1() {
     let path = as_check("null", "null");
     let o = cpu_probe_check(&["--from-json", path.to_str().unwrap()]);
     std::fs::remove_file(&path).unwrap();
-    let Some(o) = o else { return };
     assert_eq!(o.status.code(), Some(1));
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.contains("| 1 | 8 | 3,513 | 0.351 |"), "{out}");
@@ -190,9 +175,7 @@ fn the_shipped_reference_probe_is_the_quiet_runs_fit() {
             "{w}: {shipped} against the fit {fit:.3}"
         );
     }
-    let Some(out) = reprint(QUIET_AGAIN) else {
-        return;
-    };
+    let out = reprint(QUIET_AGAIN);
     assert!(
         out.contains("implied reference probe: 10.802 µs a round"),
         "{out}"
@@ -203,9 +186,7 @@ fn the_shipped_reference_probe_is_the_quiet_runs_fit() {
 /// against the shipped reference probe.
 #[test]
 fn scale_100_is_the_check() {
-    let Some(out) = reprint(SCALE_100_FIT) else {
-        return;
-    };
+    let out = reprint(SCALE_100_FIT);
     assert!(
         out.contains("| 8 | 0.515 | 0.389 | 14.826 | 11.200 |"),
         "{out}"
@@ -214,9 +195,7 @@ fn scale_100_is_the_check() {
         out.contains("| 32 | 0.560 | 0.370 | 14.826 | 9.804 |"),
         "{out}"
     );
-    let Some(out) = reprint(SCALE_100_CHECK) else {
-        return;
-    };
+    let out = reprint(SCALE_100_CHECK);
     assert!(out.contains("this host 14.899 µs: speed 0.721"), "{out}");
     assert!(out.contains("| 8 | 0.516 | 0.540 | +4.5% |"), "{out}");
     assert!(out.contains("| 32 | 0.509 | 0.513 | +0.8% |"), "{out}");

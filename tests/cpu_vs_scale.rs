@@ -4,21 +4,12 @@
 //! itself needs root and PostgreSQL 15 and is not run here.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn cpu_vs_scale(args: &[&str]) -> Option<Output> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed");
-        return None;
-    }
-    Some(
-        Command::new("python3")
-            .arg(root.join("scripts/cpu-vs-scale"))
-            .args(args)
-            .output()
-            .unwrap(),
-    )
+mod common;
+
+fn cpu_vs_scale(args: &[&str]) -> Output {
+    common::script("cpu-vs-scale", args)
 }
 
 #[test]
@@ -31,7 +22,7 @@ fn usage_errors_exit_2() {
         &["--regime", "100:128MB", "--workloads", "insert"],
         &["--regime", "100:128MB", "--clients", "x"],
     ] {
-        let Some(o) = cpu_vs_scale(args) else { return };
+        let o = cpu_vs_scale(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
         assert!(!o.stderr.is_empty(), "{args:?}");
     }
@@ -39,9 +30,7 @@ fn usage_errors_exit_2() {
 
 #[test]
 fn a_missing_json_file_exits_1() {
-    let Some(o) = cpu_vs_scale(&["--from-json", "/nonexistent/pgiosim-no-such.json"]) else {
-        return;
-    };
+    let o = cpu_vs_scale(&["--from-json", "/nonexistent/pgiosim-no-such.json"]);
     assert_eq!(o.status.code(), Some(1));
 }
 
@@ -54,7 +43,7 @@ fn the_saved_run_gives_the_documented_figures() {
         f("io-samples-2026-12-04.log"),
         f("run-2026-12-04.stderr"),
     );
-    let Some(o) = cpu_vs_scale(&[
+    let o = cpu_vs_scale(&[
         "--from-json",
         &json,
         "--io-log",
@@ -62,9 +51,7 @@ fn the_saved_run_gives_the_documented_figures() {
         &stderr,
         "--page-cache-read-us",
         "0",
-    ]) else {
-        return;
-    };
+    ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
     // docs/cpu-model.md, "Measured here: the server's memory regime".

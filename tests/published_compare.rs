@@ -1,22 +1,10 @@
 //! `scripts/published-compare` runs at small size: one published case, 60
 //! simulated seconds, through the built binary, and prints its table.
 
-use std::path::Path;
-use std::process::Command;
-
 mod common;
 
 fn published_compare_prints_the_published_figure_next_to_the_model() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("python3").arg("--version").output().is_err() {
-        common::skip("python3 is not installed");
-    }
-    let o = Command::new("python3")
-        .arg(root.join("scripts/published-compare"))
-        .args(["--quick", "--only", "talk-gp3"])
-        .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
-        .output()
-        .unwrap();
+    let o = common::script("published-compare", &["--quick", "--only", "talk-gp3"]);
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),
@@ -35,12 +23,7 @@ fn published_compare_prints_the_published_figure_next_to_the_model() {
     assert!(out.contains("largest buckets"), "{out}");
     assert!(out.contains("--instance m6id.4xlarge"), "{out}");
     // A case that does not exist is refused with the list.
-    let o = Command::new("python3")
-        .arg(root.join("scripts/published-compare"))
-        .args(["--only", "nosuch"])
-        .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
-        .output()
-        .unwrap();
+    let o = common::script("published-compare", &["--only", "nosuch"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("talk-nvme"));
 }

@@ -1,33 +1,24 @@
 //! `scripts/soak` at small size: a short `run` and a short `model`, their
 //! memory sampled and judged; the hour-long soak is the script's default.
 
-use std::path::Path;
-use std::process::Command;
-
 mod common;
 
 fn soak_samples_memory_and_timer_lag_and_memory_stays_flat() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    if Command::new("python3").arg("--version").output().is_err() {
-        common::skip("python3 is not installed");
-    }
     let dir = common::tmp("soak");
     let data = dir.path().join("data");
-    let o = Command::new("python3")
-        .arg(root.join("scripts/soak"))
-        .args([
+    let o = common::script(
+        "soak",
+        &[
             "--run-seconds",
             "8",
             "--model-seconds",
             "600",
             "--interval",
             "0.5",
-        ])
-        .arg("--dir")
-        .arg(&data)
-        .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
-        .output()
-        .unwrap();
+            "--dir",
+            data.to_str().unwrap(),
+        ],
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     let err = String::from_utf8_lossy(&o.stderr);
     // Exit 1 would mean something grew; timer lag on a shared host may,

@@ -93,3 +93,23 @@ pub fn on_path(program: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+/// Run `scripts/NAME` with python3 and `args`, `PGIOSIM` set to this
+/// build's binary, and wait. Without python3 the test cannot run
+/// ([`skip`]; `.ci/run` installs it).
+#[allow(dead_code)]
+pub fn script(name: &str, args: &[&str]) -> Output {
+    if Command::new("python3").arg("--version").output().is_err() {
+        skip("python3 is not installed");
+    }
+    Command::new("python3")
+        .arg(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("scripts")
+                .join(name),
+        )
+        .args(args)
+        .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
+        .output()
+        .unwrap_or_else(|e| panic!("start scripts/{name}: {e}"))
+}
