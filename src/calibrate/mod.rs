@@ -207,12 +207,18 @@ fn calibration(opts: &Options, dd: &DataDir, name: &str, probed: Probed) -> Resu
     let device = probe::device_of(&dd.dir);
     let (mut profile, knee_qd, findings) = derive(&m, name, opts, &device, &engine)?;
     // The host's CPU too: `model` with this profile describes this host.
-    let cpu = crate::engine::cpu_probe::measure()?;
-    profile.cpu_probe_us = Some((cpu.us_per_round * 100.0).round() / 100.0);
-    profile.source = format!(
-        "{}; this host's CPU probe (pgiosim cpu-probe): {:.2} µs a round",
-        profile.source, cpu.us_per_round
-    );
+    match crate::engine::cpu_probe::measure() {
+        Ok(cpu) => {
+            profile.cpu_probe_us = Some((cpu.us_per_round * 100.0).round() / 100.0);
+            profile.source = format!(
+                "{}; this host's CPU probe (pgiosim cpu-probe): {:.2} µs a round",
+                profile.source, cpu.us_per_round
+            );
+        }
+        Err(e) => {
+            eprintln!("warning: calibrate: {e:#}; the profile says nothing of this host's CPU")
+        }
+    }
     let model_check = check::model_check(&profile, &m);
     let misses: Vec<String> = model_check
         .iter()

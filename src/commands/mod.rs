@@ -32,14 +32,25 @@ use crate::report::{RunResult, text};
 
 /// On this host's disk, this host's CPU: its speed from the CPU probe
 /// against the machine of the workload's CPU figures (its `cpu_probe_us`),
-/// unless `--cpu-speed` set one or the workload names no such machine.
+/// unless `--cpu-speed` set one or the workload names no such machine;
+/// if the probe fails, the figures' own speed with a warning.
 /// `command` names the command in the notice, which quiet runs omit.
 pub(crate) fn host_cpu(shape: &mut Shape, command: &str) -> Result<()> {
     let reference = shape.workload.first().and_then(|(w, _)| w.cpu_probe_us);
     if shape.cpu_speed.is_some() || reference.is_none() {
         return Ok(());
     }
-    let probe = crate::engine::cpu_probe::measure()?;
+    // A host where the probe cannot run (no memfd, no threads) still runs
+    // the workload, at the figures' own speed, and says so.
+    let probe = match crate::engine::cpu_probe::measure() {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!(
+                "warning: {command}: {e:#}; the workload's CPU figures are taken as this host's (--cpu-speed sets a speed)"
+            );
+            return Ok(());
+        }
+    };
     if let Some(speed) = shape.apply_cpu_probe(probe.us_per_round)
         && !shape.quiet
     {
