@@ -30,10 +30,8 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub mod stationarity;
 
+use stationarity::{Batch, CVM_CRITICAL_5PCT, cramer_von_mises, halves_differ, still_moving};
 pub use stationarity::{Cache, Transient};
-use stationarity::{
-    Batch, CVM_CRITICAL_5PCT, cramer_von_mises, halves_differ, still_moving,
-};
 
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
@@ -483,32 +481,53 @@ fn stationarity(
     }
 }
 
-/// The slow transients still under way in the window from `lo` to `hi`
-/// (points) that the run's records show.
+/// The slow transients still under way at the end of the run that its
+/// records show, looked for in the window from `lo` to `hi` (points).
+///
+/// Where the run checkpoints, figures are compared cycle by cycle (whole
+/// checkpoint cycles, the last few): within a cycle, WAL and reads per
+/// transaction fall as the full-page images after its start thin out,
+/// which halves of a short window would take for a trend. Without
+/// checkpoints in the window, its two halves are compared.
 fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
     let w = run.width_s.max(1) as f64;
+    let n = run.seconds.len();
     let mut found = Vec::new();
     // Every checkpoint interval up to the end: the trend is in the last.
     let starts: Vec<f64> = run
         .checkpoint_starts
         .iter()
-        .filter(|&&t| point(t, w) <= run.seconds.len())
+        .filter(|&&t| point(t, w) <= n)
         .map(|&t| t as f64 / 1e9)
         .collect();
     let gaps: Vec<f64> = starts.windows(2).map(|p| p[1] - p[0]).collect();
     if let Some((from_s, to_s)) = still_moving(&gaps) {
         found.push(Transient::CheckpointInterval { from_s, to_s });
     }
-    if hi < lo + 2 {
-        return found;
-    }
-    let mid = lo + (hi - lo) / 2;
-    let (a, b) = (
-        merged(&run.seconds[lo..mid]),
-        merged(&run.seconds[mid..hi]),
-    );
-    let per_tx = |s: &Second, x: u64| ratio(x as f64, s.transactions as f64);
-    if let Some((from, to)) = halves_differ(per_tx(&a, a.wal_bytes), per_tx(&b, b.wal_bytes)) {
+    let mut marks = checkpoint_points(run, 0, n, w);
+    marks.dedup();
+    let periods: Vec<Second> = if marks.len() >= 2 {
+        marks
+            .windows(2)
+            .map(|p| merged(&run.seconds[p[0]..p[1]]))
+            .collect()
+    } else if hi >= lo + 2 && checkpoint_points(run, lo, hi, w).is_empty() {
+        let mid = lo + (hi - lo) / 2;
+        vec![merged(&run.seconds[lo..mid]), merged(&run.seconds[mid..hi])]
+    } else {
+        Vec::new()
+    };
+    let trend = |f: &dyn Fn(&Second) -> u64| {
+        let v: Vec<f64> = periods
+            .iter()
+            .map(|s| ratio(f(s) as f64, s.transactions as f64))
+            .collect();
+        match v.as_slice() {
+            [a, b] => halves_differ(*a, *b),
+            _ => still_moving(&v),
+        }
+    };
+    if let Some((from, to)) = trend(&|s| s.wal_bytes) {
         found.push(Transient::WalPerTransaction { from, to });
     }
     // Reads per transaction fall while a cache not yet full takes in more
@@ -522,8 +541,7 @@ fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
         None
     };
     if let Some(cache) = filling
-        && let Some((from, to)) =
-            halves_differ(per_tx(&a, a.data_reads), per_tx(&b, b.data_reads))
+        && let Some((from, to)) = trend(&|s| s.data_reads)
         && to < from
         && from >= MIN_READS_PER_TX
     {
@@ -657,7 +675,8 @@ pub struct Recurring {
 
 /// When `model` has said enough: a window that passes the stationarity
 /// test (a rate still climbing can look settled to an interval that only
-/// sees its own window's spread), its tps within
+/// sees its own window's spread) with no slow transient still named, its
+/// tps within
 /// `precision` (a fraction) at 95%, over at least one whole checkpoint
 /// cycle if the run writes WAL, and over two vacuums if it vacuums (one
 /// whole cycle of each: a rate measured between them misses their cost).
@@ -665,6 +684,7 @@ pub fn settled(outcome: &Outcome, precision: f64, recurring: Recurring) -> bool 
     match outcome {
         Outcome::Steady(s) => {
             s.stationarity.passed
+                && s.transients.is_empty()
                 && s.tps.relative() <= precision
                 && (!recurring.writes_wal || s.checkpoint_cycles >= 1)
                 && (!recurring.vacuums || s.vacuums >= 2)
@@ -908,7 +928,10 @@ mod tests {
         let Outcome::Steady(st) = &early else {
             panic!("{early:?}")
         };
-        assert!(st.tps.relative() <= 0.02 && st.checkpoint_cycles >= 1, "{st:?}");
+        assert!(
+            st.tps.relative() <= 0.02 && st.checkpoint_cycles >= 1,
+            "{st:?}"
+        );
         assert!(!st.stationarity.passed, "{:?}", st.stationarity);
         assert!(!settled(&early, 0.02, WAL));
         // Once it has flattened: the level it climbs to, over whole cycles.
@@ -931,7 +954,11 @@ mod tests {
             panic!("no steady state")
         };
         assert!(st.warmup_s > mser as f64, "{mser}: {st:?}");
-        assert!(st.stationarity.by_checkpoint_cycles, "{:?}", st.stationarity);
+        assert!(
+            st.stationarity.by_checkpoint_cycles,
+            "{:?}",
+            st.stationarity
+        );
     }
 
     #[test]

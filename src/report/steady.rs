@@ -76,7 +76,10 @@ impl StationarityFigures {
         match self.cvm {
             None => format!("not tested: {over} are too few"),
             Some(c) if self.passed => {
-                format!("yes (Cramér–von Mises {c:.2} ≤ {:.2} over {over})", self.critical)
+                format!(
+                    "yes (Cramér–von Mises {c:.2} ≤ {:.2} over {over})",
+                    self.critical
+                )
             }
             Some(c) => format!(
                 "NOT shown (Cramér–von Mises {c:.2} > {:.2} over {over}): the rate still moves",

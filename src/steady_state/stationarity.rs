@@ -159,8 +159,7 @@ pub fn still_moving(values: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// Whether a figure moved by [`MOVING`] or more from the first half of a
-/// window to its second: for figures whose per-batch noise hides a trend
-/// step by step (reads and WAL per transaction).
+/// window to its second, where there are no cycles to compare.
 pub fn halves_differ(first: f64, second: f64) -> Option<(f64, f64)> {
     (first != 0.0 && (second / first - 1.0).abs() >= MOVING).then_some((first, second))
 }
