@@ -287,7 +287,7 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
             Some(st) => match (st.tps, st.start_s, st.length_s) {
                 (Some(t), Some(a), Some(len)) => format!(
                     "{caption}. Warm-up (grey) {:.0} s, to {}; steady state (purple) {:.0} tps \
-                     ±{:.1}% from {a:.0} to {:.0} s.",
+                     ±{:.1}% from {a:.0} to {:.0} s{}.",
                     st.warmup_s.unwrap_or(0.0),
                     st.warmup_phrase(),
                     t.mean,
@@ -296,7 +296,11 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
                     } else {
                         0.0
                     },
-                    a + len
+                    a + len,
+                    match &st.stationarity {
+                        Some(t) if !t.passed => " (not shown stationary: the rate still moves)",
+                        _ => "",
+                    }
                 ),
                 _ => format!(
                     "{caption}. No steady state: {}.",

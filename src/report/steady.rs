@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::core::breakdown::Bucket;
-use crate::steady_state::{Estimate, Outcome, WarmupEnd};
+use crate::steady_state::stationarity::CVM_CRITICAL_5PCT;
+use crate::steady_state::{Estimate, Outcome, Stationarity, WarmupEnd};
 
 /// A figure and its 95% confidence interval's half width.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -29,6 +30,63 @@ pub struct SteadyBucket {
     pub bucket: String,
     pub mean_us: f64,
     pub ci95_us: f64,
+}
+
+/// Heidelberger and Welch's stationarity test on the window's batch means.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StationarityFigures {
+    /// The window passed: its figures are a steady state's. False: the
+    /// rate still moves in it (or too few batches to tell), and the
+    /// figures are where it had got to.
+    pub passed: bool,
+    /// The Cramér–von Mises statistic of the batch means' bridge (null
+    /// with too few batches) and the critical value it is held to (5%).
+    pub cvm: Option<f64>,
+    pub critical: f64,
+    /// The batches it was made on: `checkpoint_cycles` (whole ones), or
+    /// the interval's (`time` or `vacuum_cycles`).
+    pub batches: usize,
+    pub batched_by: String,
+}
+
+impl StationarityFigures {
+    fn new(s: &Stationarity, interval_batched_by: &str) -> Self {
+        StationarityFigures {
+            passed: s.passed,
+            cvm: s.statistic,
+            critical: CVM_CRITICAL_5PCT,
+            batches: s.batches,
+            batched_by: if s.by_checkpoint_cycles {
+                "checkpoint_cycles"
+            } else {
+                interval_batched_by
+            }
+            .into(),
+        }
+    }
+
+    /// In words: "stationary (Cramér–von Mises 0.19 ≤ 0.46 over 5 whole
+    /// checkpoint cycles)".
+    pub fn phrase(&self) -> String {
+        let over = match self.batched_by.as_str() {
+            "checkpoint_cycles" => format!("{} whole checkpoint cycles", self.batches),
+            "vacuum_cycles" => format!("{} whole autovacuum cycles", self.batches),
+            _ => format!("{} batch means", self.batches),
+        };
+        match self.cvm {
+            None => format!("not tested: {over} are too few"),
+            Some(c) if self.passed => {
+                format!(
+                    "yes (Cramér–von Mises {c:.2} ≤ {:.2} over {over})",
+                    self.critical
+                )
+            }
+            Some(c) => format!(
+                "NOT shown (Cramér–von Mises {c:.2} > {:.2} over {over}): the rate still moves",
+                self.critical
+            ),
+        }
+    }
 }
 
 /// The run after its warm-up.
@@ -75,6 +133,17 @@ pub struct SteadyFigures {
         deserialize_with = "crate::json_bound::vec::<_, _, 64>"
     )]
     pub breakdown: Vec<SteadyBucket>,
+    /// Heidelberger and Welch's stationarity test on the window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stationarity: Option<StationarityFigures>,
+    /// Slow transients still under way, in words ("the interval between
+    /// checkpoints still grows (61 → 66 s)").
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "crate::json_bound::vec::<_, _, 64>"
+    )]
+    pub transients: Vec<String>,
 }
 
 impl SteadyFigures {
@@ -95,6 +164,8 @@ impl SteadyFigures {
             tps: None,
             latency_ms: None,
             breakdown: Vec::new(),
+            stationarity: None,
+            transients: Vec::new(),
         };
         match o {
             Outcome::NotReached(why) => SteadyFigures {
@@ -102,6 +173,11 @@ impl SteadyFigures {
                 ..none
             },
             Outcome::Steady(s) => {
+                let batched_by = if s.batched_by_vacuum {
+                    "vacuum_cycles"
+                } else {
+                    "time"
+                };
                 let (kind, at) = match s.warmup_end {
                     WarmupEnd::None => ("none", None),
                     WarmupEnd::SharedBuffersFull(t) => ("shared_buffers_full", Some(t)),
@@ -119,14 +195,7 @@ impl SteadyFigures {
                     checkpoint_cycles: Some(s.checkpoint_cycles),
                     vacuums: Some(s.vacuums),
                     batches: Some(s.batches),
-                    batched_by: Some(
-                        if s.batched_by_vacuum {
-                            "vacuum_cycles"
-                        } else {
-                            "time"
-                        }
-                        .into(),
-                    ),
+                    batched_by: Some(batched_by.into()),
                     tps: Some(s.tps.into()),
                     latency_ms: Some(s.latency_ms.into()),
                     breakdown: Bucket::ALL
@@ -140,6 +209,8 @@ impl SteadyFigures {
                             }
                         })
                         .collect(),
+                    stationarity: Some(StationarityFigures::new(&s.stationarity, batched_by)),
+                    transients: s.transients.iter().map(|t| t.phrase()).collect(),
                     ..none
                 }
             }

@@ -41,7 +41,7 @@ pub fn render(r: &RunResult) -> String {
             (Some("cap"), Some(p)) => {
                 let _ = writeln!(
                     o,
-                    "duration: {d:.0} s (the cap: the steady state's tps was not known to ±{p}% by then)"
+                    "duration: {d:.0} s (the cap: no window shown stationary had its tps known to ±{p}% by then)"
                 );
             }
             _ => {
@@ -363,6 +363,12 @@ fn steady_block(st: &SteadyFigures) -> String {
         .collect();
     if !buckets.is_empty() {
         let _ = writeln!(o, "  µs per transaction: {}", buckets.join(", "));
+    }
+    if let Some(t) = &st.stationarity {
+        let _ = writeln!(o, "  stationary: {}", t.phrase());
+    }
+    if !st.transients.is_empty() {
+        let _ = writeln!(o, "  still moving: {}", st.transients.join("; "));
     }
     o
 }
