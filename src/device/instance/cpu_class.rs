@@ -273,6 +273,8 @@ mod tests {
         assert_eq!(key("i7i.large"), Some("xeon-8559c"));
         assert_eq!(key("c6id.large"), Some("xeon-8375c"));
         assert_eq!(key("Standard_D16s_v5"), Some("xeon-8370c"));
+        assert_eq!(key("Standard_E16ds_v5"), Some("xeon-8370c"));
+        assert_eq!(key("Standard_D16as_v5"), Some("epyc-7763v"));
         assert_eq!(key("Standard_L16s_v3"), Some("xeon-8370c-lsv3"));
         assert_eq!(key("Standard_L16as_v3"), Some("epyc-7763v"));
         assert_eq!(key("Standard_L16s_v4"), Some("xeon-8573c"));
