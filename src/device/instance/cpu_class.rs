@@ -13,7 +13,9 @@
 //! with the figures its speed comes from: the median Geekbench 6
 //! single-core scores of four scalar integer workloads (File Compression,
 //! Navigation, Clang, Text Processing) over the instance types Spare Cores
-//! measured with that CPU, and
+//! measured with that CPU in the families whose presets use the class (a
+//! processor that reads more than the ±5% spread apart on two families,
+//! the 8370C on Azure Dsv5 and Lsv3, is two classes), and
 //! `speed = geomean(the four) / geomean(the 9454P's four)`, rounded to two
 //! places. One dataset for every row, so the ratios share a method; the
 //! headline score is kept but not used, since its machine-learning and

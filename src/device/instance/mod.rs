@@ -31,7 +31,7 @@
 //!   <https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series>.
 //!   Dsv5 has no local disk.
 //! * Azure `azure-dasv5`, `azure-edsv5`: Dasv5 (no local disk) and Edsv5
-//!   (its SCSI temp disk, unmeasured, is not modelled) from their size
+//!   (its temp disk, unmeasured, is not modelled) from their size
 //!   pages, as Dsv5. `azure-lsv3`, `azure-lasv3`, `azure-lsv4`,
 //!   `azure-lasv4`: the storage-optimized L series, from their size pages in
 //!   github.com/MicrosoftDocs/azure-compute-docs: vCPUs, memory, uncached
@@ -651,7 +651,7 @@ mod tests {
             let family = i.family();
             let sold = match i.provider {
                 Provider::Aws => family.contains('d') || family.starts_with('i'),
-                // Edsv5's temp disk (SCSI, unmeasured) is not modelled.
+                // Edsv5's temp disk (unmeasured) is not modelled.
                 Provider::Azure => family.starts_with('L'),
                 Provider::Gcp | Provider::Hetzner => false,
             };
