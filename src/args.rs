@@ -179,6 +179,24 @@ pub struct WorkloadArgs {
     /// [default: 1; with `model --instance`, the preset's].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=8), allow_negative_numbers = true)]
     pub threads_per_core: Option<u32>,
+    /// The modelled server's processor: a CPU class key (xeon-8375c,
+    /// graviton3) or its name as lscpu prints it ("Intel(R) Xeon(R)
+    /// Platinum 8375C CPU @ 2.90GHz"); its cores run the workload's CPU
+    /// figures at the class's speed (`pgiosim cpus` lists them with their
+    /// Geekbench figures), or `host` for this machine's own, from its CPU
+    /// probe [default: the EPYC 9454P the figures were
+    /// measured on, speed 1; with `model --instance`, the preset's; with
+    /// `run`, this host's from its CPU probe].
+    #[arg(long, value_name = "NAME", conflicts_with = "cpu_speed")]
+    pub cpu: Option<String>,
+    /// The modelled server's RAM (e.g. 64GB): the page cache is what it
+    /// leaves, RAM − shared_buffers − 5% (at least 1GB) for the kernel and
+    /// the backends, as for an `--instance` preset; once that cache is
+    /// full, every read from the device and every KiB written costs the
+    /// kernel's reclaim CPU (docs/cpu-model.md). --os-cache gives the cache
+    /// itself instead.
+    #[arg(long, value_name = "SIZE", conflicts_with = "os_cache")]
+    pub ram: Option<String>,
     /// Speed of one of the modelled server's threads alone on a core,
     /// relative to the machine the workload's CPU figures were measured on
     /// (the EPYC 9454P for the I/O path's, see docs/cpu-model.md): 1.5 runs
@@ -364,6 +382,27 @@ impl WorkloadArgs {
                 "a factor (1 = the machine the workload's CPU figures come from)",
             )?;
         }
+        let cpu = match &self.cpu {
+            // This host's own speed, from its CPU probe: the command probes it.
+            Some(_) if self.cpu_is_host() => None,
+            None => None,
+            Some(name) => Some(
+                crate::device::instance::cpu_name::find(name)
+                    .ok_or_else(|| usage(crate::device::instance::cpu_name::unknown(name)))?,
+            ),
+        };
+        let ram_bytes = match &self.ram {
+            None => None,
+            Some(text) => Some(
+                crate::units::parse_memory_bytes(text)
+                    .filter(|&b| b > 0)
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--ram {text}: not a size; write it as postgresql.conf does, e.g. 64GB"
+                        ))
+                    })?,
+            ),
+        };
         let os_cache_bytes = match &self.os_cache {
             None => None,
             Some(text) => Some(crate::units::parse_memory_bytes(text).ok_or_else(|| {
@@ -438,8 +477,9 @@ impl WorkloadArgs {
             cpus: self.cpus,
             threads_per_core: self.threads_per_core,
             cpu_speed: self.cpu_speed,
+            cpu,
             cpu_probe: None,
-            reclaim_cpu: None,
+            ram_bytes,
             protocol: self.protocol,
             client_rtt,
             jobs: self.jobs,
@@ -453,6 +493,14 @@ impl WorkloadArgs {
             max_memory,
             mode: Mode::Benchmark,
         })
+    }
+
+    /// `--cpu host`: this host's processor, at the speed its CPU probe
+    /// measures (as `run` takes it by default).
+    pub fn cpu_is_host(&self) -> bool {
+        self.cpu
+            .as_deref()
+            .is_some_and(|c| c.trim().eq_ignore_ascii_case("host"))
     }
 
     /// The settings these flags give: defaults, --config, each --set.

@@ -12,8 +12,8 @@ pub use crate::commands::model::{ModelArgs, model_parts};
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{
-    calibrate, capture, catchup, cleanup, compare, cpu_probe, devices, import, instances, iobench,
-    model, prepare, profile, report, run, sweep, vacuum, workload,
+    calibrate, capture, catchup, cleanup, compare, cpu_probe, cpus, devices, import, instances,
+    iobench, model, prepare, profile, report, run, sweep, vacuum, workload,
 };
 use crate::error::EXIT_CODES_HELP;
 use crate::output;
@@ -80,8 +80,14 @@ pub enum Command {
     /// List the shipped device profiles and the provisioned volume types.
     Devices(DevicesArgs),
     /// List the instance presets for `model --instance`: vCPUs, memory,
-    /// volume limits and instance store, with their sources.
-    Instances,
+    /// volume limits and instance store, with their sources; `instances
+    /// show SIZE` prints the flags one stands for.
+    Instances(instances::InstancesArgs),
+    /// List the CPU classes for `--cpu`: each processor's speed per core
+    /// against the EPYC 9454P of the workload's CPU figures, with the
+    /// Geekbench 6 figures and sources it comes from, and this host's own
+    /// from its CPU probe.
+    Cpus,
     /// Time this host's CPU at a statement's kind of work (a tenth of a
     /// second): its speed against the machine the workload's CPU figures
     /// were measured on, which `run` applies as --cpu-speed.
@@ -176,7 +182,8 @@ fn outputs(command: &Command) -> Vec<(&'static str, PathBuf)> {
         }
         Command::Profile(profile::ProfileCommand::Show(_))
         | Command::Devices(_)
-        | Command::Instances
+        | Command::Instances(_)
+        | Command::Cpus
         | Command::Prepare(_)
         | Command::Cleanup(_)
         | Command::Iobench(_) => {}
@@ -215,7 +222,8 @@ pub fn execute(cli: Cli, stop: &Stop) -> Result<i32> {
         Command::Vacuum(args) => vacuum::vacuum(&args, stop),
         Command::Catchup(args) => catchup::catchup(&args, stop),
         Command::Devices(args) => devices::devices(&args).map(|()| 0),
-        Command::Instances => instances::instances().map(|()| 0),
+        Command::Instances(args) => instances::run(&args).map(|()| 0),
+        Command::Cpus => cpus::cpus().map(|()| 0),
         Command::CpuProbe(args) => cpu_probe::cpu_probe(&args),
         Command::Prepare(args) => prepare::prepare(&args, stop),
         Command::Cleanup(args) => cleanup::cleanup(&args),

@@ -14,6 +14,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::device::instance::server::HostLimits;
 use crate::device::instance::{self, Instance};
 use crate::device::profile::{self, Profile};
 use crate::device::provisioned;
@@ -135,10 +136,31 @@ pub fn instance_preset(name: Option<&str>) -> Result<Option<&'static Instance>> 
 pub fn model_device(
     device: Option<&str>,
     inst: Option<&'static Instance>,
+    limits: Option<&HostLimits>,
     quiet: bool,
 ) -> Result<Profile> {
+    // The server's limits on its network volumes: --volume-limits, else
+    // the preset's.
+    let preset_limits = inst.and_then(|i| i.host_limits());
+    let limits = limits.or(preset_limits.as_ref());
     let Some(i) = inst else {
-        return load_profile(device.unwrap_or("nvme"));
+        let p = load_profile(device.unwrap_or("nvme"))?;
+        return Ok(match (limits, device) {
+            (Some(h), Some(d)) if provisioned::provider_of(d).is_some() => {
+                instance::server::limit_volume(h, &p)
+            }
+            (Some(_), _) => {
+                if !quiet {
+                    eprintln!(
+                        "notice: --volume-limits: {} is not a network volume; the limits are \
+                         not applied to it",
+                        device.unwrap_or("nvme")
+                    );
+                }
+                p
+            }
+            (None, _) => p,
+        });
     };
     let store = || {
         let base = Profile::shipped("nvme").expect("nvme is shipped");
@@ -162,7 +184,9 @@ pub fn model_device(
         Some(d) => {
             let p = load_profile(d)?;
             match provisioned::provider_of(d) {
-                Some(prov) if prov == i.provider.name() => Ok(i.limit_volume(&p)),
+                Some(prov) if prov == i.provider.name() => {
+                    Ok(limits.map_or(p.clone(), |h| instance::server::limit_volume(h, &p)))
+                }
                 Some(prov) => Err(usage(format!(
                     "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
                      volume of the same provider",

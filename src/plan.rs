@@ -19,14 +19,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use clap::ValueEnum;
 
-use crate::core::config::{CoreConfig, Mode as CoreMode, OneShotVacuum, ReclaimCpu};
+use crate::core::config::{CoreConfig, Mode as CoreMode, OneShotVacuum};
 use crate::core::io::PAGE_BYTES;
 use crate::core::recovery::RecoveryConfig;
 use crate::core::time::{MS, Nanos, SEC, US};
 use crate::core::vacuum::VacuumShape;
 use crate::core::workload::Workload;
 use crate::datafiles::{DataDir, Layout};
-use crate::device::instance::Instance;
+use crate::device::instance::{CpuClass, Instance};
 use crate::device::profile::Profile;
 use crate::error::{bad_input, usage};
 use crate::report::CpuProbeInfo;
@@ -137,11 +137,14 @@ pub struct Shape {
     pub threads_per_core: Option<u32>,
     /// Speed of one thread against the machine of the workload's figures.
     pub cpu_speed: Option<f64>,
+    /// The server's processor (`--cpu`, or a preset's): its class's speed
+    /// where `cpu_speed` is not given.
+    pub cpu: Option<&'static CpuClass>,
     /// The probe figures `cpu_speed` came from, if it did (`apply_cpu_probe`).
     pub cpu_probe: Option<CpuProbeInfo>,
-    /// The I/O path's CPU once the page cache is full, when the workload
-    /// file gives none: a server preset's (`instance::io_cpu`).
-    pub reclaim_cpu: Option<ReclaimCpu>,
+    /// The server's RAM (`--ram`, or a preset's): the page cache is what it
+    /// leaves where `os_cache_bytes` is not given.
+    pub ram_bytes: Option<u64>,
     /// pgbench's query protocol (-M).
     pub protocol: QueryMode,
     /// The client on another host, this round trip away.
@@ -183,8 +186,9 @@ impl Shape {
             cpus: None,
             threads_per_core: None,
             cpu_speed: None,
+            cpu: None,
             cpu_probe: None,
-            reclaim_cpu: None,
+            ram_bytes: None,
             protocol: QueryMode::Simple,
             client_rtt: None,
             jobs: None,
@@ -207,7 +211,7 @@ impl Shape {
     /// the speed and the workload says that machine's figure. Returns the
     /// speed it set.
     pub fn apply_cpu_probe(&mut self, host_us: f64) -> Option<f64> {
-        if self.cpu_speed.is_some() {
+        if self.cpu_speed.is_some() || self.cpu.is_some() {
             return None;
         }
         let reference_us = self.workload.first()?.0.cpu_probe_us?;
@@ -223,34 +227,30 @@ impl Shape {
     }
 
     /// Fill in what a cloud server size gives where the flags did not say:
-    /// its vCPUs and threads per core, and a page cache of its RAM less
-    /// shared_buffers and the kernel's and backends' share; its cores'
-    /// speed (its CPU class's) and the I/O path's CPU on a server. Returns
-    /// what it filled in, for a notice.
+    /// its vCPUs and threads per core, its processor and its RAM. The preset
+    /// is shorthand for those flags (`pgiosim instances show SIZE` prints
+    /// them): what follows from them (the cores' speed, the page cache, the
+    /// I/O path's CPU once it is full) is worked out the same way for every
+    /// server, in [`core_config`]. Returns what it filled in, for a notice.
     pub fn apply_instance(&mut self, i: &Instance, settings: &Settings) -> Result<Option<String>> {
         self.cpus.get_or_insert(i.vcpus);
         self.threads_per_core.get_or_insert(i.threads_per_core);
-        // A server's page cache fills: its I/O then costs the reclaim
-        // figures, measured on a server.
-        self.reclaim_cpu
-            .get_or_insert_with(crate::device::instance::io_cpu::reclaim_cpu);
-        // The CPU figures are EPYC 9454P time (or the reference machine's,
-        // taken at its speed): the preset's cores run them at its class's.
         let mut notes = Vec::new();
         if self.cpu_speed.is_none()
+            && self.cpu.is_none()
             && let Some(class) = i.cpu_class()
         {
-            self.cpu_speed = Some(class.speed);
+            self.cpu = Some(class);
             notes.push(format!(
                 "cores at {:.2}x the EPYC 9454P ({}, Geekbench 6 single-core)",
                 class.speed, class.name
             ));
         }
-        if self.os_cache_bytes.is_none() {
+        if self.os_cache_bytes.is_none() && self.ram_bytes.is_none() {
             let bytes = i
                 .page_cache_bytes(settings.shared_buffers_bytes)
                 .map_err(usage)?;
-            self.os_cache_bytes = Some(bytes);
+            self.ram_bytes = Some(i.memory_bytes());
             let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
             notes.push(format!(
                 "page cache {} (RAM {} − shared_buffers {} − {} for the kernel and backends)",
@@ -261,6 +261,29 @@ impl Shape {
             ));
         }
         Ok((!notes.is_empty()).then(|| notes.join(", ")))
+    }
+
+    /// What the flags leave the model to assume about the server, for a
+    /// notice: the processor and the RAM, which only the user knows.
+    pub fn server_unknowns(&self) -> Option<String> {
+        let mut v = Vec::new();
+        if self.cpus.is_some() && self.cpu.is_none() && self.cpu_speed.is_none() {
+            v.push(format!(
+                "cores taken as the EPYC 9454P's, {}; name the processor with --cpu (see \
+                 `pgiosim cpus`) and its --threads-per-core",
+                match self.threads_per_core.unwrap_or(1) {
+                    1 => "one thread each".to_string(),
+                    n => format!("{n} threads each"),
+                }
+            ));
+        }
+        if self.cpus.is_some() && self.os_cache_bytes.is_none() && self.ram_bytes.is_none() {
+            v.push(
+                "no page cache: every buffer miss reads the device; give the server's --ram"
+                    .to_string(),
+            );
+        }
+        (!v.is_empty()).then(|| v.join("; "))
     }
 }
 
@@ -444,7 +467,23 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
             crate::units::format_memory(2 * backends * PAGE_BYTES)
         )));
     }
-    let os_cache_pages = shape.os_cache_bytes.unwrap_or(0) / PAGE_BYTES;
+    let os_cache_bytes = match (shape.os_cache_bytes, shape.ram_bytes) {
+        (Some(b), _) => b,
+        (None, Some(ram)) => {
+            crate::device::instance::server::page_cache_bytes(ram, s.shared_buffers_bytes)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--ram {}: shared_buffers = {} leaves no page cache ({} kept for the \
+                         kernel and the backends)",
+                        crate::units::format_memory(ram),
+                        crate::units::format_memory(s.shared_buffers_bytes),
+                        crate::units::format_memory(crate::device::instance::overhead_bytes(ram))
+                    ))
+                })?
+        }
+        (None, None) => 0,
+    };
+    let os_cache_pages = os_cache_bytes / PAGE_BYTES;
     check_os_cache("--os-cache", os_cache_pages)?;
     if shape.after_init && os_cache_pages == 0 {
         return Err(usage(
@@ -476,7 +515,10 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
         clients: shape.clients,
         cpus,
         threads_per_core,
-        cpu_speed: shape.cpu_speed.unwrap_or(1.0),
+        cpu_speed: shape
+            .cpu_speed
+            .or(shape.cpu.map(|c| c.speed))
+            .unwrap_or(1.0),
         duration,
         transactions_per_client,
         seed: shape.seed,
@@ -512,10 +554,15 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),
         write_cpu: workload.write_cpu(),
+        // What a read from the device and a KiB written cost once the page
+        // cache is full (the core applies it only then): the kernel's
+        // reclaim and writeback on any Linux server, not a property of one
+        // provider's (docs/cpu-model.md measured it on this project's VM
+        // too). A workload file may carry its own.
         reclaim_cpu: if workload.reclaim_cpu().is_set() {
             workload.reclaim_cpu()
         } else {
-            shape.reclaim_cpu.unwrap_or_default()
+            crate::device::instance::io_cpu::reclaim_cpu()
         },
         cpu_growth: workload.cpu_growth(),
         client_threads,

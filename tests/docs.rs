@@ -113,6 +113,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "real PostgreSQL servers, minutes each",
     ),
     (
+        "docs/cpu-model.md",
+        "scripts/cpu-check ",
+        "28 model runs, two minutes of a core (and a mirror of mdcallag/mytools for --mytools); tests/cpu_check.rs runs two cases",
+    ),
+    (
         "docs/devices.md",
         "pgiosim calibrate --dir /mnt/disk",
         "probes a real disk for minutes",

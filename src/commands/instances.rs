@@ -4,8 +4,119 @@
 use std::fmt::Write as _;
 
 use anyhow::Result;
+use clap::{Args, Subcommand};
 
+use crate::device::instance::Instance;
+use crate::error::usage;
 use crate::output;
+
+/// Flags of `instances`.
+#[derive(Debug, Clone, Args)]
+pub struct InstancesArgs {
+    #[command(subcommand)]
+    pub show: Option<InstancesCommand>,
+}
+
+/// `instances show`.
+#[derive(Debug, Clone, Subcommand)]
+pub enum InstancesCommand {
+    /// Print the flags a preset stands for: `model --instance SIZE` is
+    /// `model` with these, and gives the same answer.
+    Show(ShowArgs),
+}
+
+/// Flags of `instances show`.
+#[derive(Debug, Clone, Args)]
+pub struct ShowArgs {
+    /// The preset (m6id.4xlarge, Standard_D16s_v5; see `pgiosim instances`).
+    pub size: String,
+    /// Print only the flags, on one line, for a script.
+    #[arg(long)]
+    pub flags: bool,
+}
+
+/// `pgiosim instances [show SIZE]`.
+pub fn run(args: &InstancesArgs) -> Result<()> {
+    match &args.show {
+        None => instances(),
+        Some(InstancesCommand::Show(a)) => show(a),
+    }
+}
+
+/// The server flags `--instance i` stands for: its vCPUs, threads per
+/// core, processor, RAM and volume limits. The device is not among them:
+/// `--instance` picks its store by default, or limits the volume given.
+pub fn server_flags(i: &Instance) -> Vec<String> {
+    let mut v = vec![
+        "--cpus".to_string(),
+        i.vcpus.to_string(),
+        "--threads-per-core".into(),
+        i.threads_per_core.to_string(),
+    ];
+    if let Some(c) = i.cpu_class() {
+        v.extend(["--cpu".into(), c.key.to_string()]);
+    }
+    v.extend(["--ram".into(), ram_text(i.memory_bytes())]);
+    if i.volume_limits.is_some() {
+        v.extend(["--volume-limits".into(), i.name.to_string()]);
+    }
+    v
+}
+
+/// RAM as postgresql.conf writes a size: whole GB where it is, else MB.
+fn ram_text(bytes: u64) -> String {
+    if bytes.is_multiple_of(1 << 30) {
+        format!("{}GB", bytes >> 30)
+    } else {
+        format!("{}MB", bytes >> 20)
+    }
+}
+
+/// `pgiosim instances show SIZE`.
+fn show(a: &ShowArgs) -> Result<()> {
+    let i = crate::device::instance::lookup(&a.size).ok_or_else(|| {
+        usage(format!(
+            "instances show {}: not a preset; see `pgiosim instances`",
+            a.size
+        ))
+    })?;
+    let flags = server_flags(i).join(" ");
+    if a.flags {
+        return output::stdout(&format!("{flags}\n"));
+    }
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", i.summary_line());
+    let _ = writeln!(o, "\nmodel --instance {} is model with:\n  {flags}", i.name);
+    if i.store.is_some() {
+        let _ = writeln!(
+            o,
+            "and its instance store as the default device:\n  --device instance-store:type={}",
+            i.name
+        );
+    } else {
+        let _ = writeln!(
+            o,
+            "and no default device: it has no instance store (give --device, a {} volume)",
+            i.provider.name()
+        );
+    }
+    if let Some(l) = i.volume_limits {
+        let _ = writeln!(
+            o,
+            "--volume-limits {} is iops={},mbps={}{}",
+            i.name,
+            l.baseline_iops,
+            l.baseline_mb_s,
+            if l.bursts {
+                format!(",burst_iops={},burst_mbps={}", l.max_iops, l.max_mb_s)
+            } else {
+                String::new()
+            }
+        );
+    }
+    let _ = writeln!(o, "source: {}", i.source());
+    output::stdout(&o)
+}
 
 /// The instance presets, their sizing rule and sources.
 pub fn instances() -> Result<()> {

@@ -7,6 +7,7 @@ pub mod catchup;
 pub mod cleanup;
 pub mod compare;
 pub mod cpu_probe;
+pub mod cpus;
 pub mod devices;
 pub mod import;
 pub mod instances;
@@ -37,7 +38,7 @@ use crate::report::{RunResult, text};
 /// `command` names the command in the notice, which quiet runs omit.
 pub(crate) fn host_cpu(shape: &mut Shape, command: &str) -> Result<()> {
     let reference = shape.workload.first().and_then(|(w, _)| w.cpu_probe_us);
-    if shape.cpu_speed.is_some() || reference.is_none() {
+    if shape.cpu_speed.is_some() || shape.cpu.is_some() || reference.is_none() {
         return Ok(());
     }
     // A host where the probe cannot run (no memfd, no threads) still runs

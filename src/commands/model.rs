@@ -8,6 +8,7 @@ use crate::args::WorkloadArgs;
 use crate::core::database::Database;
 use crate::device_name::{instance_preset, model_device};
 use crate::engine::sim::SimDevice;
+use crate::error::usage;
 use crate::plan::{RunPlan, Target};
 use crate::stop::Stop;
 
@@ -35,6 +36,21 @@ pub struct ModelArgs {
     /// flags win over the preset.
     #[arg(long, value_name = "SIZE")]
     pub instance: Option<String>,
+    /// The server's limits on all its network volumes together, on top of
+    /// each volume's own caps: a preset's size (m6id.4xlarge) or
+    /// iops=N,mbps=N[,burst_iops=N,burst_mbps=N] as the provider publishes
+    /// them (MB/s of 10^6 bytes; a burst lasts 30 minutes) [default: none;
+    /// with --instance, the preset's].
+    #[arg(long, value_name = "SIZE|iops=N,mbps=N,...")]
+    pub volume_limits: Option<String>,
+}
+
+/// `--volume-limits`, parsed; a bad one is a usage error.
+pub fn volume_limits(
+    spec: Option<&str>,
+) -> Result<Option<crate::device::instance::server::HostLimits>> {
+    spec.map(|s| crate::device::instance::server::parse_volume_limits(s).map_err(usage))
+        .transpose()
 }
 
 /// `pgiosim model`: the plan on the device model, its report and exit code.
@@ -56,7 +72,11 @@ impl ModelArgs {
             Some(i) => shape.apply_instance(i, &settings)?,
             None => None,
         };
-        let profile = model_device(self.device.as_deref(), inst, w.quiet)?;
+        if w.cpu_is_host() {
+            super::host_cpu(&mut shape, "model")?;
+        }
+        let limits = volume_limits(self.volume_limits.as_deref())?;
+        let profile = model_device(self.device.as_deref(), inst, limits.as_ref(), w.quiet)?;
         // A calibrated profile describes its host's CPU as well as its disk.
         if let Some(host_us) = profile.cpu_probe_us
             && let Some(speed) = shape.apply_cpu_probe(host_us)
@@ -67,6 +87,12 @@ impl ModelArgs {
                  (its CPU probe: {host_us:.2} µs a round); --cpu-speed overrides",
                 profile.name
             );
+        }
+        if inst.is_none()
+            && !w.quiet
+            && let Some(unknown) = shape.server_unknowns()
+        {
+            eprintln!("model: {unknown}");
         }
         let plan = RunPlan::new(shape, settings, Target::Model(Box::new(profile)))?;
         if let Some(i) = inst

@@ -68,6 +68,10 @@ pub struct SweepArgs {
     /// store).
     #[arg(long, value_name = "SIZE")]
     pub instance: Option<String>,
+    /// For --mode model: the server's limits on its network volumes, as
+    /// `model --volume-limits` (a preset's size or iops=N,mbps=N,...).
+    #[arg(long, value_name = "SIZE|iops=N,mbps=N,...")]
+    pub volume_limits: Option<String>,
     #[command(flatten)]
     pub dirs: DirArgs,
     /// I/O engine for --mode run.
@@ -106,6 +110,11 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
     } else {
         DEFAULT_CLIENTS.to_vec()
     };
+    if args.volume_limits.is_some() && args.mode == SweepMode::Run {
+        return Err(usage(
+            "--volume-limits: applies to --mode model; --mode run measures this machine",
+        ));
+    }
     if args.instance.is_some() && args.mode == SweepMode::Run {
         return Err(usage(
             "--instance: applies to --mode model; --mode run measures this machine",
@@ -164,13 +173,20 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
     // The config file's notice, once; every point is quiet.
     let settings = resolve_settings(args.w.config.as_deref(), &grid.fixed_settings, quiet)?;
     let instance = instance_preset(args.instance.as_deref())?;
+    let limits = super::model::volume_limits(args.volume_limits.as_deref())?;
     let profiles = grid
         .devices
         .iter()
-        .map(|d| model_device(Some(d), instance, true))
+        .map(|d| model_device(Some(d), instance, limits.as_ref(), true))
         .collect::<Result<Vec<_>>>()?;
     let mut shape = match args.mode {
-        SweepMode::Model => args.w.model_shape()?,
+        SweepMode::Model => {
+            let mut shape = args.w.model_shape()?;
+            if args.w.cpu_is_host() {
+                super::host_cpu(&mut shape, "sweep")?;
+            }
+            shape
+        }
         SweepMode::Run => {
             let mut shape = args.w.run_shape()?;
             super::host_cpu(&mut shape, "sweep")?;

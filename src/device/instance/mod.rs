@@ -64,11 +64,13 @@
 
 pub mod aws_store;
 pub mod cpu_class;
+pub mod cpu_name;
 pub mod io_cpu;
+pub mod server;
 
 use std::sync::LazyLock;
 
-use crate::device::profile::{Burst, Profile, fmt_num};
+use crate::device::profile::{Profile, fmt_num};
 
 pub use aws_store::{Store, StoreFigures};
 pub use cpu_class::{CpuClass, cpu_class, cpu_classes, cpu_sources};
@@ -364,20 +366,16 @@ impl Instance {
     /// an error when shared_buffers leaves none.
     pub fn page_cache_bytes(&self, shared_buffers: u64) -> Result<u64, String> {
         let ram = self.memory_bytes();
-        let overhead = overhead_bytes(ram);
-        ram.checked_sub(shared_buffers)
-            .and_then(|r| r.checked_sub(overhead))
-            .filter(|&b| b > 0)
-            .ok_or_else(|| {
-                format!(
-                    "--instance {}: shared_buffers = {:.1} GiB leaves no page cache in its {} GiB \
-                     of RAM ({:.1} GiB kept for the kernel and the backends)",
-                    self.name,
-                    shared_buffers as f64 / GIB,
-                    self.memory_gib,
-                    overhead as f64 / GIB
-                )
-            })
+        server::page_cache_bytes(ram, shared_buffers).ok_or_else(|| {
+            format!(
+                "--instance {}: shared_buffers = {:.1} GiB leaves no page cache in its {} GiB \
+                 of RAM ({:.1} GiB kept for the kernel and the backends)",
+                self.name,
+                shared_buffers as f64 / GIB,
+                self.memory_gib,
+                overhead_bytes(ram) as f64 / GIB
+            )
+        })
     }
 
     /// Where the figures come from: the text of the row's source.
@@ -459,65 +457,24 @@ impl Instance {
     }
 
     /// `volume` (one of this provider's network volumes) as attached to this
-    /// instance: the instance's limits on top of the volume's own caps.
-    ///
-    /// Throughput: the lower of the volume's cap and the instance's maximum
-    /// (its burst figure: runs are shorter than the 30-minute burst, and the
-    /// model has no burst bucket for bytes). IOPS: the lower of the two
-    /// rates; an instance that bursts adds a burst bucket of (maximum −
-    /// baseline) × 30 minutes that refills at its baseline, so a run longer
-    /// than the burst falls to the baseline. When the volume bursts too
-    /// (gp2, Azure P20 and below) the two buckets are merged into one, the
-    /// lower baseline and the smaller bucket: an approximation, stated.
+    /// instance: the instance's limits on top of the volume's own caps
+    /// ([`server::limit_volume`]); unchanged where it publishes none.
     pub fn limit_volume(&self, volume: &Profile) -> Profile {
-        let mut p = volume.clone();
-        let Some(l) = self.volume_limits else {
-            return p;
-        };
-        let max_mib_s = l.max_mb_s * 1e6 / MIB;
-        p.caps.mib_s = Some(p.caps.mib_s.map_or(max_mib_s, |v| v.min(max_mib_s)));
-        let vol_rate = p.caps.iops.unwrap_or(f64::INFINITY);
-        let inst_bucket = (l.max_iops - l.baseline_iops) * BURST_S;
-        if vol_rate > l.baseline_iops {
-            let rate = vol_rate.min(l.max_iops);
-            p.caps.iops = Some(rate);
-            p.caps.burst = match (p.caps.burst, l.bursts && inst_bucket > 0.0) {
-                (None, true) => Some(Burst {
-                    size_ios: inst_bucket,
-                    baseline_iops: l.baseline_iops,
-                }),
-                (Some(b), true) => Some(Burst {
-                    size_ios: b.size_ios.min(inst_bucket),
-                    baseline_iops: b.baseline_iops.min(l.baseline_iops),
-                }),
-                (b, false) => b.filter(|b| b.baseline_iops < rate),
-            };
+        match self.host_limits() {
+            Some(h) => server::limit_volume(&h, volume),
+            None => volume.clone(),
         }
-        p.name = format!("{}-on-{}", volume.name, self.tag());
-        p.description = format!("{}, attached to {}", volume.description, self.name);
-        let limits = if l.bursts {
-            format!(
-                "baseline {} IOPS and {} MB/s, maximum {} IOPS and {} MB/s for 30 minutes",
-                fmt_num(l.baseline_iops),
-                fmt_num(l.baseline_mb_s),
-                fmt_num(l.max_iops),
-                fmt_num(l.max_mb_s)
-            )
-        } else {
-            format!(
-                "{} IOPS and {} MB/s",
-                fmt_num(l.baseline_iops),
-                fmt_num(l.baseline_mb_s)
-            )
-        };
-        p.source = format!(
-            "{} Instance limits of {} on its volumes: {limits} ({}); throughput capped at the \
-             maximum, IOPS at the lower rate with the instance's burst as a credit bucket.",
-            volume.source,
-            self.name,
-            self.source()
-        );
-        p
+    }
+
+    /// Its limits on its network volumes, as `--volume-limits SIZE` gives
+    /// them; None where it publishes none.
+    pub fn host_limits(&self) -> Option<server::HostLimits> {
+        Some(server::HostLimits {
+            limits: self.volume_limits?,
+            tag: self.tag(),
+            host: self.name.to_string(),
+            source: self.source().to_string(),
+        })
     }
 
     /// The family, for messages that list sizes: m6id.4xlarge → m6id,

@@ -1,0 +1,99 @@
+//! `--cpu NAME`: a CPU class by its key (`xeon-8375c`) or by the processor's
+//! name as lscpu, /proc/cpuinfo or a provider's page prints it ("Intel(R)
+//! Xeon(R) Platinum 8375C CPU @ 2.90GHz", "AMD EPYC 9454P 48-Core
+//! Processor"), so a user can paste what their server says.
+
+use super::cpu_class::{CpuClass, cpu_classes};
+
+/// The words of a name, lower case, with trademarks and punctuation gone:
+/// "Intel(R) Xeon(R) Platinum 8375C" → intel, xeon, platinum, 8375c.
+fn words(s: &str) -> Vec<String> {
+    s.to_ascii_lowercase()
+        .replace("(r)", " ")
+        .replace("(tm)", " ")
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The class `name` means: its key (case-insensitive), or the one class
+/// whose key's words (xeon, 8375c) all appear in `name`. A class key may
+/// name two processors (`xeon-8175m-8259cl`): then its model numbers are
+/// alternatives and one of them, with the family word, is enough. None
+/// when no class or more than one matches.
+pub fn find(name: &str) -> Option<&'static CpuClass> {
+    let given = words(name);
+    if given.is_empty() {
+        return None;
+    }
+    if let Some(c) = cpu_classes()
+        .iter()
+        .find(|c| c.key.eq_ignore_ascii_case(name.trim()))
+    {
+        return Some(c);
+    }
+    let matches: Vec<&'static CpuClass> = cpu_classes()
+        .iter()
+        .filter(|c| {
+            let key = words(c.key);
+            let (family, models): (Vec<&String>, Vec<&String>) = key
+                .iter()
+                .partition(|w| !w.chars().any(|ch| ch.is_ascii_digit()));
+            let family_ok = family.iter().all(|w| given.contains(w));
+            // A class without a model number (graviton2 is one word with
+            // its digit) matches on that word alone.
+            let model_ok =
+                models.is_empty() && !family.is_empty() || models.iter().any(|m| given.contains(m));
+            family_ok && model_ok
+        })
+        .collect();
+    match matches.as_slice() {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// The one-line error for an unknown `--cpu`, listing the keys.
+pub fn unknown(name: &str) -> String {
+    let keys: Vec<&str> = cpu_classes().iter().map(|c| c.key).collect();
+    format!(
+        "--cpu {name}: no such CPU class; give a key or the processor's name as lscpu prints \
+         it (see `pgiosim cpus`): {}",
+        keys.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_processor_names_find_their_class() {
+        let key = |n: &str| find(n).map(|c| c.key);
+        assert_eq!(key("xeon-8375c"), Some("xeon-8375c"));
+        assert_eq!(key("XEON-8375C"), Some("xeon-8375c"));
+        assert_eq!(
+            key("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz"),
+            Some("xeon-8375c")
+        );
+        assert_eq!(key("AMD EPYC 9454P 48-Core Processor"), Some("epyc-9454p"));
+        assert_eq!(
+            key("Intel(R) Xeon(R) Platinum 8259CL CPU @ 2.50GHz"),
+            Some("xeon-8175m-8259cl")
+        );
+        assert_eq!(key("graviton3"), Some("graviton3"));
+        // Not a class: no guess.
+        assert_eq!(key("Intel Xeon E5-2680 v4"), None);
+        assert_eq!(key("AMD EPYC"), None);
+        assert_eq!(key(""), None);
+        assert!(unknown("z80").starts_with("--cpu z80: no such CPU class"));
+    }
+
+    #[test]
+    fn every_class_is_found_by_its_own_key_and_name() {
+        for c in cpu_classes() {
+            assert_eq!(find(c.key).map(|f| f.key), Some(c.key));
+        }
+    }
+}
