@@ -168,9 +168,16 @@ pub fn model_device(
             .ok_or_else(|| match i.unmeasured_disk {
                 Some(_) => usage(format!("--instance {}: {}", i.name, no_store(i))),
                 None => usage(format!(
-                    "--instance {}: has no instance store; give --device, e.g. gp3 or \
-                 gp3:iops=6000,mibps=250 for an EBS volume",
-                    i.name
+                    "--instance {}: has no instance store; give --device, e.g. {}",
+                    i.name,
+                    match i.provider {
+                        instance::Provider::Aws => {
+                            "gp3 or gp3:iops=6000,mibps=250 for an EBS volume"
+                        }
+                        instance::Provider::Azure => "azure-premium-ssd:tier=p30",
+                        instance::Provider::Gcp => "pd-balanced:size_gib=500",
+                        instance::Provider::Hetzner => "hetzner-volume",
+                    }
                 )),
             })
     };
@@ -250,7 +257,7 @@ mod tests {
             .unwrap();
         assert_eq!(az.caps.read_iops, Some(1098789.0));
         let inst = instance_preset(Some("Standard_L16s_v4")).unwrap();
-        assert_eq!(model_device(None, inst, true).unwrap(), az);
+        assert_eq!(model_device(None, inst, None, true).unwrap(), az);
         // Hetzner's local disk is known but not measured: said so.
         let e = lookup("ccx33").unwrap().unwrap_err();
         assert!(
@@ -258,7 +265,7 @@ mod tests {
             "{e}"
         );
         let inst = instance_preset(Some("ccx33")).unwrap();
-        let e = format!("{:#}", model_device(None, inst, true).unwrap_err());
+        let e = format!("{:#}", model_device(None, inst, None, true).unwrap_err());
         assert!(e.contains("hetzner-nvme"), "{e}");
         let e = lookup(INSTANCE_STORE).unwrap().unwrap_err();
         assert!(e.contains("Lsv4") && e.contains("Lasv3"), "{e}");
