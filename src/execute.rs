@@ -320,6 +320,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         precision_pct: plan.settle.map(|p| p * 100.0),
         stopped_on: None,
         cpu_probe: plan.cpu_probe,
+        cpu: plan.cpu.map(str::to_string),
     }
 }
 

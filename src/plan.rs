@@ -330,6 +330,8 @@ pub struct RunPlan {
     pub settle: Option<f64>,
     /// The probe figures behind the CPU speed, if they set it.
     pub cpu_probe: Option<CpuProbeInfo>,
+    /// The CPU class whose speed the cores run at, if one set it.
+    pub cpu: Option<&'static str>,
 }
 
 impl RunPlan {
@@ -375,6 +377,10 @@ impl RunPlan {
                 _ => None,
             },
             cpu_probe: shape.cpu_probe,
+            cpu: match (shape.cpu_speed, shape.cpu) {
+                (None, Some(c)) => Some(c.key),
+                _ => None,
+            },
         })
     }
 }

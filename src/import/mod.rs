@@ -63,6 +63,7 @@ pub fn build(
         partial: false,
         run: RunInfo {
             cpu_probe: None,
+            cpu: None,
             mode: "postgres".into(),
             workload: report.workload.clone(),
             transaction_type: report.transaction_type.clone(),

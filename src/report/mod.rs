@@ -108,6 +108,9 @@ pub struct RunInfo {
     /// Where `cpu_speed` came from when the CPU probe set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_probe: Option<CpuProbeInfo>,
+    /// The CPU class whose speed `cpu_speed` is (`--cpu`, or a preset's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<String>,
 }
 
 /// The CPU probe's figures behind a run's `cpu_speed`: `pgiosim

@@ -411,6 +411,8 @@ fn describe_cpus(run: &super::RunInfo) -> String {
             " at {:.2}x the workload's reference CPU (CPU probe {:.2} µs here, {:.2} there)",
             run.cpu_speed, p.host_us, p.reference_us
         );
+    } else if let Some(class) = &run.cpu {
+        let _ = write!(d, " at {}x the EPYC 9454P ({class})", run.cpu_speed);
     } else if run.cpu_speed != 1.0 {
         let _ = write!(d, " at {}x the reference CPU (EPYC 9454P)", run.cpu_speed);
     }
