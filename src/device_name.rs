@@ -25,18 +25,31 @@ pub const INSTANCE_STORE: &str = "instance-store";
 
 /// The instance presets with a store, for messages: their families and sizes.
 fn store_sizes() -> String {
-    let with: Vec<&str> = instance::instances()
+    let with: Vec<&Instance> = instance::instances()
         .iter()
         .filter(|i| i.store.is_some())
-        .map(|i| i.name)
         .collect();
-    let mut families: Vec<&str> = with.iter().filter_map(|n| n.split('.').next()).collect();
+    let mut families: Vec<String> = with.iter().map(|i| i.family()).collect();
     families.dedup();
     format!(
         "{} ({} sizes, e.g. m6id.4xlarge)",
         families.join(", "),
         with.len()
     )
+}
+
+/// Why `inst` has no store profile: none at all, or a local disk no one
+/// has measured.
+fn no_store(inst: &Instance) -> String {
+    match inst.unmeasured_disk {
+        Some(d) => format!(
+            "{}'s local NVMe ({} × {} GB) has no measurement, so no store profile: give \
+             --device hetzner-nvme (a stand-in, see its source) or a profile measured on the \
+             server (pgiosim calibrate, profile from-fio)",
+            inst.name, d.volumes, d.volume_gb
+        ),
+        None => format!("{} has no instance store", inst.name),
+    }
 }
 
 /// A device named on the command line without a file: a shipped profile's
@@ -77,8 +90,8 @@ pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
     let base = Profile::shipped("nvme").expect("nvme is shipped");
     inst.store_profile(&base).ok_or_else(|| {
         format!(
-            "{INSTANCE_STORE}: {} has no instance store; sizes with one: {}",
-            inst.name,
+            "{INSTANCE_STORE}: {}; sizes with one: {}",
+            no_store(inst),
             store_sizes()
         )
     })
@@ -151,13 +164,22 @@ pub fn model_device(
     };
     let store = || {
         let base = Profile::shipped("nvme").expect("nvme is shipped");
-        i.store_profile(&base).ok_or_else(|| {
-            usage(format!(
-                "--instance {}: has no instance store; give --device, e.g. gp3 or \
-                 gp3:iops=6000,mibps=250 for an EBS volume",
-                i.name
-            ))
-        })
+        i.store_profile(&base)
+            .ok_or_else(|| match i.unmeasured_disk {
+                Some(_) => usage(format!("--instance {}: {}", i.name, no_store(i))),
+                None => usage(format!(
+                    "--instance {}: has no instance store; give --device, e.g. {}",
+                    i.name,
+                    match i.provider {
+                        instance::Provider::Aws => {
+                            "gp3 or gp3:iops=6000,mibps=250 for an EBS volume"
+                        }
+                        instance::Provider::Azure => "azure-premium-ssd:tier=p30",
+                        instance::Provider::Gcp => "pd-balanced:size_gib=500",
+                        instance::Provider::Hetzner => "hetzner-volume",
+                    }
+                )),
+            })
     };
     match device {
         None | Some(INSTANCE_STORE) => store(),
@@ -229,5 +251,23 @@ mod tests {
         assert!(e.contains("give --instance SIZE"), "{e}");
         assert!(lookup("r6i.2xlarge").unwrap().is_err(), "no store");
         assert!(lookup("floppy").is_none());
+        // Beyond AWS: an Azure L-series size's local NVMe, measured.
+        let az = lookup("instance-store:type=Standard_L16s_v4")
+            .unwrap()
+            .unwrap();
+        assert_eq!(az.caps.read_iops, Some(1098789.0));
+        let inst = instance_preset(Some("Standard_L16s_v4")).unwrap();
+        assert_eq!(model_device(None, inst, None, true).unwrap(), az);
+        // Hetzner's local disk is known but not measured: said so.
+        let e = lookup("ccx33").unwrap().unwrap_err();
+        assert!(
+            e.contains("ccx33's local NVMe (1 × 246 GB) has no measurement"),
+            "{e}"
+        );
+        let inst = instance_preset(Some("ccx33")).unwrap();
+        let e = format!("{:#}", model_device(None, inst, None, true).unwrap_err());
+        assert!(e.contains("hetzner-nvme"), "{e}");
+        let e = lookup(INSTANCE_STORE).unwrap().unwrap_err();
+        assert!(e.contains("Lsv4") && e.contains("Lasv3"), "{e}");
     }
 }

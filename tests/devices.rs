@@ -137,6 +137,14 @@ fn the_instance_store_is_the_default_device() {
         let same = model(&with(&["--device", spelling, "--cpus", "16"]));
         assert_eq!(same["run"]["device"], *dev, "{spelling}");
     }
+    // Azure's L series: its local NVMe, ScyllaDB's measurement, the whole
+    // VM's row (1,098,789 / 439,356 IOPS).
+    let az = model(&with(&["--instance", "Standard_L16s_v4"]));
+    let dev = &az["run"]["device"];
+    assert_eq!(dev["name"], "standard-l16s-v4-store");
+    assert_eq!(dev["caps"]["read_iops"], 1098789.0);
+    assert_eq!(dev["caps"]["write_iops"], 439356.0);
+    assert_eq!(az["run"]["cpus"].as_u64(), Some(16));
     // Graviton: one thread a core.
     let g = model(&with(&["--instance", "m6gd.2xlarge"]));
     assert_eq!(
@@ -208,6 +216,14 @@ fn bad_presets_and_provisionings_are_refused_clearly() {
         &["--device", "instance-store:type=c6i.large"],
         &["c6i.large has no instance store"],
     );
+    // Hetzner's local NVMe exists but was never measured: said, not modelled.
+    model_fails(
+        &["--instance", "ccx33"],
+        &[
+            "ccx33's local NVMe (1 × 246 GB) has no measurement",
+            "hetzner-nvme",
+        ],
+    );
     fails(&["run", "--instance", "m6id.4xlarge"], &["--instance"]);
     // shared_buffers larger than the instance's RAM leaves no page cache.
     fails(
@@ -263,6 +279,15 @@ fn devices_and_instances_list_types_and_sources() {
         "| CPU xeon-8375c ×0.84 |",
         "| CPU graviton4 ×0.95 |",
         "| CPU not fixed |",
+        "Standard_L16s_v4",
+        "1,098,789 read / 439,356 write IOPS, 5,994 / 2,997 MB/s (measured)",
+        "azure_io_params.yaml",
+        "n2d-standard-16",
+        "| CPU xeon-8481c ×0.83 |",
+        "ccx33",
+        "local NVMe 1 × 246 GB: not measured, no store profile",
+        "volume limits: none published",
+        "neoverse-n1-cax    ×0.57",
         "epyc-9454p         ×1.00  AMD EPYC 9454P",
         "SpareCores/sc-inspector-data",
     ] {

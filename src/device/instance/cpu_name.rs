@@ -50,7 +50,19 @@ pub fn find(name: &str) -> Option<&'static CpuClass> {
         .collect();
     match matches.as_slice() {
         [one] => Some(one),
-        _ => None,
+        // One processor measured on two families (xeon-8370c and
+        // xeon-8370c-lsv3): the class whose key's words all appear.
+        [_, _, ..] => {
+            let whole: Vec<&&CpuClass> = matches
+                .iter()
+                .filter(|c| words(c.key).iter().all(|w| given.contains(w)))
+                .collect();
+            match whole.as_slice() {
+                [one] => Some(**one),
+                _ => None,
+            }
+        }
+        [] => None,
     }
 }
 
@@ -83,6 +95,28 @@ mod tests {
             Some("xeon-8175m-8259cl")
         );
         assert_eq!(key("graviton3"), Some("graviton3"));
+        // The other providers' processors as lscpu named them in Spare
+        // Cores' dataset (cpus.tsv).
+        for (lscpu, class) in [
+            (
+                "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz",
+                "xeon-8370c",
+            ),
+            ("INTEL(R) XEON(R) PLATINUM 8573C", "xeon-8573c"),
+            ("AMD EPYC 7763 64-Core Processor", "epyc-7763"),
+            ("AMD EPYC 9V74 80-Core Processor", "epyc-9v74"),
+            ("AMD EPYC 7B13", "epyc-7b13"),
+            (
+                "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz",
+                "xeon-8481c",
+            ),
+            ("AMD EPYC-Milan Processor", "epyc-milan"),
+            ("AMD EPYC-Genoa Processor", "epyc-genoa"),
+        ] {
+            assert_eq!(key(lscpu), Some(class), "{lscpu}");
+        }
+        // Neoverse-N1 is Graviton2 and Hetzner's CAX alike: no guess.
+        assert_eq!(key("Neoverse-N1"), None);
         // Not a class: no guess.
         assert_eq!(key("Intel Xeon E5-2680 v4"), None);
         assert_eq!(key("AMD EPYC"), None);

@@ -30,14 +30,33 @@
 //!   maintained for up to 30 minutes at a time"), from
 //!   <https://learn.microsoft.com/azure/virtual-machines/sizes/general-purpose/dsv5-series>.
 //!   Dsv5 has no local disk.
+//! * Azure `azure-dasv5`, `azure-edsv5`: Dasv5 (no local disk) and Edsv5
+//!   (its temp disk, unmeasured, is not modelled) from their size
+//!   pages, as Dsv5. `azure-lsv3`, `azure-lasv3`, `azure-lsv4`,
+//!   `azure-lasv4`: the storage-optimized L series, from their size pages in
+//!   github.com/MicrosoftDocs/azure-compute-docs: vCPUs, memory, uncached
+//!   Premium SSD limits with their 30-minute burst, and the local NVMe
+//!   disks with Microsoft's IOPS (v3: one "NVMe Disk IOPS" figure; v4:
+//!   random read and write IOPS, "best case" at QD 256).
 //! * GCP `gcp`: n2-standard vCPUs and memory (4 GB per vCPU) from
-//!   <https://cloud.google.com/compute/docs/general-purpose-machines>. GCP's
-//!   per-VM Persistent Disk and Hyperdisk limits depend on the disk type and
-//!   the vCPU count together and are not applied: the pd-* and hyperdisk
-//!   profiles carry their per-disk limits only.
+//!   <https://cloud.google.com/compute/docs/general-purpose-machines>; `gcp-n2d-c3`:
+//!   n2d-standard and c3-standard from the same page, checked against Spare
+//!   Cores' dataset. GCP's per-VM Persistent Disk and Hyperdisk limits depend
+//!   on the disk type and the vCPU count together and are not applied: the
+//!   pd-* and hyperdisk profiles carry their per-disk limits only. No GCP
+//!   preset has a local SSD: it is optional on n2 and n2d (a count the user
+//!   picks) and a separate `-lssd` type on c3, and the only GCP figures in
+//!   ScyllaDB's data are z3's round published-looking limits.
+//! * Hetzner `hetzner`: CCX (dedicated vCPUs), CPX and CX (shared), CAX
+//!   (Arm). Hetzner publishes no per-type table in the sources read, so
+//!   vCPUs, memory and the local disk's size are Spare Cores' record of each
+//!   type (lscpu, dmidecode, lsblk). Hetzner publishes no Volume limits, and
+//!   no measurement of its local NVMe was found: the presets show the disk
+//!   ([`Instance::unmeasured_disk`]) but have no store profile.
 //!
-//! The instance stores' IOPS and MB/s are ScyllaDB's measurements where
-//! the size was measured, and derived from them where not: [`aws_store`].
+//! The local stores' IOPS and MB/s are ScyllaDB's measurements where the
+//! size was measured (AWS, Azure), and derived from them where not (AWS):
+//! [`aws_store`].
 //!
 //! Each row also names the processor the size runs on, a class of
 //! [`cpu_class`] with its speed per core relative to the EPYC 9454P that
@@ -73,6 +92,7 @@ pub enum Provider {
     Aws,
     Azure,
     Gcp,
+    Hetzner,
 }
 
 impl Provider {
@@ -82,13 +102,19 @@ impl Provider {
             Provider::Aws => "AWS",
             Provider::Azure => "Azure",
             Provider::Gcp => "GCP",
+            Provider::Hetzner => "Hetzner",
         }
     }
 
     fn parse(s: &str) -> Option<Provider> {
-        [Provider::Aws, Provider::Azure, Provider::Gcp]
-            .into_iter()
-            .find(|p| p.name() == s)
+        [
+            Provider::Aws,
+            Provider::Azure,
+            Provider::Gcp,
+            Provider::Hetzner,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
     }
 }
 
@@ -113,6 +139,14 @@ pub struct VolumeLimits {
 /// Azure.
 pub const BURST_S: f64 = 1800.0;
 
+/// Local disk volumes without figures: how many, and each one's size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalDisk {
+    pub volumes: u32,
+    /// GB (10^9 bytes).
+    pub volume_gb: u32,
+}
+
 /// A cloud server size.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Instance {
@@ -127,14 +161,18 @@ pub struct Instance {
     pub memory_gib: f64,
     /// Limits on attached network volumes; None: not published here.
     pub volume_limits: Option<VolumeLimits>,
-    /// The local instance store; None: the size has none.
+    /// The local instance store; None: the size has none, or its local
+    /// disk has no measurement ([`Instance::unmeasured_disk`]).
     pub store: Option<Store>,
-    /// The source key of the preset's row (`aws-2023`, `aws-2026`, `azure`,
-    /// `gcp`); its text: [`Instance::source`].
+    /// A local NVMe disk known to exist but never measured (Hetzner):
+    /// shown by `pgiosim instances`, with no store profile.
+    pub unmeasured_disk: Option<LocalDisk>,
+    /// The source key of the preset's row (`aws-2023`, `azure-lsv4`,
+    /// `gcp`, `hetzner`, ...); its text: [`Instance::source`].
     pub source_key: &'static str,
     /// The key of the CPU class the size runs on (`xeon-8375c`,
     /// `graviton3`); None where the provider does not fix the processor
-    /// (GCP n2). The class: [`Instance::cpu_class`].
+    /// (GCP n2, Hetzner CX). The class: [`Instance::cpu_class`].
     pub cpu_key: Option<&'static str>,
 }
 
@@ -266,21 +304,42 @@ fn parse_row(c: &[&'static str]) -> Result<Row, String> {
             bursts: max_iops > baseline_iops || max_mb_s > baseline_mb_s,
         })
     };
-    let published = if dash(9..13) {
-        None
-    } else {
-        let (volumes, gb) = c[9]
-            .split_once('x')
+    // IOPS a provider may leave unpublished: '-'.
+    let opt = |i: usize, what: &str| -> Result<Option<f64>, String> {
+        if c[i] == "-" {
+            Ok(None)
+        } else {
+            num(i, what).map(Some)
+        }
+    };
+    let disk = || -> Result<LocalDisk, String> {
+        c[9].split_once('x')
             .and_then(|(n, gb)| Some((n.parse::<u32>().ok()?, gb.parse::<u32>().ok()?)))
             .filter(|(n, gb)| *n > 0 && *gb > 0)
-            .ok_or_else(|| format!("store_volumes: {:?} is not COUNTxGB", c[9]))?;
-        Some(aws_store::Published {
-            volumes,
-            volume_gb: gb,
-            read_iops: num(10, "store_read_iops")?,
-            write_iops: num(11, "store_write_iops")?,
+            .map(|(volumes, volume_gb)| LocalDisk { volumes, volume_gb })
+            .ok_or_else(|| format!("store_volumes: {:?} is not COUNTxGB", c[9]))
+    };
+    // Volumes without figures: a disk no one has measured; figures without
+    // volumes: an error, as the figures are per size.
+    let (published, unmeasured_disk) = if dash(9..13) {
+        (None, None)
+    } else if c[12] == "-" {
+        if !dash(10..12) {
+            return Err(format!(
+                "{name}: store IOPS without store_figures: say where they come from"
+            ));
+        }
+        (None, Some(disk()?))
+    } else {
+        let d = disk()?;
+        let published = aws_store::Published {
+            volumes: d.volumes,
+            volume_gb: d.volume_gb,
+            read_iops: opt(10, "store_read_iops")?,
+            write_iops: opt(11, "store_write_iops")?,
             figures: c[12],
-        })
+        };
+        (Some(published), None)
     };
     let inst = Instance {
         name,
@@ -290,6 +349,7 @@ fn parse_row(c: &[&'static str]) -> Result<Row, String> {
         memory_gib: num(4, "memory_gib")?,
         volume_limits,
         store: None,
+        unmeasured_disk,
         source_key: c[13],
         cpu_key: Some(c[14]).filter(|k| *k != "-"),
     };
@@ -336,6 +396,9 @@ impl Instance {
     /// One line for `pgiosim instances`.
     pub fn summary_line(&self) -> String {
         let limits = match self.volume_limits {
+            None if self.provider == Provider::Hetzner => {
+                "volume limits: none published".to_string()
+            }
             None => "volume limits: not applied".to_string(),
             Some(l) if l.bursts => format!(
                 "volumes: {} IOPS, {} MB/s (burst {} IOPS, {} MB/s for 30 min)",
@@ -353,7 +416,12 @@ impl Instance {
         let store = match self.store {
             None => String::new(),
             Some(s) => format!(
-                " | instance store: {} read / {} write IOPS, {} / {} MB/s ({})",
+                " | {}: {} read / {} write IOPS, {} / {} MB/s ({})",
+                if self.provider == Provider::Aws {
+                    "instance store"
+                } else {
+                    "local NVMe"
+                },
                 fmt_num(s.read_iops),
                 fmt_num(s.write_iops),
                 fmt_num(s.read_mb_s.round()),
@@ -364,6 +432,14 @@ impl Instance {
                 }
             ),
         };
+        let store = match self.unmeasured_disk {
+            Some(d) => format!(
+                "{store} | local NVMe {} × {} GB: not measured, no store profile",
+                d.volumes,
+                fmt_num(f64::from(d.volume_gb))
+            ),
+            None => store,
+        };
         // The key, not the full name: the line is long already, and the
         // CPU classes are listed in full below the presets.
         let cpu = match self.cpu_class() {
@@ -371,7 +447,7 @@ impl Instance {
             None => "CPU not fixed".to_string(),
         };
         format!(
-            "{:<18} {:<5} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
+            "{:<18} {:<7} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
             self.name,
             self.provider.name(),
             self.vcpus,
@@ -399,6 +475,30 @@ impl Instance {
             host: self.name.to_string(),
             source: self.source().to_string(),
         })
+    }
+
+    /// The family, for messages that list sizes: m6id.4xlarge → m6id,
+    /// Standard_L16s_v3 → Lsv3, n2d-standard-16 → n2d-standard, ccx33 → ccx.
+    pub fn family(&self) -> String {
+        match self.provider {
+            Provider::Aws => self.name.split('.').next().unwrap_or(self.name).into(),
+            Provider::Azure => {
+                // Standard_L64as_v4: the letters, the size's digits, the rest.
+                let s = self.name.trim_start_matches("Standard_");
+                let digits = s.find(|c: char| c.is_ascii_digit()).unwrap_or(s.len());
+                let rest = s[digits..].trim_start_matches(|c: char| c.is_ascii_digit());
+                format!("{}{}", &s[..digits], rest.replace('_', ""))
+            }
+            Provider::Gcp => self
+                .name
+                .rsplit_once('-')
+                .map_or(self.name, |(f, _)| f)
+                .into(),
+            Provider::Hetzner => self
+                .name
+                .trim_end_matches(|c: char| c.is_ascii_digit())
+                .into(),
+        }
     }
 
     /// The name as a profile name part: m6id.4xlarge → m6id-4xlarge.
@@ -466,7 +566,8 @@ mod tests {
     #[test]
     fn every_preset_is_consistent() {
         for i in instances() {
-            assert!(i.vcpus >= 2 && i.memory_gib >= 4.0, "{}", i.name);
+            // At least 2 vCPUs and 4 GB (Hetzner's 4 GB: 4,000 MiB).
+            assert!(i.vcpus >= 2 && i.memory_gib >= 3.9, "{}", i.name);
             assert_eq!(i.vcpus % i.threads_per_core, 0, "{}", i.name);
             // x86 two threads a core, Graviton (the "g" after the
             // generation digit: m6gd, m7g, m8gd) one.
@@ -486,15 +587,38 @@ mod tests {
                     i.name
                 );
             }
-            // The provider's memory per vCPU is one of its ratios.
+            // The provider's memory per vCPU is one of its ratios
+            // (Hetzner's "4 GB" is 4,000 MiB in the VM's DMI table).
             let per_vcpu = i.memory_gib / f64::from(i.vcpus);
-            assert!([2.0, 4.0, 8.0].contains(&per_vcpu), "{}", i.name);
-            // A store where AWS sells one: the "d" families (m6id, m6gd)
-            // and the storage-optimized "i" ones.
-            let family = i.name.split('.').next().unwrap();
-            let sold =
-                i.provider == Provider::Aws && (family.contains('d') || family.starts_with('i'));
+            let unit = if i.provider == Provider::Hetzner {
+                1000.0 / 1024.0
+            } else {
+                1.0
+            };
+            // Azure's Standard_E96ds_v5 is the one exception: 672 GB.
+            assert!(
+                [2.0, 4.0, 8.0].iter().any(|r| r * unit == per_vcpu)
+                    || (i.name == "Standard_E96ds_v5" && per_vcpu == 7.0),
+                "{}",
+                i.name
+            );
+            // A measured or derived store where one is sold: AWS's "d"
+            // families (m6id, m6gd) and storage-optimized "i" ones, Azure's
+            // L series. Hetzner's local disks: shown, never measured.
+            let family = i.family();
+            let sold = match i.provider {
+                Provider::Aws => family.contains('d') || family.starts_with('i'),
+                // Edsv5's temp disk (unmeasured) is not modelled.
+                Provider::Azure => family.starts_with('L'),
+                Provider::Gcp | Provider::Hetzner => false,
+            };
             assert_eq!(i.store.is_some(), sold, "{}", i.name);
+            assert_eq!(
+                i.unmeasured_disk.is_some(),
+                i.provider == Provider::Hetzner,
+                "{}",
+                i.name
+            );
             assert!(!i.source().is_empty());
         }
         let names = names();
@@ -576,11 +700,85 @@ mod tests {
     }
 
     #[test]
+    fn azure_l_series_from_the_size_pages() {
+        // Lsv4 page: 16 vCPUs, 128 GiB, 25,600 IOPS and 848 MB/s uncached,
+        // 40,000 and 1,250 burst; 4 × 960 GB, 1,100,000 / 440,000 IOPS.
+        let i = lookup("standard_l16s_v4").unwrap();
+        assert_eq!(
+            (i.provider, i.vcpus, i.threads_per_core, i.memory_gib),
+            (Provider::Azure, 16, 2, 128.0)
+        );
+        let l = i.volume_limits.unwrap();
+        assert_eq!(
+            (l.baseline_iops, l.baseline_mb_s, l.max_iops, l.max_mb_s),
+            (25600.0, 848.0, 40000.0, 1250.0)
+        );
+        let s = i.store.unwrap();
+        assert_eq!((s.volumes, s.volume_gb), (4, 960));
+        assert_eq!(
+            (s.published_read_iops, s.published_write_iops),
+            (Some(1_100_000.0), Some(440_000.0))
+        );
+        // Lsv3 publishes one IOPS figure, and no write IOPS.
+        let s = lookup("Standard_L8s_v3").unwrap().store.unwrap();
+        assert_eq!(
+            (s.volumes, s.published_read_iops, s.published_write_iops),
+            (1, Some(400_000.0), None)
+        );
+        let i = lookup("Standard_L64as_v4").unwrap();
+        assert_eq!(i.cpu_key, Some("epyc-9v74"));
+        assert_eq!(i.family(), "Lasv4");
+        assert!(i.source().contains("lasv4-series.md"), "{}", i.source());
+    }
+
+    #[test]
+    fn hetzner_from_public_data_without_a_store() {
+        let i = lookup("CCX33").unwrap();
+        assert_eq!(
+            (i.provider, i.vcpus, i.threads_per_core, i.memory_gib),
+            (Provider::Hetzner, 8, 2, 31.25)
+        );
+        assert!(i.volume_limits.is_none() && i.store.is_none());
+        assert_eq!(
+            i.unmeasured_disk,
+            Some(LocalDisk {
+                volumes: 1,
+                volume_gb: 246
+            })
+        );
+        assert!(
+            i.summary_line()
+                .contains("local NVMe 1 × 246 GB: not measured, no store profile"),
+            "{}",
+            i.summary_line()
+        );
+        assert!(i.store_profile(&shipped("nvme")).is_none());
+        // Arm, and the shared vCPUs as lscpu shows them: one thread a core.
+        assert_eq!(lookup("cax41").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("cpx62").unwrap().threads_per_core, 1);
+        assert_eq!(lookup("cx53").unwrap().cpu_key, None);
+        assert_eq!(i.family(), "ccx");
+        assert!(i.source().contains("sc-inspector-data"), "{}", i.source());
+        // Volumes given without figures are a disk; IOPS without figures
+        // say nothing of their source and are refused.
+        let row = "x1\tHetzner\t2\t1\t4\t-\t-\t-\t-\t1x40\t1000\t-\t-\ts\t-\n";
+        let text = format!("@s\tx\n{row}");
+        let e = parse_table(Box::leak(text.into_boxed_str())).err().unwrap();
+        assert!(e.contains("store IOPS without store_figures"), "{e}");
+    }
+
+    #[test]
     fn gcp_presets_carry_no_volume_limits() {
         let i = lookup("n2-standard-16").unwrap();
         assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
         let pd = shipped("pd-ssd");
         let p = i.limit_volume(&pd);
         assert_eq!(p.caps, pd.caps);
+        for name in ["n2d-standard-224", "c3-standard-22"] {
+            let i = lookup(name).unwrap();
+            assert!(i.volume_limits.is_none() && i.store.is_none(), "{name}");
+            assert_eq!(i.memory_gib, 4.0 * f64::from(i.vcpus), "{name}");
+        }
+        assert_eq!(lookup("c3-standard-22").unwrap().family(), "c3-standard");
     }
 }
