@@ -37,6 +37,7 @@ use unit::{BLCKSZ_BYTES, GB, KB, MB, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES};
 
 mod config_file;
 mod error;
+pub mod managed;
 mod names;
 mod parse;
 mod show;
