@@ -76,20 +76,21 @@ pub const SOURCES: &[Source] = &[
                starting with the total amount of memory for the DB instance class. From this, \
                the calculation subtracts memory reserved for the operating system and the RDS \
                processes that manage the instance. Therefore, the number is always somewhat \
-               lower than the memory figures shown in the instance class tables. Division \
-               operator: returns an integer quotient; decimals in the quotient are truncated, \
-               not rounded.",
+               lower than the memory figures shown in the instance class tables. (Translated \
+               from the zh page:) Division operator: returns an integer quotient; decimals in \
+               the quotient are not rounded but truncated.",
     },
     Source {
         key: "rds-autovacuum",
         url: "https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/Appendix.PostgreSQL.CommonDBATasks.Autovacuum.html",
-        says: "Manual vacuum operations always use the maintenance_work_mem setting, with a \
-               default setting of GREATEST({DBInstanceClassMemory/63963136*1024}, 65536).",
+        says: "(translated from the zh page) Manual vacuum operations always use the \
+               maintenance_work_mem setting, whose default is \
+               GREATEST({DBInstanceClassMemory/63963136*1024}, 65536).",
     },
     Source {
         key: "rds-ssl",
         url: "https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/ssl-certificate-rotation-postgresql.html",
-        says: "(translated) By default, the rds.force_ssl parameter is set to 0 (off) for DB \
+        says: "(translated from the zh page) By default, the rds.force_ssl parameter is set to 0 (off) for DB \
                instances using PostgreSQL versions before 15, and to 1 (on) for DB instances \
                using PostgreSQL 15 and later major versions. If rds.force_ssl is 1, clients \
                must connect using SSL/TLS.",
