@@ -388,7 +388,19 @@ impl RunPlan {
 /// Resolve settings: defaults, then the config file, then each `--set`
 /// assignment.
 pub fn resolve_settings(config: Option<&Path>, sets: &[String], quiet: bool) -> Result<Settings> {
-    let mut s = Settings::default();
+    resolve_settings_from(Settings::default(), config, sets, quiet)
+}
+
+/// [`resolve_settings`] from `base` instead of PostgreSQL's defaults (a
+/// managed service's, `model --service`): the file and each `--set` win
+/// over it.
+pub fn resolve_settings_from(
+    base: Settings,
+    config: Option<&Path>,
+    sets: &[String],
+    quiet: bool,
+) -> Result<Settings> {
+    let mut s = base;
     if let Some(path) = config {
         let ignored = s.apply_config_file(path).map_err(bad_input)?;
         if !ignored.is_empty() && !quiet {

@@ -6,10 +6,13 @@ use clap::Args;
 use super::{client_host_threads, print_result};
 use crate::args::WorkloadArgs;
 use crate::core::database::Database;
+use crate::device::instance::Instance;
 use crate::device_name::{instance_preset, model_device};
 use crate::engine::sim::SimDevice;
 use crate::error::usage;
-use crate::plan::{RunPlan, Target};
+use crate::plan::{RunPlan, Shape, Target, resolve_settings_from};
+use crate::settings::Settings;
+use crate::settings::managed::{self, Server, Service};
 use crate::stop::Stop;
 
 /// Flags of `model`.
@@ -43,6 +46,22 @@ pub struct ModelArgs {
     /// with --instance, the preset's].
     #[arg(long, value_name = "SIZE|iops=N,mbps=N,...")]
     pub volume_limits: Option<String>,
+    /// Start from a managed service's documented defaults where they differ
+    /// from PostgreSQL's, computed from --ram or the --instance preset's
+    /// (one is needed) and --cpus: rds (RDS for PostgreSQL on gp3, io1,
+    /// io2: shared_buffers {DBInstanceClassMemory/32768} 8 kB pages, a
+    /// quarter of the RAM; maintenance_work_mem), cloud-sql (Cloud SQL on
+    /// pd-ssd, hyperdisk-balanced: shared_buffers 33% of the RAM),
+    /// azure-flexible (flexible server on azure-premium-ssd, -v2:
+    /// shared_buffers a quarter of the RAM, an eighth up to 2 GiB;
+    /// wal_buffers 16MB up to 4 vCPUs, else 128MB; checkpoint_timeout
+    /// 10min; max_wal_size by the disk's size). --config and --set win
+    /// over them. Not modelled, and named in a notice: TLS's CPU per
+    /// statement, RDS's striping of a volume of 400 GiB or more over 4, a
+    /// synchronous standby in another zone (--standby approximates it).
+    /// Sources: docs/settings.md.
+    #[arg(long, value_name = "NAME")]
+    pub service: Option<String>,
 }
 
 /// `--volume-limits`, parsed; a bad one is a usage error.
@@ -66,8 +85,13 @@ impl ModelArgs {
     pub fn plan(&self) -> Result<RunPlan> {
         let w = &self.w;
         let inst = instance_preset(self.instance.as_deref())?;
-        let settings = w.settings()?;
-        let mut shape = w.model_shape()?;
+        let (settings, mut shape) = match &self.service {
+            None => (w.settings()?, w.model_shape()?),
+            Some(name) => {
+                let shape = w.model_shape()?;
+                (self.service_settings(name, &shape, inst)?, shape)
+            }
+        };
         let notice = match inst {
             Some(i) => shape.apply_instance(i, &settings)?,
             None => None,
@@ -108,6 +132,115 @@ impl ModelArgs {
         }
         Ok(plan)
     }
+}
+
+impl ModelArgs {
+    /// The settings from `--service NAME`'s defaults for this server, then
+    /// --config and --set; a notice names them and what the model leaves out.
+    fn service_settings(
+        &self,
+        name: &str,
+        shape: &Shape,
+        inst: Option<&Instance>,
+    ) -> Result<Settings> {
+        let w = &self.w;
+        let service = Service::parse(name).map_err(usage)?;
+        let ram_bytes = shape
+            .ram_bytes
+            .or(inst.map(Instance::memory_bytes))
+            .ok_or_else(|| {
+                usage(format!(
+                    "--service {}: its defaults follow the server's memory; give --ram SIZE \
+                     (or --instance SIZE)",
+                    service.name()
+                ))
+            })?;
+        let server = Server {
+            ram_bytes,
+            vcpus: shape.cpus.or(inst.map(|i| i.vcpus)).unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, |n| n.get() as u32)
+            }),
+            disk_gib: self.device.as_deref().and_then(managed::azure_disk_gib),
+        };
+        let mut base = Settings::default();
+        let defaults = service.defaults(&server);
+        for d in &defaults {
+            base.set(d.name, &d.value)
+                .map_err(|e| usage(format!("--service {}: {e}", service.name())))?;
+        }
+        let settings = resolve_settings_from(base.clone(), w.config.as_deref(), &w.set, w.quiet)?;
+        if !w.quiet {
+            eprintln!(
+                "{}",
+                service_notice(service, &server, &defaults, &base, &settings)
+            );
+            eprintln!("{}", not_modelled_notice(service, shape));
+        }
+        Ok(settings)
+    }
+}
+
+/// The line saying which of the service's defaults apply, and which the
+/// user's settings replaced.
+fn service_notice(
+    service: Service,
+    server: &Server,
+    defaults: &[managed::Default],
+    base: &Settings,
+    settings: &Settings,
+) -> String {
+    let shown = |s: &Settings, name: &str| {
+        s.to_display()
+            .into_iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v)
+            .unwrap_or_default()
+    };
+    let list = defaults
+        .iter()
+        .map(|d| {
+            let (was, now) = (shown(base, d.name), shown(settings, d.name));
+            if was == now {
+                format!("{} = {now}", d.name)
+            } else {
+                format!("{} = {was} (replaced by {now})", d.name)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let rest = service
+        .unsourced(server)
+        .map(|u| format!("; PostgreSQL's defaults stay for {u}"))
+        .unwrap_or_default();
+    format!("model: --service {}: {list}{rest}", service.name())
+}
+
+/// The line naming what the service does that the model leaves out, with
+/// the flag that comes nearest where there is one and it was not given.
+fn not_modelled_notice(service: Service, shape: &Shape) -> String {
+    let mut parts: Vec<String> = service
+        .not_modelled()
+        .iter()
+        .map(|p| {
+            if p.contains("synchronous") && shape.standbys.is_empty() {
+                format!("{p} (--standby with synchronous_standby_names approximates it)")
+            } else {
+                p.to_string()
+            }
+        })
+        .collect();
+    if shape.client_rtt.is_none() {
+        parts.push(
+            "clients reach the service over the network: give their round trip with \
+             --client-rtt"
+                .to_string(),
+        );
+    }
+    format!(
+        "model: --service {} is not modelled in full: {}",
+        service.name(),
+        parts.join("; ")
+    )
 }
 
 /// What `model` runs, built but not started: the database and its simulated

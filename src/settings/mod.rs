@@ -19,9 +19,10 @@
 //! (postgresql.conf and its includes), `error` ([`SettingError`]), `names`
 //! (every PostgreSQL setting name, "did you mean"), `table` (one row per
 //! modelled setting: name, kind, unit, range, default, how it is stored and
-//! shown, where it applies), `parse` (values as guc.c parses them, and
-//! pgiosim's own size and duration flags) and `show` (values as `SHOW`
-//! prints them), `unit` (page sizes and PostgreSQL's unit tables).
+//! shown, where it applies), `managed` (managed services' defaults, with
+//! their sources, for `model --service`), `parse` (values as guc.c parses
+//! them, and pgiosim's own size and duration flags) and `show` (values as
+//! `SHOW` prints them), `unit` (page sizes and PostgreSQL's unit tables).
 //! [`Settings`] itself, its defaults, setting and showing values through
 //! the table, and the values derived from several, are here; the table's
 //! rows name its fields.
@@ -37,6 +38,7 @@ use unit::{BLCKSZ_BYTES, GB, KB, MB, WAL_SEGMENT_BYTES, XLOG_BLCKSZ_BYTES};
 
 mod config_file;
 mod error;
+pub mod managed;
 mod names;
 mod parse;
 mod show;

@@ -1,0 +1,141 @@
+//! `model --service`: a managed service's documented defaults, applied
+//! before --config and --set, from the server's memory.
+
+mod common;
+use common::{pgiosim, text};
+
+/// A short model run's JSON `settings` with `extra` flags.
+fn settings(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "model", "-q", "--json", "-", "-s", "2", "-T", "1", "--seed", "3",
+    ];
+    args.extend(extra);
+    let o = pgiosim(&args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    v["settings"].clone()
+}
+
+/// The one line a refused command printed, with its exit code 2.
+fn refused(extra: &[&str]) -> String {
+    let mut args = vec!["model", "-s", "2", "-T", "1", "--seed", "3"];
+    args.extend(extra);
+    let o = pgiosim(&args);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
+
+#[test]
+fn rds_on_m6i_xlarge_gets_a_quarter_of_its_memory_as_shared_buffers() {
+    let s = settings(&[
+        "--service",
+        "rds",
+        "--instance",
+        "m6i.xlarge",
+        "--device",
+        "gp3",
+    ]);
+    // {DBInstanceClassMemory/32768} pages of 8 kB, with the class's 16 GiB
+    // standing for DBInstanceClassMemory: 524288 pages.
+    assert_eq!(s["shared_buffers"], "4GB", "{s}");
+    // GREATEST({DBInstanceClassMemory/63963136*1024}, 65536) kB: 268 × 1024.
+    assert_eq!(s["maintenance_work_mem"], "268MB", "{s}");
+    // No source states RDS's max_wal_size: PostgreSQL's stays.
+    assert_eq!(s["max_wal_size"], "1GB", "{s}");
+}
+
+#[test]
+fn set_and_config_win_over_the_service() {
+    let s = settings(&[
+        "--service",
+        "rds",
+        "--instance",
+        "m6i.xlarge",
+        "--device",
+        "gp3",
+        "--set",
+        "shared_buffers=1GB",
+    ]);
+    assert_eq!(s["shared_buffers"], "1GB", "{s}");
+    assert_eq!(s["maintenance_work_mem"], "268MB", "{s}");
+
+    let dir = common::tmp("pgiosim-service");
+    let conf = dir.path().join("postgresql.conf");
+    std::fs::write(&conf, "shared_buffers = 2GB\n").unwrap();
+    let s = settings(&[
+        "--service",
+        "rds",
+        "--ram",
+        "16GB",
+        "--cpus",
+        "4",
+        "--config",
+        conf.to_str().unwrap(),
+    ]);
+    assert_eq!(s["shared_buffers"], "2GB", "{s}");
+}
+
+#[test]
+fn azure_follows_the_vcpus_and_the_disk() {
+    let s = settings(&[
+        "--service",
+        "azure-flexible",
+        "--ram",
+        "32GB",
+        "--cpus",
+        "8",
+        "--device",
+        "azure-premium-ssd:tier=p20",
+    ]);
+    assert_eq!(s["shared_buffers"], "8GB", "{s}");
+    assert_eq!(s["wal_buffers"], "128MB", "{s}");
+    assert_eq!(s["checkpoint_timeout"], "10min", "{s}");
+    // P20 is 512 GiB: 25600 MB.
+    assert_eq!(s["max_wal_size"], "25GB", "{s}");
+}
+
+#[test]
+fn the_notices_name_the_defaults_and_what_is_not_modelled() {
+    let o = pgiosim(&[
+        "model",
+        "-s",
+        "2",
+        "-T",
+        "1",
+        "--seed",
+        "3",
+        "--service",
+        "rds",
+        "--instance",
+        "m6i.xlarge",
+        "--device",
+        "gp3",
+        "--set",
+        "shared_buffers=1GB",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8(o.stderr).unwrap();
+    assert!(
+        err.contains("shared_buffers = 4GB (replaced by 1GB)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("TLS") && err.contains("--standby") && err.contains("--client-rtt"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bad_service_or_no_memory_is_one_line() {
+    let e = refused(&["--service", "oracle-cloud"]);
+    assert!(
+        e.contains("--service oracle-cloud") && e.contains("rds, cloud-sql, azure-flexible"),
+        "{e}"
+    );
+    let e = refused(&["--service", "aurora"]);
+    assert!(e.contains("Aurora"), "{e}");
+    let e = refused(&["--service", "cloud-sql", "--cpus", "4"]);
+    assert!(e.contains("--ram"), "{e}");
+}
