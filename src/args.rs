@@ -387,10 +387,18 @@ impl WorkloadArgs {
             // This host's own speed, from its CPU probe: the command probes it.
             Some(_) if self.cpu_is_host() => None,
             None => None,
-            Some(name) => Some(
-                crate::device::instance::cpu_name::find(name)
-                    .ok_or_else(|| usage(crate::device::instance::cpu_name::unknown(name)))?,
-            ),
+            Some(name) => {
+                let (class, by_name) = crate::device::instance::cpu_name::resolve(name)
+                    .ok_or_else(|| usage(crate::device::instance::cpu_name::unknown(name)))?;
+                if by_name && !self.quiet {
+                    eprintln!(
+                        "notice: --cpu {name}: taken as {} ({}), the one class whose processor \
+                         has that name; another chip of the same core may run at another speed",
+                        class.key, class.name
+                    );
+                }
+                Some(class)
+            }
         };
         let ram_bytes = match &self.ram {
             None => None,

@@ -94,10 +94,19 @@ fn show(a: &ShowArgs) -> Result<()> {
             i.name
         );
     } else {
+        let volume = match i.provider {
+            crate::device::instance::Provider::Aws => "an EBS volume such as gp3",
+            crate::device::instance::Provider::Azure => {
+                "an Azure volume such as azure-premium-ssd:tier=p30"
+            }
+            crate::device::instance::Provider::Gcp => "a GCP volume such as pd-balanced",
+            crate::device::instance::Provider::Hetzner => {
+                "hetzner-volume, hetzner-nvme or a calibrated profile"
+            }
+        };
         let _ = writeln!(
             o,
-            "and no default device: it has no instance store (give --device, a {} volume)",
-            i.provider.name()
+            "and no default device: it has no measured instance store (give --device: {volume})"
         );
     }
     if let Some(l) = i.volume_limits {
@@ -151,7 +160,7 @@ pub fn instances() -> Result<()> {
          relative to the AMD EPYC 9454P pgiosim's CPU figures were measured on: the geometric \
          mean of four Geekbench 6 single-core workloads (file compression, navigation, clang, \
          text processing), medians over the sizes measured, against the 9454P's; 'not fixed': \
-         the provider picks the processor by zone (src/device/instance/cpus.tsv):"
+         the provider picks the processor (by zone, or by type) (src/device/instance/cpus.tsv):"
     );
     for c in crate::device::instance::cpu_classes() {
         let _ = writeln!(

@@ -66,6 +66,32 @@ pub fn find(name: &str) -> Option<&'static CpuClass> {
     }
 }
 
+/// [`find`], else the one class whose processor name holds every word of
+/// `name` ("Neoverse-V2", as lscpu prints a Graviton4 or any other V2
+/// core): the bool is true when the name, not the key, decided, so the
+/// caller can say which class it took. None when no class or more than one
+/// has those words (Neoverse-N1 is Graviton2's and Ampere Altra's).
+pub fn resolve(name: &str) -> Option<(&'static CpuClass, bool)> {
+    if let Some(c) = find(name) {
+        return Some((c, false));
+    }
+    let given = words(name);
+    if given.is_empty() {
+        return None;
+    }
+    let by_name: Vec<&'static CpuClass> = cpu_classes()
+        .iter()
+        .filter(|c| {
+            let n = words(c.name);
+            given.iter().all(|w| n.contains(w))
+        })
+        .collect();
+    match by_name.as_slice() {
+        [one] => Some((one, true)),
+        _ => None,
+    }
+}
+
 /// The one-line error for an unknown `--cpu`, listing the keys.
 pub fn unknown(name: &str) -> String {
     let keys: Vec<&str> = cpu_classes().iter().map(|c| c.key).collect();
@@ -122,6 +148,19 @@ mod tests {
         assert_eq!(key("AMD EPYC"), None);
         assert_eq!(key(""), None);
         assert!(unknown("z80").starts_with("--cpu z80: no such CPU class"));
+    }
+
+    #[test]
+    fn a_core_name_with_one_class_resolves_to_it_and_says_so() {
+        let (c, by_name) = resolve("Neoverse-V2").unwrap();
+        assert_eq!((c.key, by_name), ("graviton4", true));
+        assert_eq!(
+            resolve("xeon-8375c").map(|(c, n)| (c.key, n)),
+            Some(("xeon-8375c", false))
+        );
+        // Two classes of that core: no guess.
+        assert!(resolve("Neoverse-N1").is_none());
+        assert!(resolve("Pentium").is_none());
     }
 
     #[test]
