@@ -706,22 +706,31 @@ impl Workload for Script {
     }
 
     /// `pgbench -i` loads every table, vacuums them, then builds each
-    /// primary key: it sorts the heap and writes the index's leaves in
-    /// order, then each level above them up to the root. The indexes are
-    /// built smallest first (pgbench_branches, pgbench_tellers,
-    /// pgbench_accounts), so the page cache ends up holding the large
-    /// table's index, its upper levels last. (The sort's temporary files
+    /// primary key: it scans the heap, sorts it and writes the index's
+    /// leaves in order, then each level above them up to the root. The
+    /// indexes are built smallest first (pgbench_branches,
+    /// pgbench_tellers, pgbench_accounts). Every page read or written goes
+    /// through the kernel's page cache and stays there until reclaimed, so
+    /// the cache ends up holding, newest last: the heaps without an index
+    /// (last read by the vacuum), then each indexed table's heap (read by
+    /// its index build) and its index, upper levels last. Where the cache
+    /// is smaller than that, the newest pages are the ones kept: the large
+    /// table's index and the end of its heap. (The sort's temporary files
     /// are deleted when the build ends, freeing their pages.)
     fn written_at_load(&self) -> Vec<(u64, u64)> {
-        let mut indexes: Vec<&Btree> = self
+        let mut runs: Vec<(u64, u64)> = self
             .tables
             .iter()
-            .filter_map(|t| t.index.as_ref())
+            .filter(|t| t.index.is_none() && t.heap.blocks > 0)
+            .map(|t| (t.heap.first, t.heap.blocks))
             .collect();
-        indexes.sort_by_key(|b| b.blocks());
-        let mut runs = Vec::new();
-        for b in indexes {
-            for level in b.levels.iter().rev() {
+        let mut indexed: Vec<&Table> = self.tables.iter().filter(|t| t.index.is_some()).collect();
+        indexed.sort_by_key(|t| t.index.as_ref().map_or(0, Btree::blocks));
+        for t in indexed {
+            if t.heap.blocks > 0 {
+                runs.push((t.heap.first, t.heap.blocks));
+            }
+            for level in t.index.iter().flat_map(|b| b.levels.iter().rev()) {
                 runs.push((level.first, level.blocks));
             }
         }
