@@ -210,20 +210,48 @@ impl Shape {
     /// the workload's CPU figures come from, where no flag or preset set
     /// the speed and the workload says that machine's figure. Returns the
     /// speed it set.
-    pub fn apply_cpu_probe(&mut self, host_us: f64) -> Option<f64> {
+    ///
+    /// A speed outside `--cpu-speed`'s range, or a mix of workloads whose
+    /// figures come from machines with different probes, is refused: there
+    /// is no one speed to take.
+    pub fn apply_cpu_probe(&mut self, host_us: f64) -> Result<Option<f64>> {
         if self.cpu_speed.is_some() || self.cpu.is_some() {
-            return None;
+            return Ok(None);
         }
-        let reference_us = self.workload.first()?.0.cpu_probe_us?;
+        let Some(reference_us) = self.workload.first().and_then(|w| w.0.cpu_probe_us) else {
+            return Ok(None);
+        };
+        if let Some((other, _)) = self
+            .workload
+            .iter()
+            .find(|(w, _)| w.cpu_probe_us != Some(reference_us))
+        {
+            return Err(usage(format!(
+                "the workloads' CPU figures come from different machines (cpu_probe_us {} in {}, \
+                 {} in {}): give --cpu-speed or --cpu",
+                reference_us,
+                self.workload[0].0.name,
+                other
+                    .cpu_probe_us
+                    .map_or("none".to_string(), |p| p.to_string()),
+                other.name
+            )));
+        }
         let speed = reference_us / host_us;
         let (lo, hi) = crate::units::CPU_SPEED_RANGE;
-        let speed = speed.clamp(lo, hi);
+        if !(lo..=hi).contains(&speed) {
+            return Err(usage(format!(
+                "the CPU probe gives a speed of {speed:.3e} ({host_us} µs a round here, \
+                 {reference_us} on the workload's machine), outside {lo}-{hi}: check the \
+                 cpu_probe_us figures, or give --cpu-speed"
+            )));
+        }
         self.cpu_speed = Some(speed);
         self.cpu_probe = Some(CpuProbeInfo {
             host_us,
             reference_us,
         });
-        Some(speed)
+        Ok(Some(speed))
     }
 
     /// Fill in what a cloud server size gives where the flags did not say:

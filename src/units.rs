@@ -41,6 +41,12 @@ pub fn parse_duration_with_unit(key: &str, v: &str, example: &str) -> anyhow::Re
 /// nonsense (1e-20 made CPU free), and no CPU is a hundred times faster.
 pub const CPU_SPEED_RANGE: (f64, f64) = (0.01, 100.0);
 
+/// The bounds of a CPU probe figure (`cpu_probe_us` in a workload file or a
+/// profile), µs a round: the probe takes 10-20 µs on the machines measured
+/// (docs/cpu-model.md), and a figure a hundred times either side of that
+/// gives a speed outside [`CPU_SPEED_RANGE`] against any other.
+pub const CPU_PROBE_US_RANGE: (f64, f64) = (0.1, 1000.0);
+
 /// The shortest `-P/--progress` interval: shorter ones print more lines
 /// than anyone reads, and 1e-300 s rounds to a zero interval that loops.
 pub const PROGRESS_MIN_S: f64 = 0.1;

@@ -60,10 +60,63 @@ fn the_probe_gives_the_speed_against_the_workloads_machine() {
 #[test]
 fn a_bad_reference_figure_is_refused() {
     let d = tmp("pgiosim-cpu-probe-");
-    let w = workload_with_probe(d.path(), Some(-1.0));
-    let o = pgiosim(&["cpu-probe", "--workload", &w]);
+    for bad in [-1.0, 1e30, 1e-308, 0.01, 5000.0] {
+        let w = workload_with_probe(d.path(), Some(bad));
+        let o = pgiosim(&["cpu-probe", "--workload", &w]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", text(&o));
+        assert!(text(&o).contains("cpu_probe_us"), "{}", text(&o));
+    }
+}
+
+/// Two workloads whose figures come from machines with different probes
+/// have no one speed: refused, whichever comes first.
+#[test]
+fn workloads_from_two_machines_have_no_one_speed() {
+    let d = tmp("pgiosim-cpu-probe-");
+    let w = workload_with_probe(d.path(), Some(40.0));
+    let mixed = format!("{w}@1");
+    let w = &mixed;
+    let p = profile_with_probe(d.path(), 12.0);
+    for args in [
+        vec!["cpu-probe", "-b", w, "-b", "select-only@1"],
+        vec![
+            "model",
+            "-T",
+            "1",
+            "-s",
+            "1",
+            "--cpus",
+            "2",
+            "--device",
+            &p,
+            "-b",
+            w,
+            "-b",
+            "select-only@1",
+        ],
+    ] {
+        let o = pgiosim(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains("different machines"), "{}", text(&o));
+    }
+    // A probe that gives a speed out of range is refused, not clamped.
+    let p = profile_with_probe(d.path(), 999.0);
+    let w = workload_with_probe(d.path(), Some(0.2));
+    let o = pgiosim(&[
+        "model",
+        "-T",
+        "1",
+        "-s",
+        "1",
+        "--cpus",
+        "2",
+        "--device",
+        &p,
+        "--workload",
+        &w,
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
-    assert!(text(&o).contains("cpu_probe_us"), "{}", text(&o));
+    assert!(text(&o).contains("outside 0.01-100"), "{}", text(&o));
 }
 
 #[test]

@@ -41,6 +41,16 @@ struct Report {
 pub fn cpu_probe(args: &CpuProbeArgs) -> Result<i32> {
     let parts = args.choice.parts()?;
     let spec = &parts[0].0;
+    if let Some((other, _)) = parts
+        .iter()
+        .find(|(w, _)| w.cpu_probe_us != spec.cpu_probe_us)
+    {
+        return Err(crate::error::usage(format!(
+            "the workloads' CPU figures come from different machines (cpu_probe_us {:?} in {}, \
+             {:?} in {}): probe one workload at a time",
+            spec.cpu_probe_us, spec.name, other.cpu_probe_us, other.name
+        )));
+    }
     let probe = cpu_probe::measure()?;
     let reference_us = spec.cpu_probe_us;
     let report = Report {

@@ -52,7 +52,7 @@ pub(crate) fn host_cpu(shape: &mut Shape, command: &str) -> Result<()> {
             return Ok(());
         }
     };
-    if let Some(speed) = shape.apply_cpu_probe(probe.us_per_round)
+    if let Some(speed) = shape.apply_cpu_probe(probe.us_per_round)?
         && !shape.quiet
     {
         eprintln!(

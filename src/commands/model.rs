@@ -103,7 +103,7 @@ impl ModelArgs {
         let profile = model_device(self.device.as_deref(), inst, limits.as_ref(), w.quiet)?;
         // A calibrated profile describes its host's CPU as well as its disk.
         if let Some(host_us) = profile.cpu_probe_us
-            && let Some(speed) = shape.apply_cpu_probe(host_us)
+            && let Some(speed) = shape.apply_cpu_probe(host_us)?
             && !w.quiet
         {
             eprintln!(

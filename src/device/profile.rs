@@ -682,11 +682,12 @@ impl Profile {
                 self.idle.len()
             ));
         }
+        let (lo, hi) = crate::units::CPU_PROBE_US_RANGE;
         if let Some(p) = self.cpu_probe_us
-            && !(p.is_finite() && p > 0.0 && p <= LATENCY_US_MAX)
+            && !(p.is_finite() && (lo..=hi).contains(&p))
         {
             return Err(format!(
-                "cpu_probe_us: {p} must be a positive number of µs a round, at most {LATENCY_US_MAX}"
+                "cpu_probe_us: {p} must be between {lo} and {hi} µs a round"
             ));
         }
         if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {

@@ -312,7 +312,7 @@ impl Common<'_> {
                 }
                 // A calibrated profile's host CPU, as `model` takes it.
                 if let Some(host_us) = profile.cpu_probe_us {
-                    shape.apply_cpu_probe(host_us);
+                    shape.apply_cpu_probe(host_us)?;
                 }
                 Target::Model(Box::new(profile.clone()))
             }

@@ -502,10 +502,11 @@ impl WorkloadSpec {
                 bail!("{what}: must be a non-negative number of microseconds, got {v}");
             }
         }
+        let (lo, hi) = crate::units::CPU_PROBE_US_RANGE;
         if let Some(p) = self.cpu_probe_us
-            && !(p.is_finite() && p > 0.0)
+            && !(p.is_finite() && (lo..=hi).contains(&p))
         {
-            bail!("cpu_probe_us: must be a positive number of microseconds a round, got {p}");
+            bail!("cpu_probe_us: must be between {lo} and {hi} microseconds a round, got {p}");
         }
         for (what, v) in [
             ("prepared_cpu_factor", self.prepared_cpu_factor),
