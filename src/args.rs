@@ -10,6 +10,7 @@ use clap::Args;
 
 use crate::core::time::{MS, SEC};
 use crate::datafiles::DataDir;
+use crate::device::instance::CpuClass;
 use crate::device_name::load_profile;
 use crate::error::usage;
 use crate::plan::{
@@ -325,14 +326,7 @@ impl WorkloadArgs {
     /// The run's shape these flags give, each value checked on its own.
     pub fn shape(&self) -> Result<Shape> {
         let workload = self.choice.parts()?;
-        let client_rtt = match &self.client_rtt {
-            None => None,
-            Some(text) => Some(crate::units::parse_duration_ns(text).ok_or_else(|| {
-                usage(format!(
-                    "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us or 0.5ms"
-                ))
-            })?),
-        };
+        let client_rtt = self.client_rtt()?;
         if self.jobs == Some(0) {
             return Err(usage("-j/--jobs: must be at least 1"));
         }
@@ -383,35 +377,7 @@ impl WorkloadArgs {
                 "a factor (1 = the machine the workload's CPU figures come from)",
             )?;
         }
-        let cpu = match &self.cpu {
-            // This host's own speed, from its CPU probe: the command probes it.
-            Some(_) if self.cpu_is_host() => None,
-            None => None,
-            Some(name) => {
-                let (class, by_name) = crate::device::instance::cpu_name::resolve(name)
-                    .ok_or_else(|| usage(crate::device::instance::cpu_name::unknown(name)))?;
-                if by_name && !self.quiet {
-                    eprintln!(
-                        "notice: --cpu {name}: taken as {} ({}), the one class whose processor \
-                         has that name; another chip of the same core may run at another speed",
-                        class.key, class.name
-                    );
-                }
-                Some(class)
-            }
-        };
-        let ram_bytes = match &self.ram {
-            None => None,
-            Some(text) => Some(
-                crate::units::parse_memory_bytes(text)
-                    .filter(|&b| b > 0)
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "--ram {text}: not a size; write it as postgresql.conf does, e.g. 64GB"
-                        ))
-                    })?,
-            ),
-        };
+        let (cpu, ram_bytes) = self.server()?;
         let os_cache_bytes = match &self.os_cache {
             None => None,
             Some(text) => Some(crate::units::parse_memory_bytes(text).ok_or_else(|| {
@@ -502,6 +468,56 @@ impl WorkloadArgs {
             max_memory,
             mode: Mode::Benchmark,
         })
+    }
+
+    /// The server's processor (`--cpu`; None for `host`, which the command
+    /// probes) and RAM (`--ram`), each checked.
+    fn server(&self) -> Result<(Option<&'static CpuClass>, Option<u64>)> {
+        let cpu = match &self.cpu {
+            // This host's own speed, from its CPU probe: the command probes it.
+            Some(_) if self.cpu_is_host() => None,
+            None => None,
+            Some(name) => {
+                let (class, by_name) = crate::device::instance::cpu_name::resolve(name)
+                    .ok_or_else(|| usage(crate::device::instance::cpu_name::unknown(name)))?;
+                if by_name && !self.quiet {
+                    eprintln!(
+                        "notice: --cpu {name}: taken as {} ({}), the one class whose processor \
+                         has that name; another chip of the same core may run at another speed",
+                        class.key, class.name
+                    );
+                }
+                Some(class)
+            }
+        };
+        let ram_bytes = match &self.ram {
+            None => None,
+            Some(text) => Some(
+                crate::units::parse_memory_bytes(text)
+                    .filter(|&b| b > 0)
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--ram {text}: not a size; write it as postgresql.conf does, e.g. 64GB"
+                        ))
+                    })?,
+            ),
+        };
+        Ok((cpu, ram_bytes))
+    }
+
+    /// `--client-rtt`, parsed.
+    fn client_rtt(&self) -> Result<Option<u64>> {
+        self.client_rtt
+            .as_deref()
+            .map(|text| {
+                crate::units::parse_duration_ns(text).ok_or_else(|| {
+                    usage(format!(
+                        "--client-rtt {text}: not a duration; write it with a unit, e.g. 150us \
+                         or 0.5ms"
+                    ))
+                })
+            })
+            .transpose()
     }
 
     /// `--cpu host`: this host's processor, at the speed its CPU probe

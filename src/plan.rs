@@ -458,6 +458,83 @@ pub fn layout_for(workload: &dyn Workload, scale: u64) -> Layout {
     }
 }
 
+/// autovacuum's cost limit and delay (ms): its own settings, or VACUUM's
+/// where they are -1, as PostgreSQL takes them.
+fn autovacuum_cost(s: &Settings) -> (u32, u64) {
+    let limit = match s.autovacuum_vacuum_cost_limit {
+        -1 => s.vacuum_cost_limit,
+        n => n as u32,
+    };
+    let delay_ms = match s.autovacuum_vacuum_cost_delay_ms {
+        -1 => s.vacuum_cost_delay_ms,
+        n => n as u64,
+    };
+    (limit, delay_ms)
+}
+
+/// The modelled server's vCPUs (this machine's by default) and threads per
+/// core, checked to make whole cores.
+fn cores(shape: &Shape) -> Result<(u32, u32)> {
+    let cpus = shape
+        .cpus
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
+    let threads_per_core = shape.threads_per_core.unwrap_or(1);
+    if threads_per_core > 1 && !cpus.is_multiple_of(threads_per_core) {
+        return Err(usage(format!(
+            "--threads-per-core {threads_per_core}: --cpus {cpus} is not a whole number of cores \
+             of {threads_per_core} threads"
+        )));
+    }
+    Ok((cpus, threads_per_core))
+}
+
+/// shared_buffers in buffers, checked against the model's bound and
+/// PostgreSQL's two buffers a backend.
+fn buffers(shape: &Shape, s: &Settings) -> Result<u32> {
+    if s.shared_buffers_bytes > SHARED_BUFFERS_MAX_BYTES {
+        return Err(usage(format!(
+            "shared_buffers = {}: at most {} is modelled (the model keeps every buffer in \
+             memory, about 32 bytes each)",
+            crate::units::format_memory(s.shared_buffers_bytes),
+            crate::units::format_memory(SHARED_BUFFERS_MAX_BYTES)
+        )));
+    }
+    let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
+    // PostgreSQL refuses to start with fewer than 2 buffers per connection
+    // (check in postmaster: "shared_buffers must be at least twice max_connections").
+    let backends = shape.clients as u64 + 3;
+    if (nbuffers as u64) < 2 * backends {
+        return Err(usage(format!(
+            "shared_buffers = {} is too small for {} clients: PostgreSQL needs at least 2 buffers per backend, i.e. {} here",
+            crate::units::format_memory(s.shared_buffers_bytes),
+            shape.clients,
+            crate::units::format_memory(2 * backends * PAGE_BYTES)
+        )));
+    }
+    Ok(nbuffers)
+}
+
+/// The modelled page cache: `--os-cache`, else what the server's RAM
+/// leaves (`--ram` or a preset's), else none.
+fn page_cache_bytes(shape: &Shape, s: &Settings) -> Result<u64> {
+    Ok(match (shape.os_cache_bytes, shape.ram_bytes) {
+        (Some(b), _) => b,
+        (None, Some(ram)) => {
+            crate::device::instance::server::page_cache_bytes(ram, s.shared_buffers_bytes)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--ram {}: shared_buffers = {} leaves no page cache ({} kept for the \
+                         kernel and the backends)",
+                        crate::units::format_memory(ram),
+                        crate::units::format_memory(s.shared_buffers_bytes),
+                        crate::units::format_memory(crate::device::instance::overhead_bytes(ram))
+                    ))
+                })?
+        }
+        (None, None) => 0,
+    })
+}
+
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
@@ -483,67 +560,17 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
         Length::Transactions(t) => (None, Some(t)),
         Length::Settle { cap, .. } => (Some(cap), None),
     };
-    let cpus = shape
-        .cpus
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
-    let threads_per_core = shape.threads_per_core.unwrap_or(1);
-    if threads_per_core > 1 && !cpus.is_multiple_of(threads_per_core) {
-        return Err(usage(format!(
-            "--threads-per-core {threads_per_core}: --cpus {cpus} is not a whole number of cores \
-             of {threads_per_core} threads"
-        )));
-    }
-    if s.shared_buffers_bytes > SHARED_BUFFERS_MAX_BYTES {
-        return Err(usage(format!(
-            "shared_buffers = {}: at most {} is modelled (the model keeps every buffer in \
-             memory, about 32 bytes each)",
-            crate::units::format_memory(s.shared_buffers_bytes),
-            crate::units::format_memory(SHARED_BUFFERS_MAX_BYTES)
-        )));
-    }
-    let nbuffers = (s.shared_buffers_bytes / PAGE_BYTES) as u32;
-    // PostgreSQL refuses to start with fewer than 2 buffers per connection
-    // (check in postmaster: "shared_buffers must be at least twice max_connections").
-    let backends = shape.clients as u64 + 3;
-    if (nbuffers as u64) < 2 * backends {
-        return Err(usage(format!(
-            "shared_buffers = {} is too small for {} clients: PostgreSQL needs at least 2 buffers per backend, i.e. {} here",
-            crate::units::format_memory(s.shared_buffers_bytes),
-            shape.clients,
-            crate::units::format_memory(2 * backends * PAGE_BYTES)
-        )));
-    }
-    let os_cache_bytes = match (shape.os_cache_bytes, shape.ram_bytes) {
-        (Some(b), _) => b,
-        (None, Some(ram)) => {
-            crate::device::instance::server::page_cache_bytes(ram, s.shared_buffers_bytes)
-                .ok_or_else(|| {
-                    usage(format!(
-                        "--ram {}: shared_buffers = {} leaves no page cache ({} kept for the \
-                         kernel and the backends)",
-                        crate::units::format_memory(ram),
-                        crate::units::format_memory(s.shared_buffers_bytes),
-                        crate::units::format_memory(crate::device::instance::overhead_bytes(ram))
-                    ))
-                })?
-        }
-        (None, None) => 0,
-    };
+    let (cpus, threads_per_core) = cores(shape)?;
+    let nbuffers = buffers(shape, s)?;
+    let os_cache_bytes = page_cache_bytes(shape, s)?;
     let os_cache_pages = os_cache_bytes / PAGE_BYTES;
     check_os_cache("--os-cache", os_cache_pages)?;
     if shape.after_init && os_cache_pages == 0 {
         return Err(usage(
-            "--after-init: there is no page cache to start full; give --os-cache SIZE (or, for model, --instance)",
+            "--after-init: there is no page cache to start full; give --ram SIZE or --os-cache SIZE (or, for model, --instance)",
         ));
     }
-    let autovacuum_cost_limit = match s.autovacuum_vacuum_cost_limit {
-        -1 => s.vacuum_cost_limit,
-        n => n as u32,
-    };
-    let autovacuum_cost_delay_ms = match s.autovacuum_vacuum_cost_delay_ms {
-        -1 => s.vacuum_cost_delay_ms,
-        n => n as u64,
-    };
+    let (autovacuum_cost_limit, autovacuum_cost_delay_ms) = autovacuum_cost(s);
     let benchmark = CoreConfig {
         rate: shape.rate,
         latency_limit: shape.latency_limit,
