@@ -287,12 +287,27 @@ fn devices_and_instances_list_types_and_sources() {
         "ccx33",
         "local NVMe 1 × 246 GB: not measured, no store profile",
         "volume limits: none published",
-        "neoverse-n1-cax    ×0.57",
-        "epyc-9454p         ×1.00  AMD EPYC 9454P",
-        "SpareCores/sc-inspector-data",
+        "`pgiosim cpus` lists each",
     ] {
         assert!(t.contains(part), "instances lacks {part:?}");
     }
+    // The CPU classes the presets name, with their speeds and sources.
+    let o = pgiosim(&["cpus"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    let line = |key: &str| {
+        t.lines()
+            .find(|l| l.trim_start().starts_with(&format!("{key} ")))
+            .unwrap_or_else(|| panic!("cpus lacks {key}: {t}"))
+            .to_string()
+    };
+    assert!(line("neoverse-n1-cax").contains(" 0.57 "), "{t}");
+    assert!(line("epyc-9454p").contains(" 1.00 "), "{t}");
+    assert!(line("epyc-9454p").contains("AMD EPYC 9454P"), "{t}");
+    assert!(
+        t.contains("SpareCores/sc-inspector-data"),
+        "cpus lacks its source"
+    );
 }
 
 #[test]

@@ -154,24 +154,12 @@ pub fn instances() -> Result<()> {
         "  instance stores: {}",
         crate::device::instance::aws_store::SCYLLA_SOURCE
     );
+    // The classes, their figures and sources are `pgiosim cpus`'s, once.
     let _ = writeln!(
         o,
-        "\nCPU classes (CPU KEY ×SPEED above): the speed of one core running one thread, \
-         relative to the AMD EPYC 9454P pgiosim's CPU figures were measured on: the geometric \
-         mean of four Geekbench 6 single-core workloads (file compression, navigation, clang, \
-         text processing), medians over the sizes measured, against the 9454P's; 'not fixed': \
-         the provider picks the processor (by zone, or by type) (src/device/instance/cpus.tsv):"
+        "\nCPU classes (CPU KEY ×SPEED above; 'not fixed': the provider picks the processor, \
+         by zone or by type): `pgiosim cpus` lists each with the figures its speed comes from \
+         and their sources."
     );
-    for c in crate::device::instance::cpu_classes() {
-        let _ = writeln!(
-            o,
-            "  {:<18} ×{:.2}  {} [{}]",
-            c.key, c.speed, c.name, c.measured
-        );
-    }
-    let _ = writeln!(o, "Sources:");
-    for (key, text) in crate::device::instance::cpu_sources() {
-        let _ = writeln!(o, "  {key}: {text}");
-    }
     output::stdout(&o)
 }
