@@ -451,6 +451,16 @@ impl WorkloadSpec {
 
     /// Every reference resolves and every number makes sense.
     fn validate(&self) -> Result<()> {
+        self.validate_tables()?;
+        if self.transactions.is_empty() {
+            bail!("transactions: at least one transaction type is needed");
+        }
+        self.validate_cpu_figures()?;
+        self.validate_transactions()
+    }
+
+    /// Each table can hold its rows and its index can be built.
+    fn validate_tables(&self) -> Result<()> {
         if self.tables.is_empty() {
             bail!("tables: at least one table is needed");
         }
@@ -473,9 +483,11 @@ impl WorkloadSpec {
                 }
             }
         }
-        if self.transactions.is_empty() {
-            bail!("transactions: at least one transaction type is needed");
-        }
+        Ok(())
+    }
+
+    /// The CPU figures are numbers in their range.
+    fn validate_cpu_figures(&self) -> Result<()> {
         for (what, v) in [
             ("cpu_us_per_statement", self.cpu_us_per_statement),
             (
@@ -528,6 +540,12 @@ impl WorkloadSpec {
                 );
             }
         }
+        Ok(())
+    }
+
+    /// Each transaction's keys and statements name tables and keys that
+    /// exist, with values in range.
+    fn validate_transactions(&self) -> Result<()> {
         for (ti, tx) in self.transactions.iter().enumerate() {
             let at = format!("transactions[{ti}] ({})", tx.name);
             if !(tx.weight.is_finite() && tx.weight > 0.0) {
