@@ -420,7 +420,48 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result
     for k in &s.knees {
         let _ = writeln!(o, "<li><b>{}</b>: {}</li>", esc(&k.series), esc(&k.note));
     }
-    o.push_str("</ul>\n<div class=\"scroll\"><table>\n<tr>");
+    o.push_str("</ul>\n");
+    sweep_table(o, s, &knee_of);
+    for name in names.iter().take(MAX_SERIES_BREAKDOWNS) {
+        let bars: Vec<StackedBar> = s
+            .table
+            .iter()
+            .filter(|r| r.series == *name)
+            .map(|r| StackedBar {
+                label: match r.clients {
+                    1 => "1 client".to_string(),
+                    n => format!("{n} clients"),
+                },
+                segments: crate::core::breakdown::Bucket::ALL
+                    .iter()
+                    .map(|b| {
+                        let n = b.name();
+                        (n.to_string(), r.breakdown_ms.get(n).copied().unwrap_or(0.0))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let svg = charts::breakdown_bars(
+            &format!("Breakdown against clients: {name}"),
+            &bars,
+            FULL_WIDTH,
+        )?;
+        figure(o, "sweep-breakdown", &svg, "", true);
+    }
+    if names.len() > MAX_SERIES_BREAKDOWNS {
+        let _ = writeln!(
+            o,
+            "<p class=\"note\">Breakdowns of the other {} series are left out; their figures are in the table.</p>",
+            names.len() - MAX_SERIES_BREAKDOWNS
+        );
+    }
+    o.push_str("</section>\n");
+    Ok(())
+}
+
+/// A sweep's table, a row a point, its knees marked.
+fn sweep_table(o: &mut String, s: &SweepDoc, knee_of: &dyn Fn(&str) -> Option<u32>) {
+    o.push_str("<div class=\"scroll\"><table>\n<tr>");
     let has_device = s.table.iter().any(|r| r.device.is_some());
     if has_device {
         o.push_str("<th class=\"l\">device</th>");
@@ -472,39 +513,4 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result
         );
     }
     o.push_str("</table></div>\n");
-    for name in names.iter().take(MAX_SERIES_BREAKDOWNS) {
-        let bars: Vec<StackedBar> = s
-            .table
-            .iter()
-            .filter(|r| r.series == *name)
-            .map(|r| StackedBar {
-                label: match r.clients {
-                    1 => "1 client".to_string(),
-                    n => format!("{n} clients"),
-                },
-                segments: crate::core::breakdown::Bucket::ALL
-                    .iter()
-                    .map(|b| {
-                        let n = b.name();
-                        (n.to_string(), r.breakdown_ms.get(n).copied().unwrap_or(0.0))
-                    })
-                    .collect(),
-            })
-            .collect();
-        let svg = charts::breakdown_bars(
-            &format!("Breakdown against clients: {name}"),
-            &bars,
-            FULL_WIDTH,
-        )?;
-        figure(o, "sweep-breakdown", &svg, "", true);
-    }
-    if names.len() > MAX_SERIES_BREAKDOWNS {
-        let _ = writeln!(
-            o,
-            "<p class=\"note\">Breakdowns of the other {} series are left out; their figures are in the table.</p>",
-            names.len() - MAX_SERIES_BREAKDOWNS
-        );
-    }
-    o.push_str("</section>\n");
-    Ok(())
 }
