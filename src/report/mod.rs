@@ -400,6 +400,61 @@ fn ratio(a: f64, b: f64) -> f64 {
     if b == 0.0 { 0.0 } else { a / b }
 }
 
+/// The I/O figures of a finished run: its counters, per second over
+/// `elapsed_ns` and per transaction over `tx`.
+fn io_figures(db: &Database, elapsed_ns: u64, tx: f64) -> IoFigures {
+    let c = db.stats().counters;
+    let w = db.wal_counters();
+    let elapsed = elapsed_ns as f64 / 1e9;
+    let data_writes = c.backend_writes + c.checkpoint_writes + c.bgwriter_writes;
+    IoFigures {
+        data_reads: c.data_reads,
+        data_reads_per_s: c.data_reads as f64 / elapsed,
+        data_reads_per_tx: ratio(c.data_reads as f64, tx),
+        data_writes,
+        data_writes_per_s: data_writes as f64 / elapsed,
+        backend_writes: c.backend_writes,
+        checkpoint_writes: c.checkpoint_writes,
+        bgwriter_writes: c.bgwriter_writes,
+        data_fsyncs: c.data_syncs,
+        wal_records: w.records,
+        wal_fpi: c.full_page_images,
+        wal_bytes: w.bytes,
+        wal_bytes_per_tx: ratio(w.bytes as f64, tx),
+        wal_mb_per_s: w.bytes as f64 / elapsed / 1e6,
+        wal_writes: c.wal_writes,
+        wal_fdatasyncs: c.wal_syncs,
+        wal_fdatasyncs_per_s: c.wal_syncs as f64 / elapsed,
+        wal_written_bytes: c.wal_written_bytes,
+        data_read_avg_us: c.read_time.mean_us(),
+        read_cpu_us_per_tx: ratio(c.read_cpu_time.sum_ns as f64 / 1e3, tx),
+        client_thread_us_per_tx: ratio(c.client_thread_time.sum_ns as f64 / 1e3, tx),
+        wal_write_avg_us: c.wal_write_time.mean_us(),
+        wal_sync_avg_us: c.wal_sync_time.mean_us(),
+        commits_per_flush: ratio(
+            c.sync_commits as f64,
+            (w.flushes - w.background_flushes) as f64,
+        ),
+        buffer_hit_ratio: ratio(
+            c.buffer_hits as f64,
+            (c.buffer_hits + c.buffer_misses) as f64,
+        ),
+        buffer_hits: c.buffer_hits,
+        buffer_misses: c.buffer_misses,
+        os_cache_hits: c.os_cache_hits,
+        full_page_images_per_tx: ratio(c.full_page_images as f64, tx),
+        checkpoints_started: c.checkpoints_started,
+        checkpoints_completed: c.checkpoints_done,
+        checkpoints_timed: c.checkpoints_timed,
+        checkpoints_requested: c.checkpoints_requested,
+        cpu_utilisation: ratio(
+            db.cpu_busy_ns() as f64,
+            elapsed_ns as f64 * db.config().cpus as f64,
+        )
+        .min(1.0),
+    }
+}
+
 impl RunResult {
     /// Build the result from a finished (or stopped) database.
     pub fn from_database(
@@ -409,7 +464,6 @@ impl RunResult {
         partial: bool,
     ) -> RunResult {
         let s = db.stats();
-        let w = db.wal_counters();
         let c = s.counters;
         let elapsed_ns = db.end_time().unwrap_or(0).max(1);
         let elapsed = elapsed_ns as f64 / 1e9;
@@ -429,53 +483,7 @@ impl RunResult {
                 }
             })
             .collect();
-        let data_writes = c.backend_writes + c.checkpoint_writes + c.bgwriter_writes;
-        let io = IoFigures {
-            data_reads: c.data_reads,
-            data_reads_per_s: c.data_reads as f64 / elapsed,
-            data_reads_per_tx: ratio(c.data_reads as f64, tx),
-            data_writes,
-            data_writes_per_s: data_writes as f64 / elapsed,
-            backend_writes: c.backend_writes,
-            checkpoint_writes: c.checkpoint_writes,
-            bgwriter_writes: c.bgwriter_writes,
-            data_fsyncs: c.data_syncs,
-            wal_records: w.records,
-            wal_fpi: c.full_page_images,
-            wal_bytes: w.bytes,
-            wal_bytes_per_tx: ratio(w.bytes as f64, tx),
-            wal_mb_per_s: w.bytes as f64 / elapsed / 1e6,
-            wal_writes: c.wal_writes,
-            wal_fdatasyncs: c.wal_syncs,
-            wal_fdatasyncs_per_s: c.wal_syncs as f64 / elapsed,
-            wal_written_bytes: c.wal_written_bytes,
-            data_read_avg_us: c.read_time.mean_us(),
-            read_cpu_us_per_tx: ratio(c.read_cpu_time.sum_ns as f64 / 1e3, tx),
-            client_thread_us_per_tx: ratio(c.client_thread_time.sum_ns as f64 / 1e3, tx),
-            wal_write_avg_us: c.wal_write_time.mean_us(),
-            wal_sync_avg_us: c.wal_sync_time.mean_us(),
-            commits_per_flush: ratio(
-                c.sync_commits as f64,
-                (w.flushes - w.background_flushes) as f64,
-            ),
-            buffer_hit_ratio: ratio(
-                c.buffer_hits as f64,
-                (c.buffer_hits + c.buffer_misses) as f64,
-            ),
-            buffer_hits: c.buffer_hits,
-            buffer_misses: c.buffer_misses,
-            os_cache_hits: c.os_cache_hits,
-            full_page_images_per_tx: ratio(c.full_page_images as f64, tx),
-            checkpoints_started: c.checkpoints_started,
-            checkpoints_completed: c.checkpoints_done,
-            checkpoints_timed: c.checkpoints_timed,
-            checkpoints_requested: c.checkpoints_requested,
-            cpu_utilisation: ratio(
-                db.cpu_busy_ns() as f64,
-                elapsed_ns as f64 * db.config().cpus as f64,
-            )
-            .min(1.0),
-        };
+        let io = io_figures(db, elapsed_ns, tx);
         let checkpoints = db
             .checkpoints()
             .iter()
