@@ -101,6 +101,14 @@ pub fn render(r: &RunResult) -> String {
         l.p50, l.p90, l.p99, l.p99_9, l.max
     );
 
+    breakdown_table(&mut o, r);
+
+    io_section(&mut o, r);
+    o
+}
+
+/// The per-transaction breakdown: each bucket's mean, share and p99.
+fn breakdown_table(o: &mut String, r: &RunResult) {
     let _ = writeln!(
         o,
         "\nper-transaction breakdown (where each transaction's time goes):"
@@ -131,14 +139,17 @@ pub fn render(r: &RunResult) -> String {
         );
     }
     let _ = writeln!(o, "  {:<12} {:>10.1} {:>6.1}%", "total", total, 100.0);
+}
 
+/// The I/O lines, the archive's and the timer lag's, with their warnings.
+fn io_section(o: &mut String, r: &RunResult) {
     let io = &r.io;
     let _ = writeln!(o, "\nI/O:");
     let row = |o: &mut String, name: &str, value: String| {
         let _ = writeln!(o, "  {name:<34} {value}");
     };
     row(
-        &mut o,
+        o,
         "data reads/s",
         format!(
             "{:.1} ({:.2} per transaction; mean {:.0} µs; their CPU with its wait for a core {:.0} µs per transaction)",
@@ -146,7 +157,7 @@ pub fn render(r: &RunResult) -> String {
         ),
     );
     row(
-        &mut o,
+        o,
         "data writes/s",
         format!(
             "{:.1} (backend {}, checkpointer {}, bgwriter {})",
@@ -154,7 +165,7 @@ pub fn render(r: &RunResult) -> String {
         ),
     );
     row(
-        &mut o,
+        o,
         "WAL MB/s",
         format!(
             "{:.2} ({:.0} bytes per transaction)",
@@ -162,7 +173,7 @@ pub fn render(r: &RunResult) -> String {
         ),
     );
     row(
-        &mut o,
+        o,
         "WAL fdatasyncs/s",
         format!(
             "{:.1} (mean {:.0} µs; write {:.0} µs)",
@@ -170,14 +181,14 @@ pub fn render(r: &RunResult) -> String {
         ),
     );
     row(
-        &mut o,
+        o,
         "commits per WAL flush",
         format!("{:.2}", io.commits_per_flush),
     );
     for s in &r.replication {
         let per_s = |n: u64| n as f64 / r.summary.elapsed_s.max(1e-9);
         row(
-            &mut o,
+            o,
             &format!("standby {} ({})", s.name, s.sync_state),
             format!(
                 "{:.0} WAL writes/s, {:.0} fdatasyncs/s, {:.2} MB/s",
@@ -191,14 +202,14 @@ pub fn render(r: &RunResult) -> String {
         Some(a) => {
             let (rows, warnings) = a.text();
             for (label, value) in rows {
-                row(&mut o, &label, value);
+                row(o, &label, value);
             }
             warnings
         }
         None => Vec::new(),
     };
     row(
-        &mut o,
+        o,
         "buffer hit ratio",
         format!(
             "{:.2}% ({} hits, {} misses)",
@@ -209,18 +220,18 @@ pub fn render(r: &RunResult) -> String {
     );
     if io.os_cache_hits > 0 || r.run.os_cache_bytes > 0 {
         row(
-            &mut o,
+            o,
             "misses served by modelled OS cache",
             io.os_cache_hits.to_string(),
         );
     }
     row(
-        &mut o,
+        o,
         "full-page images per transaction",
         format!("{:.3}", io.full_page_images_per_tx),
     );
     row(
-        &mut o,
+        o,
         "checkpoints",
         format!(
             "{} started, {} completed ({} timed, {} by WAL volume)",
@@ -231,7 +242,7 @@ pub fn render(r: &RunResult) -> String {
         ),
     );
     row(
-        &mut o,
+        o,
         "modelled CPU utilisation",
         format!(
             "{:.1}% of {}",
@@ -241,7 +252,7 @@ pub fn render(r: &RunResult) -> String {
     );
     if io.client_thread_us_per_tx > 0.0 {
         row(
-            &mut o,
+            o,
             "pgbench threads (-j) on the cores",
             format!(
                 "{:.0} µs per transaction, on a core or waiting for one",
@@ -254,7 +265,7 @@ pub fn render(r: &RunResult) -> String {
     }
     if let Some(lag) = &r.run.timer_lag {
         row(
-            &mut o,
+            o,
             "timer lag (pgiosim's own loop)",
             format!(
                 "mean {:.1} µs, p99 {:.1} µs, max {:.0} µs",
@@ -271,7 +282,6 @@ pub fn render(r: &RunResult) -> String {
             );
         }
     }
-    o
 }
 
 /// An imported result (`pgiosim import`) in a few lines for the terminal.
