@@ -229,6 +229,77 @@ pub struct Script {
     keys: Vec<u64>,
 }
 
+/// The tables of `first` (a mix's first workload) at `scale` laid out in one file: every heap first
+/// (in name order), then the indexes. Returns them and the blocks in all.
+fn layout(first: &WorkloadSpec, scale: u64) -> Result<(Vec<Table>, u64)> {
+    // Every size is computed with checked arithmetic and bounded before
+    // anything is allocated for it: a table of 1e18 rows or 2^40
+    // appended pages is refused here, not an overflow, an assertion in
+    // the core or an allocation of a hundred GB.
+    let too_big = |what: String| {
+        anyhow::anyhow!(
+            "{what}: the data set would be larger than the {DATA_BLOCKS_MAX} blocks \
+             ({} TiB) that are modelled",
+            (DATA_BLOCKS_MAX * PAGE_BYTES).div_ceil(1 << 40)
+        )
+    };
+    let mut next = 0u64;
+    let mut tables: Vec<Table> = Vec::new();
+    for (name, t) in &first.tables {
+        let rows = t
+            .rows_per_scale
+            .checked_mul(scale)
+            .filter(|r| *r <= ROWS_MAX)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "table {name}: rows_per_scale {} at scale {scale} is more than the \
+                     {ROWS_MAX} rows a table may have",
+                    t.rows_per_scale
+                )
+            })?;
+        let heap = Extent {
+            first: next,
+            blocks: rows.div_ceil(t.rows_per_page),
+        };
+        next = next
+            .checked_add(heap.blocks)
+            .filter(|n| *n <= DATA_BLOCKS_MAX)
+            .ok_or_else(|| too_big(format!("table {name}: {rows} rows")))?;
+        let append = Extent {
+            first: next,
+            blocks: t.append_pages,
+        };
+        next = next
+            .checked_add(append.blocks)
+            .filter(|n| *n <= DATA_BLOCKS_MAX)
+            .ok_or_else(|| too_big(format!("table {name}: append_pages {}", t.append_pages)))?;
+        tables.push(Table {
+            name: name.clone(),
+            rows,
+            rows_per_page: t.rows_per_page,
+            heap,
+            append,
+            index: None,
+            appended: 0,
+            updated: None,
+        });
+    }
+    for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
+        if spec.full_at_load {
+            t.updated = Some(vec![0; t.heap.blocks.div_ceil(64) as usize]);
+        }
+        if let Some(i) = &spec.index {
+            let b = Btree::new(next, t.rows.max(1), i.items_per_leaf, i.fanout);
+            next = next
+                .checked_add(b.blocks())
+                .filter(|n| *n <= DATA_BLOCKS_MAX)
+                .ok_or_else(|| too_big(format!("the index of table {}", t.name)))?;
+            t.index = Some(b);
+        }
+    }
+    Ok((tables, next))
+}
+
 impl Script {
     /// Compile one workload at `scale`.
     pub fn new(spec: &WorkloadSpec, scale: u64) -> Result<Script> {
@@ -254,72 +325,7 @@ impl Script {
                 bail!("{}@{w}: a weight must be greater than 0", other.name);
             }
         }
-        // Lay the tables out: every heap first (in name order), then indexes.
-        // Every size is computed with checked arithmetic and bounded before
-        // anything is allocated for it: a table of 1e18 rows or 2^40
-        // appended pages is refused here, not an overflow, an assertion in
-        // the core or an allocation of a hundred GB.
-        let too_big = |what: String| {
-            anyhow::anyhow!(
-                "{what}: the data set would be larger than the {DATA_BLOCKS_MAX} blocks \
-                 ({} TiB) that are modelled",
-                (DATA_BLOCKS_MAX * PAGE_BYTES).div_ceil(1 << 40)
-            )
-        };
-        let mut next = 0u64;
-        let mut tables: Vec<Table> = Vec::new();
-        for (name, t) in &first.tables {
-            let rows = t
-                .rows_per_scale
-                .checked_mul(scale)
-                .filter(|r| *r <= ROWS_MAX)
-                .ok_or_else(|| {
-                    anyhow::anyhow!(
-                        "table {name}: rows_per_scale {} at scale {scale} is more than the \
-                         {ROWS_MAX} rows a table may have",
-                        t.rows_per_scale
-                    )
-                })?;
-            let heap = Extent {
-                first: next,
-                blocks: rows.div_ceil(t.rows_per_page),
-            };
-            next = next
-                .checked_add(heap.blocks)
-                .filter(|n| *n <= DATA_BLOCKS_MAX)
-                .ok_or_else(|| too_big(format!("table {name}: {rows} rows")))?;
-            let append = Extent {
-                first: next,
-                blocks: t.append_pages,
-            };
-            next = next
-                .checked_add(append.blocks)
-                .filter(|n| *n <= DATA_BLOCKS_MAX)
-                .ok_or_else(|| too_big(format!("table {name}: append_pages {}", t.append_pages)))?;
-            tables.push(Table {
-                name: name.clone(),
-                rows,
-                rows_per_page: t.rows_per_page,
-                heap,
-                append,
-                index: None,
-                appended: 0,
-                updated: None,
-            });
-        }
-        for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
-            if spec.full_at_load {
-                t.updated = Some(vec![0; t.heap.blocks.div_ceil(64) as usize]);
-            }
-            if let Some(i) = &spec.index {
-                let b = Btree::new(next, t.rows.max(1), i.items_per_leaf, i.fanout);
-                next = next
-                    .checked_add(b.blocks())
-                    .filter(|n| *n <= DATA_BLOCKS_MAX)
-                    .ok_or_else(|| too_big(format!("the index of table {}", t.name)))?;
-                t.index = Some(b);
-            }
-        }
+        let (tables, next) = layout(first, scale)?;
         let table_index = |name: &str| {
             tables
                 .iter()
