@@ -300,6 +300,49 @@ fn layout(first: &WorkloadSpec, scale: u64) -> Result<(Vec<Table>, u64)> {
     Ok((tables, next))
 }
 
+/// A mix's name (`a@1,b@2`), its transaction type as pgbench prints it,
+/// and its description for the result: the parts and the tables laid out.
+fn describe(
+    parts: &[(WorkloadSpec, f64)],
+    scale: u64,
+    next: u64,
+    tables: &[Table],
+) -> (String, String, serde_json::Value) {
+    let name = parts
+        .iter()
+        .map(|(s, w)| {
+            if parts.len() > 1 {
+                format!("{}@{w}", s.name)
+            } else {
+                s.name.clone()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",");
+    let transaction_type = if parts.len() > 1 {
+        "multiple scripts".to_string()
+    } else {
+        parts[0].0.description.clone()
+    };
+    let described = serde_json::json!({
+        "name": name,
+        "scale": scale,
+        "data_blocks": next,
+        "data_bytes": next * PAGE_BYTES,
+        "parts": parts.iter().map(|(s, w)| serde_json::json!({
+            "name": s.name, "weight": w, "description": s.description,
+            "source": s.source, "sources": s.sources,
+        })).collect::<Vec<_>>(),
+        "tables": tables.iter().map(|t| serde_json::json!({
+            "name": t.name, "rows": t.rows, "heap_pages": t.heap.blocks,
+            "append_pages": t.append.blocks,
+            "index_pages": t.index.as_ref().map(|i| i.blocks()),
+            "index_levels": t.index.as_ref().map(|i| i.levels.len()),
+        })).collect::<Vec<_>>(),
+    });
+    (name, transaction_type, described)
+}
+
 impl Script {
     /// Compile one workload at `scale`.
     pub fn new(spec: &WorkloadSpec, scale: u64) -> Result<Script> {
@@ -397,38 +440,7 @@ impl Script {
                 });
             }
         }
-        let name = parts
-            .iter()
-            .map(|(s, w)| {
-                if parts.len() > 1 {
-                    format!("{}@{w}", s.name)
-                } else {
-                    s.name.clone()
-                }
-            })
-            .collect::<Vec<_>>()
-            .join(",");
-        let transaction_type = if parts.len() > 1 {
-            "multiple scripts".to_string()
-        } else {
-            first.description.clone()
-        };
-        let described = serde_json::json!({
-            "name": name,
-            "scale": scale,
-            "data_blocks": next,
-            "data_bytes": next * PAGE_BYTES,
-            "parts": parts.iter().map(|(s, w)| serde_json::json!({
-                "name": s.name, "weight": w, "description": s.description,
-                "source": s.source, "sources": s.sources,
-            })).collect::<Vec<_>>(),
-            "tables": tables.iter().map(|t| serde_json::json!({
-                "name": t.name, "rows": t.rows, "heap_pages": t.heap.blocks,
-                "append_pages": t.append.blocks,
-                "index_pages": t.index.as_ref().map(|i| i.blocks()),
-                "index_levels": t.index.as_ref().map(|i| i.levels.len()),
-            })).collect::<Vec<_>>(),
-        });
+        let (name, transaction_type, described) = describe(parts, scale, next, &tables);
         // Without client threads the client's CPU is part of each statement's.
         let client_cpu = (first.client_cpu_us_per_statement * US as f64) as Nanos;
         for tx in &mut txs {
