@@ -91,3 +91,62 @@ impl std::error::Error for UsageError {}
 pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     UsageError(msg.into()).into()
 }
+
+/// Longest word of an error line before it is cut: a value or a path a
+/// person can still read and recognise.
+const WORD_CHARS_MAX: usize = 200;
+
+/// Longest error line: its start (where) and end (what to do) are kept.
+const LINE_CHARS_MAX: usize = 2000;
+
+/// `msg` as the one line an error prints: a word longer than 200
+/// characters is cut there with "…", and a line still longer than 2,000
+/// keeps its first 1,200 and last 600 characters around " … ". Errors
+/// repeat what the user gave, and a 1 MB value in --config made a 1 MB
+/// line.
+pub fn shorten(msg: &str) -> String {
+    let mut out = String::with_capacity(msg.len().min(4 * LINE_CHARS_MAX));
+    for (i, word) in msg.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match word.char_indices().nth(WORD_CHARS_MAX) {
+            Some((cut, _)) => {
+                out.push_str(&word[..cut]);
+                out.push('…');
+            }
+            None => out.push_str(word),
+        }
+    }
+    let n = out.chars().count();
+    if n <= LINE_CHARS_MAX {
+        return out;
+    }
+    let head: String = out.chars().take(1200).collect();
+    let tail: String = out.chars().skip(n - 600).collect();
+    format!("{head} … {tail}")
+}
+
+#[cfg(test)]
+mod shorten_tests {
+    use super::shorten;
+
+    #[test]
+    fn long_words_and_long_lines_are_cut_short_lines_are_not() {
+        assert_eq!(shorten("a b  c"), "a b  c");
+        let long = format!("x: \"{}\" is bad; fix it", "é".repeat(100_000));
+        let s = shorten(&long);
+        assert!(
+            s.starts_with("x: \"éé") && s.ends_with("… is bad; fix it"),
+            "{s}"
+        );
+        assert_eq!(s.chars().count(), 3 + 200 + 1 + " is bad; fix it".len());
+        let many = format!("start {} end", "word ".repeat(100_000));
+        let s = shorten(&many);
+        assert!(
+            s.starts_with("start word") && s.ends_with("word  end") && s.contains(" … "),
+            "{s}"
+        );
+        assert!(s.chars().count() <= 2000 + 3);
+    }
+}

@@ -29,7 +29,7 @@ fn main() -> ExitCode {
         // A reader that closed the pipe early (`| head`) wanted no more.
         Err(e) if pgiosim::output::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("Error: {e:#}");
+            eprintln!("Error: {}", pgiosim::error::shorten(&format!("{e:#}")));
             ExitCode::from(pgiosim::error::exit_code(&e))
         }
     }

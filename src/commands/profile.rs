@@ -117,13 +117,18 @@ fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let base = crate::device_name::resolve("--base", &a.base)?;
     let disks = crate::device::import::yabs::load(&a.file)?;
     let file = a.file.display().to_string();
+    // The first ten: 3,000 disks made a 53 kB line.
     let list = || {
-        disks
+        let mut shown: Vec<String> = disks
             .iter()
+            .take(10)
             .enumerate()
             .map(|(i, d)| format!("{} ({})", i + 1, d.label))
-            .collect::<Vec<_>>()
-            .join(", ")
+            .collect();
+        if disks.len() > 10 {
+            shown.push(format!("and {} more", disks.len() - 10));
+        }
+        shown.join(", ")
     };
     let disk = match &a.disk {
         None if disks.len() == 1 => &disks[0],
