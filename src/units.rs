@@ -47,6 +47,23 @@ pub const CPU_SPEED_RANGE: (f64, f64) = (0.01, 100.0);
 /// gives a speed outside [`CPU_SPEED_RANGE`] against any other.
 pub const CPU_PROBE_US_RANGE: (f64, f64) = (0.1, 1000.0);
 
+/// The most CPU one figure of a workload may give, µs: a day, the bound of
+/// `workload from-server-cpu --cpu-us-per-tx`, so that every file it
+/// writes reads back. It holds for every µs figure a workload file gives
+/// (a statement's CPU, the client's, a read's, a WAL flush's...), each a
+/// part of a transaction. Past it the model's nanosecond sums overflow
+/// (1e17 µs a statement ran faster than 40).
+pub const CPU_US_MAX: f64 = 86_400e6;
+
+/// The most a backend's CPU may grow for each active backend
+/// (`cpu_growth_per_backend`, `io_cpu_growth_per_backend`): doubling per
+/// backend, where measured slopes are 1-2% (docs/validation.md).
+pub const CPU_GROWTH_PER_BACKEND_MAX: f64 = 1.0;
+
+/// The most a query mode may multiply a statement's CPU by
+/// (`prepared_cpu_factor`, `extended_cpu_factor`; measured 0.65-1.47).
+pub const QUERY_MODE_CPU_FACTOR_MAX: f64 = 10.0;
+
 /// The shortest `-P/--progress` interval: shorter ones print more lines
 /// than anyone reads, and 1e-300 s rounds to a zero interval that loops.
 pub const PROGRESS_MIN_S: f64 = 0.1;

@@ -143,6 +143,13 @@ fn fit_cpu(a: &FitCpuArgs) -> Result<i32> {
     let fit =
         cpu_fit::fit(&spec, &m).map_err(|e| usage(format!("{}: {e}", a.measurements.display())))?;
     let fitted = cpu_fit::apply(&spec, &fit);
+    // Only a file that reads back is written.
+    fitted.validate().map_err(|e| {
+        usage(format!(
+            "{}: the workload it would write: {e:#}",
+            a.measurements.display()
+        ))
+    })?;
     output::write_file(
         "-o",
         &a.output,
@@ -202,10 +209,15 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
                     "--cpu-utilization, --vcpus, --tps: need a percentage in (0, 100], at least one vCPU and a positive tps",
                 ));
             }
-            (
-                pct / 100.0 * f64::from(vcpus) / tps * 1e6,
-                format!("{pct}% of {vcpus} vCPUs at {tps} tps"),
-            )
+            let us = pct / 100.0 * f64::from(vcpus) / tps * 1e6;
+            // The same bound as --cpu-us-per-tx: 1e-300 tps or 4294967295
+            // vCPUs made years of CPU a transaction.
+            if !(us.is_finite() && us <= crate::units::CPU_US_MAX) {
+                return Err(usage(format!(
+                    "--cpu-utilization {pct:?} with --vcpus {vcpus} and --tps {tps:?}: {us:.3e} us of CPU a transaction, over the 1d a transaction may take; check --vcpus and --tps"
+                )));
+            }
+            (us, format!("{pct}% of {vcpus} vCPUs at {tps} tps"))
         }
         (None, None) => {
             return Err(usage(
@@ -264,6 +276,9 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
     let source = format!("{cpu_from} at {speed}x the EPYC 9454P{counts_from}");
     let (out, split) =
         server_cpu::apply(&spec, &m, &source).map_err(|e| usage(format!("{e:#}")))?;
+    // Only a file that reads back is written.
+    out.validate()
+        .map_err(|e| usage(format!("the workload it would write: {e:#}")))?;
     output::write_file(
         "-o",
         &a.output,

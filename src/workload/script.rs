@@ -583,6 +583,29 @@ impl Script {
         self.query_mode = mode;
     }
 
+    /// The longest CPU a statement asks for (its query mode's and the
+    /// client's included) and the longest a data-file read or write
+    /// costs, before they grow with the backends.
+    pub fn longest_cpu(&self) -> (Nanos, Nanos) {
+        let statement = self
+            .txs
+            .iter()
+            .flat_map(|t| &t.statements)
+            .map(|s| s.0)
+            .max()
+            .unwrap_or(0);
+        let io = [
+            self.read_cpu,
+            self.write_cpu,
+            self.reclaim_cpu.read,
+            self.reclaim_cpu.per_kib_written.saturating_mul(8),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        (statement, io)
+    }
+
     /// The query protocol the statements' CPU is for.
     pub fn query_mode(&self) -> QueryMode {
         self.query_mode

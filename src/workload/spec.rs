@@ -19,6 +19,7 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use super::distribution::Distribution;
+use crate::units::{CPU_GROWTH_PER_BACKEND_MAX, CPU_US_MAX, QUERY_MODE_CPU_FACTOR_MAX};
 
 /// A btree index on a table's key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -449,8 +450,9 @@ impl WorkloadSpec {
         Ok(spec)
     }
 
-    /// Every reference resolves and every number makes sense.
-    fn validate(&self) -> Result<()> {
+    /// Every reference resolves and every number makes sense: what a
+    /// workload file must pass, and what pgiosim checks before writing one.
+    pub(crate) fn validate(&self) -> Result<()> {
         self.validate_tables()?;
         if self.transactions.is_empty() {
             bail!("transactions: at least one transaction type is needed");
@@ -510,9 +512,7 @@ impl WorkloadSpec {
             ("replay_cpu_us_per_record", self.replay_cpu_us_per_record),
             ("replay_cpu_us_per_fpi", self.replay_cpu_us_per_fpi),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
-                bail!("{what}: must be a non-negative number of microseconds, got {v}");
-            }
+            check_cpu_us(what, v)?;
         }
         let (lo, hi) = crate::units::CPU_PROBE_US_RANGE;
         if let Some(p) = self.cpu_probe_us
@@ -524,9 +524,9 @@ impl WorkloadSpec {
             ("prepared_cpu_factor", self.prepared_cpu_factor),
             ("extended_cpu_factor", self.extended_cpu_factor),
         ] {
-            if !(v.is_finite() && v > 0.0) {
+            if !(v.is_finite() && v > 0.0 && v <= QUERY_MODE_CPU_FACTOR_MAX) {
                 bail!(
-                    "{what}: must be a positive fraction of a statement's CPU under -M simple (0.8 is 20% less), got {v}"
+                    "{what}: must be a positive fraction of a statement's CPU under -M simple (0.8 is 20% less), at most {QUERY_MODE_CPU_FACTOR_MAX}, got {v}"
                 );
             }
         }
@@ -534,9 +534,9 @@ impl WorkloadSpec {
             ("cpu_growth_per_backend", self.cpu_growth_per_backend),
             ("io_cpu_growth_per_backend", self.io_cpu_growth_per_backend),
         ] {
-            if !(v.is_finite() && v >= 0.0) {
+            if !(v.is_finite() && (0.0..=CPU_GROWTH_PER_BACKEND_MAX).contains(&v)) {
                 bail!(
-                    "{what}: must be a non-negative fraction per backend (0.01 is 1% more CPU per backend), got {v}"
+                    "{what}: must be a fraction per backend from 0 to {CPU_GROWTH_PER_BACKEND_MAX} (0.01 is 1% more CPU per backend), got {v}"
                 );
             }
         }
@@ -570,10 +570,8 @@ impl WorkloadSpec {
             }
             for (si, st) in tx.statements.iter().enumerate() {
                 let at = format!("{at}.statements[{si}]");
-                if let Some(c) = st.cpu_us
-                    && !(c.is_finite() && c >= 0.0)
-                {
-                    bail!("{at}.cpu_us: must be a non-negative number, got {c}");
+                if let Some(c) = st.cpu_us {
+                    check_cpu_us(&format!("{at}.cpu_us"), c)?;
                 }
                 let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
                 let Some(a) = &access else { continue };
@@ -630,6 +628,15 @@ impl WorkloadSpec {
         }
         Ok(())
     }
+}
+
+/// A workload's µs figure `v`, named `what`: a number from 0 to
+/// [`CPU_US_MAX`], as the command line takes one.
+fn check_cpu_us(what: &str, v: f64) -> Result<()> {
+    if !(v.is_finite() && (0.0..=CPU_US_MAX).contains(&v)) {
+        bail!("{what}: must be a number of microseconds from 0 to {CPU_US_MAX:.0} (1d), got {v}");
+    }
+    Ok(())
 }
 
 #[cfg(test)]
