@@ -14,8 +14,8 @@ use crate::device::instance::CpuClass;
 use crate::device_name::load_profile;
 use crate::error::usage;
 use crate::plan::{
-    DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, Mode, SETTLE_CAP, Shape,
-    Target, resolve_settings,
+    DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, MODEL_TIME_MAX, Mode,
+    SETTLE_CAP, Shape, Target, resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
@@ -309,7 +309,33 @@ impl WorkloadArgs {
                 cap: SETTLE_CAP,
             };
         }
+        self.check_model_time(&shape)?;
         Ok(shape)
+    }
+
+    /// `model`'s -T, and -t at a -R, within [`MODEL_TIME_MAX`] of simulated
+    /// time: a model with little to do still steps through every second.
+    fn check_model_time(&self, shape: &Shape) -> Result<()> {
+        let max_s = MODEL_TIME_MAX / SEC;
+        match (shape.length, shape.rate) {
+            (Length::Duration(d), _) if d > MODEL_TIME_MAX => Err(usage(format!(
+                "-T/--time {}: model simulates at most 7d ({max_s} s); give a shorter -T",
+                self.time.as_deref().unwrap_or_default()
+            ))),
+            (Length::Transactions(n), Some(rate)) => {
+                // -R is the rate of all the clients together, as in pgbench.
+                let s = n as f64 * f64::from(shape.clients) / rate;
+                if s > max_s as f64 {
+                    return Err(usage(format!(
+                        "-t/--transactions {n} at -R/--rate {rate}: about {s:.3e} s of simulated \
+                         time, over the 7d ({max_s} s) model simulates; give a higher -R or a \
+                         smaller -t"
+                    )));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
     }
 
     /// `run`'s length: -T, -t or 10 s; a real disk is not run to a

@@ -306,7 +306,11 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         query_mode: plan.protocol.name().into(),
         jobs: cfg.client_threads,
         client_rtt_us: plan.client_elsewhere.then(|| cfg.round_trip as f64 / 1e3),
-        duration_s: cfg.duration.map(|d| d as f64 / 1e9),
+        // A -t run's duration in the core is its cap, not the user's length.
+        duration_s: cfg
+            .duration
+            .filter(|_| cfg.transactions_per_client.is_none())
+            .map(|d| d as f64 / 1e9),
         transactions_per_client: cfg.transactions_per_client,
         scale: plan.scale,
         io_engine: String::new(),
@@ -332,6 +336,11 @@ fn drive<D: Device + ?Sized>(
     stop: &Stop,
 ) -> Result<RunResult> {
     let mut info = info;
+    // Where a -t run stops if its clients have not finished (`model`).
+    let transactions_cap = plan
+        .cfg
+        .duration
+        .filter(|_| plan.cfg.transactions_per_client.is_some());
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
     let (ending, lag) = match plan.settle {
@@ -357,6 +366,11 @@ fn drive<D: Device + ?Sized>(
             Ending::Interrupted => "interrupted",
             Ending::Settled => "precision",
             Ending::Completed if plan.settle.is_some() => "cap",
+            Ending::Completed
+                if transactions_cap.is_some() && db.end_time() == transactions_cap =>
+            {
+                "cap"
+            }
             Ending::Completed if info.transactions_per_client.is_some() => "transactions",
             Ending::Completed => "duration",
         }

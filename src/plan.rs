@@ -49,6 +49,15 @@ pub const DEFAULT_PRECISION: f64 = 0.02;
 /// (5min), longer than any published pgbench run it is compared with.
 pub const SETTLE_CAP: Nanos = 1800 * SEC;
 
+/// The most simulated time a `model` run covers: the most -T takes, where
+/// a -t run stops, and above the precision rule's [`SETTLE_CAP`]. A week is
+/// longer than any soak or published run, and a model with nothing to do
+/// covers it in about a second, where pgbench's -T bound (68 years) took
+/// minutes.
+pub const MODEL_TIME_MAX: Nanos = 7 * 86_400 * SEC;
+
+const _: () = assert!(SETTLE_CAP <= MODEL_TIME_MAX);
+
 /// The largest shared_buffers modelled: 512 GB. PostgreSQL takes up to
 /// 8 TB, but the model holds each buffer's descriptor and page-table slots
 /// in memory (about 32 bytes a buffer: 2 GB at 512 GB, and 4 TB asked for
@@ -387,7 +396,13 @@ impl RunPlan {
                 d.name
             )));
         }
-        let cfg = core_config(&shape, &settings, &workload)?;
+        let mut cfg = core_config(&shape, &settings, &workload)?;
+        check_cpu_growth(&cfg, &workload)?;
+        // A -t run in virtual time stops at the cap if its clients have
+        // not finished by then (a transaction's CPU of a day, a tiny cap).
+        if matches!(target, Target::Model(_)) && cfg.transactions_per_client.is_some() {
+            cfg.duration = Some(MODEL_TIME_MAX);
+        }
         crate::footprint::Footprint::of(&cfg, workload.data_blocks()).check(shape.max_memory)?;
         Ok(RunPlan {
             settings,
@@ -432,12 +447,13 @@ pub fn resolve_settings_from(
     if let Some(path) = config {
         let ignored = s.apply_config_file(path).map_err(bad_input)?;
         if !ignored.is_empty() && !quiet {
-            eprintln!(
+            let line = format!(
                 "notice: {}: ignoring {} setting(s) pgiosim does not model: {}",
                 path.display(),
                 ignored.len(),
                 ignored.join(", ")
             );
+            eprintln!("{}", crate::error::shorten(&line));
         }
     }
     for a in sets {
@@ -474,6 +490,36 @@ fn autovacuum_cost(s: &Settings) -> (u32, u64) {
 
 /// The modelled server's vCPUs (this machine's by default) and threads per
 /// core, checked to make whole cores.
+/// The longest CPU burst a run may ask for, µs: a hundred times what one
+/// figure may give ([`crate::units::CPU_US_MAX`], a day), room for a
+/// statement's figures added up and its query mode's factor, and a
+/// thousandth of what the core's nanoseconds hold at the slowest
+/// --cpu-speed.
+const CPU_BURST_MAX_US: f64 = 100.0 * crate::units::CPU_US_MAX;
+
+/// The longest CPU burst, grown with every client active, stays within
+/// [`CPU_BURST_MAX_US`]: a day of CPU grown by 1 + growth × 10,000,000
+/// clients overflowed the core's sums.
+fn check_cpu_growth(cfg: &CoreConfig, workload: &Script) -> Result<()> {
+    let (statement, io) = workload.longest_cpu();
+    let g = cfg.cpu_growth;
+    let over = f64::from(cfg.clients.saturating_sub(g.above));
+    for (what, demand, per) in [
+        ("cpu_growth_per_backend", statement, g.statement),
+        ("io_cpu_growth_per_backend", io, g.io),
+    ] {
+        let grown_us = demand as f64 / US as f64 * (1.0 + per * over);
+        if grown_us > CPU_BURST_MAX_US {
+            return Err(usage(format!(
+                "-c/--client {}: the workload's {what} {per} grows a burst of {:.0} us of CPU to {grown_us:.3e} us, over the 100d one may take; give fewer clients or a workload with less growth",
+                cfg.clients,
+                demand as f64 / US as f64
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn cores(shape: &Shape) -> Result<(u32, u32)> {
     let cpus = shape
         .cpus

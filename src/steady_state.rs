@@ -190,6 +190,10 @@ pub fn analyse(run: &Run) -> Outcome {
             MSER_BATCH * MSER_MIN_BATCHES * run.width_s as usize
         ));
     }
+    // A rate of 0 is known to no precision: "tps = 0.0 ± 0.0%" said it was.
+    if rates.iter().all(|&r| r == 0.0) {
+        return NotReached("no transaction completed in the run".into());
+    }
     let stat = mser_statistic(&rates);
     let still_moves = || {
         let mut why = format!(
@@ -685,6 +689,7 @@ pub fn settled(outcome: &Outcome, precision: f64, recurring: Recurring) -> bool 
         Outcome::Steady(s) => {
             s.stationarity.passed
                 && s.transients.is_empty()
+                && s.tps.mean > 0.0
                 && s.tps.relative() <= precision
                 && (!recurring.writes_wal || s.checkpoint_cycles >= 1)
                 && (!recurring.vacuums || s.vacuums >= 2)

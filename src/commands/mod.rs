@@ -94,8 +94,21 @@ pub(crate) fn report_and_json(
     Ok(())
 }
 
-/// Why a run may have completed no transaction, in one line.
+/// Why a run may have completed no transaction, in one line: the rate
+/// when -R asked for less than one in the run, else the length, the
+/// clients or the cores.
 fn no_transactions_warning(r: &RunResult) -> String {
+    if let Some(rl) = &r.summary.rate_limit
+        && rl.requested_tps * r.summary.elapsed_s < 1.0
+    {
+        return format!(
+            "warning: no transaction completed in {:.3} s: at -R {} one transaction is due \
+             every {:.0} s; give a higher -R/--rate (exit code 1)",
+            r.summary.elapsed_s,
+            rl.requested_tps,
+            1.0 / rl.requested_tps
+        );
+    }
     format!(
         "warning: no transaction completed in {:.3} s with {} client(s) on {} CPU(s): the \
          duration is shorter than one transaction takes here; give a longer -T, fewer clients \

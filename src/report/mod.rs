@@ -102,7 +102,8 @@ pub struct RunInfo {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision_pct: Option<f64>,
     /// What ended the run: `duration`, `transactions`, `precision`, `cap`
-    /// (the precision not reached in `model`'s time cap) or `interrupted`.
+    /// (the precision, or -t's transactions, not reached in `model`'s time
+    /// cap) or `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_on: Option<String>,
     /// Where `cpu_speed` came from when the CPU probe set it.

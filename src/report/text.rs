@@ -48,6 +48,13 @@ pub fn render(r: &RunResult) -> String {
                 let _ = writeln!(o, "duration: {} s", d);
             }
         },
+        (None, Some(t)) if run.stopped_on.as_deref() == Some("cap") => {
+            let _ = writeln!(
+                o,
+                "number of transactions per client: {t} (not all done by {:.0} s, the most model simulates)",
+                s.elapsed_s
+            );
+        }
         (None, Some(t)) => {
             let _ = writeln!(o, "number of transactions per client: {t}");
         }
