@@ -15,7 +15,7 @@ use crate::error::usage;
 use crate::units::format_memory;
 
 /// About `bytes`, in postgresql.conf's units (1.9GB, 640MB).
-fn about(bytes: u64) -> String {
+pub(crate) fn about(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         format!("{:.1}GB", bytes as f64 / (1u64 << 30) as f64)
     } else {
@@ -26,6 +26,13 @@ fn about(bytes: u64) -> String {
 /// `--max-memory`'s default: well inside a laptop's memory, and more than
 /// 128GB of shared_buffers with a 1TB page cache need.
 pub const DEFAULT_MAX_MEMORY: &str = "4GB";
+
+/// What the core holds for each client, bytes: its backend's state, its
+/// transaction's steps, its task in the CPU scheduler and its places in
+/// the queues. Measured at 880 bytes a tpcb-like client (docs/validation.md,
+/// "hostile inputs, round three"), rounded up for workloads with more
+/// statements.
+const CLIENT_BYTES: u64 = 1024;
 
 /// The estimate, by what holds it, largest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -47,9 +54,15 @@ impl Footprint {
             ("--os-cache", OsCache::footprint(cfg.os_cache_pages)),
             ("the data set (-s)", BlockSet::footprint(data_blocks)),
             ("-T", Stats::series_footprint(seconds)),
+            ("-c", u64::from(cfg.clients) * CLIENT_BYTES),
         ];
         parts.sort_by_key(|p| std::cmp::Reverse(p.1));
         Footprint { parts }
+    }
+
+    /// Bytes `what` holds ("-T": the per-second series a result keeps).
+    pub fn part(&self, what: &str) -> u64 {
+        self.parts.iter().filter(|p| p.0 == what).map(|p| p.1).sum()
     }
 
     /// Bytes in all.

@@ -10,11 +10,13 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{DirArgs, WorkloadArgs};
+use crate::core::workload::Workload;
 use crate::device_name::{instance_preset, model_device};
 use crate::error::usage;
 use crate::execute;
+use crate::footprint::{Footprint, about};
 use crate::output::{self, progress_bar_wanted, write_json};
-use crate::plan::{Disk, EngineChoice, resolve_settings};
+use crate::plan::{Disk, EngineChoice, RunPlan, resolve_settings};
 use crate::report::SCHEMA_VERSION;
 use crate::report::sweep::{
     Grid, GridSetting, SWEEP_SCHEMA, SweepDoc, SweepMode, render, table_of,
@@ -157,12 +159,90 @@ fn grid_of(args: &SweepArgs) -> Result<Grid> {
             });
         }
     }
+    check_grid_size(clients.len(), &devices, &settings)?;
     Ok(Grid {
         clients,
         devices,
         settings,
         fixed_settings,
     })
+}
+
+/// Most devices one sweep compares: more than every shipped and
+/// provisioned type, and each is a profile read and held.
+const SWEEP_DEVICES_MAX: usize = 100;
+
+/// Most points one sweep runs: each is a run, and every point is planned
+/// (about a second for 10,000) and its result kept before the table is
+/// printed; a 100×100×100 grid took 5.8 GB before the first ran.
+const SWEEP_POINTS_MAX: u64 = 10_000;
+
+/// The grid's size within its bounds, counted before a point is planned.
+fn check_grid_size(clients: usize, devices: &[String], settings: &[GridSetting]) -> Result<()> {
+    if devices.len() > SWEEP_DEVICES_MAX {
+        return Err(usage(format!(
+            "--device: {} devices, at most {SWEEP_DEVICES_MAX} in one sweep",
+            devices.len()
+        )));
+    }
+    let points = settings
+        .iter()
+        .map(|s| s.values.len() as u64)
+        .chain([clients as u64, devices.len().max(1) as u64])
+        .fold(1u64, u64::saturating_mul);
+    if points > SWEEP_POINTS_MAX {
+        let dims: Vec<String> = settings
+            .iter()
+            .map(|s| format!("{} {}", s.values.len(), s.name))
+            .chain([format!("{clients} client counts")])
+            .chain((devices.len() > 1).then(|| format!("{} devices", devices.len())))
+            .collect();
+        return Err(usage(format!(
+            "the grid has {points} points ({}), at most {SWEEP_POINTS_MAX}; sweep fewer values",
+            dims.join(" × ")
+        )));
+    }
+    Ok(())
+}
+
+/// Points a model sweep runs at once: `--parallel`, or as many as the
+/// cores; either way the whole sweep within --max-memory. Every point's
+/// result (its per-second series) is kept for the table and --json, and
+/// each point running holds its whole model: at worst the largest ones at
+/// once. Without --parallel, fewer run at once where the cores' worth
+/// would not fit.
+fn model_jobs(parallel: Option<u32>, plans: &[RunPlan], limit: u64) -> Result<usize> {
+    let feet: Vec<Footprint> = plans
+        .iter()
+        .map(|p| Footprint::of(&p.cfg, p.workload.data_blocks()))
+        .collect();
+    let results: u64 = feet.iter().map(|f| f.part("-T")).sum();
+    let mut running: Vec<u64> = feet.iter().map(|f| f.total() - f.part("-T")).collect();
+    running.sort_unstable_by(|a, b| b.cmp(a));
+    let need = |jobs: usize| results + running.iter().take(jobs).sum::<u64>();
+    let jobs = match parallel {
+        Some(j) => j as usize,
+        None => {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let mut j = cores.min(plans.len()).max(1);
+            while j > 1 && need(j) > limit {
+                j -= 1;
+            }
+            j
+        }
+    };
+    if need(jobs) > limit {
+        return Err(usage(format!(
+            "the sweep would hold about {} of memory ({} points' results, {jobs} point(s) at once \
+             of up to {} each), over --max-memory {}; lower --parallel, sweep fewer points or \
+             raise --max-memory",
+            about(need(jobs)),
+            plans.len(),
+            about(running.first().copied().unwrap_or(0)),
+            crate::units::format_memory(limit)
+        )));
+    }
+    Ok(jobs)
 }
 
 /// Run the sweep: check every point first, run them with a progress bar,
@@ -210,6 +290,10 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
         grid: &grid,
     };
     let (points, plans) = plan_points(&common)?;
+    let jobs = match args.mode {
+        SweepMode::Run => 1,
+        SweepMode::Model => model_jobs(args.parallel, &plans, common.shape.max_memory)?,
+    };
     if args.mode == SweepMode::Run {
         let first = &plans[0];
         execute::prepare(&common.disk.data, &first.workload, first.scale, quiet, stop)?;
@@ -237,13 +321,6 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
         b
     } else {
         ProgressBar::hidden()
-    };
-    let jobs = match args.mode {
-        SweepMode::Run => 1,
-        SweepMode::Model => args.parallel.map_or_else(
-            || std::thread::available_parallelism().map_or(1, |n| n.get()),
-            |j| j as usize,
-        ),
     };
     let Ran {
         results,

@@ -16,7 +16,7 @@
 //!
 //! | field | unit | meaning |
 //! |---|---|---|
-//! | `name` | | short name for `--device` (lowercase letters, digits, `-`) |
+//! | `name` | | short name for `--device` (lowercase letters, digits, `-`, `.` as a decimal point) |
 //! | `description` | | one line: what the disk is |
 //! | `source` | | where the figures come from |
 //! | `latency_io_kib` | KiB | size of the I/O the latencies below were measured with; default 8 |
@@ -83,7 +83,8 @@ const MIB: f64 = 1_048_576.0;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
-    /// Short name used with `--device`: lowercase letters, digits and `-`.
+    /// Short name used with `--device`: lowercase letters, digits, `-` and
+    /// `.` (a provisioned volume's fractional figure).
     pub name: String,
     /// One line: what the disk is.
     pub description: String,
@@ -605,10 +606,11 @@ impl Profile {
         if !self
             .name
             .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+            || self.name.ends_with(".json")
         {
             return Err(format!(
-                "name: {:?} may hold only lowercase letters, digits and '-'",
+                "name: {:?} may hold only lowercase letters, digits, '-' and '.', and not end in .json",
                 self.name
             ));
         }

@@ -261,13 +261,18 @@ fn type_description(name: &str) -> &'static str {
     }
 }
 
-/// "iops", "16000" → "16000iops"; "tier", "P30" → "p30".
+/// "iops", "16000" → "16000iops"; "iops", "3000.5" → "3000.5iops" (a
+/// number as parsed, its point kept: dropping it made "30005iops");
+/// "tier", "P30" → "p30".
 fn name_part(key: &str, value: &str) -> String {
-    let v: String = value
-        .to_ascii_lowercase()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .collect();
+    let v: String = match value.trim().parse::<f64>() {
+        Ok(n) if key != "tier" && n.is_finite() => format!("{n}"),
+        _ => value
+            .to_ascii_lowercase()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .collect(),
+    };
     match key {
         "tier" => v,
         "size_gib" => format!("{v}gib"),
