@@ -40,6 +40,7 @@ use super::timer_queue::TimerQueue;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
+use super::writeback::{WritebackContext, Writer};
 
 mod backends;
 mod bgwriter_proc;
@@ -171,10 +172,11 @@ impl Database {
         let mut rng = SimRng::seed_from_u64(cfg.seed);
         let mut workload = workload;
         let clients = (0..cfg.clients)
-            .map(|_| {
+            .map(|c| {
                 let mut steps = Vec::new();
                 workload.next_transaction(&mut rng, &mut steps);
-                Client::new(steps)
+                let writeback = WritebackContext::new(Writer::Backend(c), cfg.backend_flush_after);
+                Client::new(steps, writeback)
             })
             .collect();
         let mut db = Database {
@@ -206,7 +208,10 @@ impl Database {
             stats: Stats::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],
-            vacuum: VacuumWorker::default(),
+            vacuum: VacuumWorker {
+                writeback: WritebackContext::new(Writer::Vacuum, cfg.backend_flush_after),
+                ..VacuumWorker::default()
+            },
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
