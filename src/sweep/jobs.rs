@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Point, Ran, point_label, row};
 use crate::error::UsageError;
-use crate::input::{LARGE_FILE_MAX_BYTES, SMALL_FILE_MAX_BYTES, read_text};
+use crate::input::{LARGE_FILE_MAX_BYTES, read_text};
 use crate::json_bound::{INPUT_BUDGET_BYTES, within};
 use crate::plan::RunPlan;
 use crate::report::RunResult;
@@ -250,7 +250,12 @@ fn write_atomically(path: &Path, text: &str) -> Result<()> {
     let name = path
         .file_name()
         .map_or_else(|| "out".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    // Two tries of one job may run at once, on two hosts of a shared file
+    // system: the process id alone could be the same on both.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let tmp = path.with_file_name(format!(".{name}.{}.{nanos}.tmp", std::process::id()));
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
         .with_context(|| format!("{}: cannot write", path.display()))
@@ -266,7 +271,7 @@ pub fn read_manifest(dir: &Path) -> Result<Manifest> {
             dir.display()
         )));
     }
-    let text = read_text(&path, "sweep manifest", SMALL_FILE_MAX_BYTES)?;
+    let text = read_text(&path, "sweep manifest", LARGE_FILE_MAX_BYTES)?;
     let m: Manifest = within(INPUT_BUDGET_BYTES, || serde_json::from_str(&text)).map_err(|e| {
         usage(format!(
             "{}: malformed {MANIFEST_SCHEMA}: {e}",
@@ -321,7 +326,7 @@ pub fn check_plan(m: &Manifest, i: usize, plan: &RunPlan) -> Result<()> {
     let digest = plan_digest(plan);
     if digest != m.points[i].plan {
         return Err(usage(format!(
-            "--run-index {i} ({}): the point plans differently here than when its jobs were written (a file its flags name changed or differs on this host, or --cpu host measured another CPU); write the jobs again",
+            "--run-index {i} ({}): the point plans differently here than when its jobs were written: a file its flags name changed or differs on this host, or the host's cores differ (give --cpus); write the jobs again",
             m.points[i].label
         )));
     }
