@@ -108,8 +108,10 @@ impl std::fmt::Write for Fnv {
 }
 
 /// The digest of a point's plan: of everything the run is made of, as its
-/// `Debug` form spells it (streamed, never held as one string).
-pub fn plan_digest(plan: &RunPlan) -> String {
+/// `Debug` form spells it (streamed, never held as one string). A plan
+/// holds no std `HashMap`, whose order would differ from one process to
+/// the next; the jobs of tests/sweep.rs would then refuse to run.
+fn plan_digest(plan: &RunPlan) -> String {
     let mut h = Fnv::new();
     write!(h, "{plan:?}").expect("hashing cannot fail");
     h.hex()
@@ -308,7 +310,11 @@ pub fn job_index(given: Option<usize>, env: Option<&str>, m: &Manifest) -> Resul
                 ))
             })?
         }
-        (None, None) => unreachable!("a job is given its index"),
+        (None, None) => {
+            return Err(usage(
+                "--jobs-dir: a job needs --run-index N or --run-index-env VAR",
+            ));
+        }
     };
     if i >= m.points.len() {
         return Err(usage(format!(
