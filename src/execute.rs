@@ -23,6 +23,7 @@ use crate::engine::uring::UringDevice;
 use crate::error::Interrupted;
 use crate::output::progress_bar_wanted;
 use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for};
+use crate::report::DeviceIos;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::standby::StandbyDecl;
 use crate::steady_state;
@@ -389,10 +390,9 @@ fn drive<D: Device + ?Sized>(
         });
     }
     let partial = ending == Ending::Interrupted;
-    Ok(RunResult::from_database(
-        &db,
-        info,
-        plan.settings.to_json(),
-        partial,
-    ))
+    let mut result = RunResult::from_database(&db, info, plan.settings.to_json(), partial);
+    result.io.device_ios = dev
+        .counted_ios()
+        .map(|c| DeviceIos::new(c, result.summary.transactions as f64));
+    Ok(result)
 }

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod execute;
 pub mod footprint;
+pub mod huge_pages;
 pub mod import;
 pub mod input;
 pub mod json_bound;

@@ -7,6 +7,10 @@ use clap::Parser;
 use pgiosim::cli::{self, Cli};
 use pgiosim::stop::Stop;
 
+/// Huge pages for the model's large tables (see `huge_pages`).
+#[global_allocator]
+static ALLOC: pgiosim::huge_pages::HugePages = pgiosim::huge_pages::HugePages;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // Past a file-size limit (`ulimit -f`) a write fails with EFBIG, which

@@ -349,6 +349,7 @@ pub struct Disk {
 
 /// One run, ready to execute: the settings, the compiled workload, the
 /// core's configuration and where it runs, all checked.
+#[derive(Debug)]
 pub struct RunPlan {
     pub settings: Settings,
     pub workload: Script,

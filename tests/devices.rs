@@ -311,6 +311,87 @@ fn devices_and_instances_list_types_and_sources() {
 }
 
 #[test]
+fn devices_shows_how_each_provider_counts_io_with_sources() {
+    let o = pgiosim(&["devices"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    let row = |name: &str| {
+        let head = "How each provider counts I/O";
+        let block = &t[t
+            .find(head)
+            .unwrap_or_else(|| panic!("no counting table: {t}"))..];
+        block
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("counting table lacks {name}: {block}"))
+            .to_string()
+    };
+    // Each provider's unit, or that it publishes none.
+    for name in [
+        "gp3",
+        "gp2",
+        "io1",
+        "io2",
+        "azure-premium-ssd",
+        "azure-premium-v2",
+    ] {
+        assert!(row(name).contains(" 256 KiB "), "{}", row(name));
+    }
+    for name in ["pd-balanced", "pd-ssd", "hyperdisk-balanced"] {
+        assert!(row(name).contains("not published*"), "{}", row(name));
+    }
+    assert!(row("gp3").contains("yes, up to 256 KiB"), "{}", row("gp3"));
+    assert!(row("gp3").contains(" 43 KiB "), "{}", row("gp3"));
+    assert!(
+        row("gp2").contains("credits to 3,000 IOPS"),
+        "{}",
+        row("gp2")
+    );
+    assert!(row("azure-premium-ssd").contains("P1-P20"));
+    assert!(t.contains("striped over four volumes"), "{t}");
+    assert!(t.contains("--volume-limits"), "{t}");
+
+    // Every row's source: a URL and a quoted phrase.
+    let o = pgiosim(&["devices", "--sources"]);
+    assert!(o.status.success());
+    let t = text(&o);
+    for name in [
+        "gp3",
+        "gp2",
+        "io1",
+        "io2",
+        "azure-premium-ssd",
+        "azure-premium-v2",
+        "pd-balanced",
+        "pd-ssd",
+        "hyperdisk-balanced",
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} counting: ")))
+            .unwrap_or_else(|| panic!("--sources lacks {name}'s counting: {t}"));
+        assert!(
+            line.contains("Source: ") && line.contains("https://"),
+            "{line}"
+        );
+        assert!(line.contains('"'), "{line}");
+    }
+    for (part, url) in [
+        ("RDS striping: ", "CHAP_Storage.html"),
+        ("Server limits: ", "ebs-optimized.html"),
+    ] {
+        let line = t
+            .lines()
+            .find(|l| l.starts_with(part))
+            .unwrap_or_else(|| panic!("{t}"));
+        assert!(line.contains(url), "{line}");
+    }
+    assert!(t.contains("ebs-io-characteristics.html"), "{t}");
+    assert!(t.contains("One operation can transfer between 4k and 256k bytes"));
+    assert!(t.contains("each I/O operation less than or equal to 256 KiB"));
+}
+
+#[test]
 fn from_yabs_builds_a_profile_model_runs() {
     let dir = tempfile::tempdir().unwrap();
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/yabs-noris.txt");

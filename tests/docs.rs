@@ -169,6 +169,16 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
     ),
     (
         "docs/sweep-compare-report.md",
+        "pgiosim sweep --clients 1,2,...,10 --device nvme,gp3,gp2,io2",
+        "its block runs GNU parallel: tests/sweep.rs runs the block",
+    ),
+    (
+        "docs/sweep-compare-report.md",
+        "pgiosim sweep --merge grid --json grid.json",
+        "its block runs GNU parallel: tests/sweep.rs runs the block",
+    ),
+    (
+        "docs/sweep-compare-report.md",
         "pgiosim report results/*.json",
         "the synopsis, not a command",
     ),

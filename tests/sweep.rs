@@ -1,13 +1,16 @@
 //! `pgiosim sweep`, driven through the binary: the grid, the table, the
-//! knees, the JSON, and that a point is the very run `model` would make.
-//! (The knee rule itself is unit-tested in src/sweep/mod.rs.)
+//! knees, the JSON, that a point is the very run `model` would make, and
+//! that a sweep run as jobs under a scheduler (GNU parallel here) and merged
+//! is the sweep run in one process. (The knee rule itself is unit-tested in
+//! src/sweep/mod.rs.)
 
 use std::path::Path;
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
 mod common;
-use common::{pgiosim, text};
+use common::{pgiosim, skip, text};
 
 fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -17,7 +20,6 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
-#[test]
 fn model_sweep_table_knees_and_json() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("sweep.json");
@@ -114,7 +116,6 @@ fn model_sweep_table_knees_and_json() {
     }
 }
 
-#[test]
 fn a_sweep_point_is_the_run_model_makes() {
     let dir = tempfile::tempdir().unwrap();
     let sweep = dir.path().join("sweep.json");
@@ -140,7 +141,6 @@ fn a_sweep_point_is_the_run_model_makes() {
     assert_eq!(point["latency_cdf"], one["latency_cdf"]);
 }
 
-#[test]
 fn points_in_parallel_give_the_serial_table() {
     let dir = tempfile::tempdir().unwrap();
     let mut docs = Vec::new();
@@ -173,7 +173,6 @@ fn points_in_parallel_give_the_serial_table() {
     assert_eq!(docs[0].1["table"].as_array().unwrap().len(), 10);
 }
 
-#[test]
 fn latency_cdf_is_in_the_result() {
     let o = pgiosim(&[
         "model", "-q", "-c", "4", "-T", "2", "--seed", "3", "--json", "-",
@@ -197,7 +196,6 @@ fn latency_cdf_is_in_the_result() {
     assert_eq!(at(100.0), f(&l["max"]));
 }
 
-#[test]
 fn real_disk_sweep_tiny() {
     // --mode run: two 1-second runs at scale 1 on this disk.
     let dir = tempfile::tempdir().unwrap();
@@ -242,7 +240,6 @@ fn assert_usage_error(args: &[&str], needle: &str) {
     assert!(o.stdout.is_empty(), "{}", text(&o));
 }
 
-#[test]
 fn bad_grids_are_refused_before_running() {
     assert_usage_error(
         &[
@@ -272,4 +269,175 @@ fn bad_grids_are_refused_before_running() {
         "shared_buffers",
     );
     assert_usage_error(&["sweep", "-q", "-P", "1"], "-P/--progress");
+}
+
+/// pgiosim run in `dir`, where a sweep's job directory is.
+fn pgiosim_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("start pgiosim")
+}
+
+/// PATH with the binary's directory first: the `pgiosim` of a job's
+/// command line.
+fn path_with_pgiosim() -> String {
+    let bin = Path::new(env!("CARGO_BIN_EXE_pgiosim")).parent().unwrap();
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The shell block of docs/sweep-compare-report.md that runs GNU parallel.
+fn documented_parallel_block() -> String {
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/sweep-compare-report.md"),
+    )
+    .unwrap();
+    page.split("```sh\n")
+        .skip(1)
+        .map(|b| b.split("\n```").next().unwrap())
+        .find(|b| b.contains("parallel --jobs"))
+        .expect("the page shows the GNU parallel form in a ```sh block")
+        .to_string()
+}
+
+/// The documented GNU parallel form, run as the page shows it: a 40-point
+/// sweep written as jobs, run by parallel two at a time and merged, is the
+/// same sweep run in one process, byte for byte: its JSON (every point's
+/// result, the table, the knees) and its printed table.
+fn forty_jobs_under_gnu_parallel_merge_to_the_in_process_sweep() {
+    if Command::new("parallel").arg("--version").output().is_err() {
+        skip("GNU parallel is not installed (.ci/run installs it)");
+    }
+    let block = documented_parallel_block();
+    let dir = tempfile::tempdir().unwrap();
+    let o = Command::new("sh")
+        .args(["-ec", &block])
+        .current_dir(dir.path())
+        .env("PATH", path_with_pgiosim())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{block}\n{}", text(&o));
+    // The same sweep in one process: the block's first line without --jobs-dir.
+    let first: Vec<&str> = block.lines().next().unwrap().split_whitespace().collect();
+    let at = first.iter().position(|a| *a == "--jobs-dir").unwrap();
+    let mut args: Vec<&str> = first[1..at].to_vec();
+    args.extend(&first[at + 2..]);
+    args.extend(["-q", "--json", "one.json"]);
+    let one = pgiosim_in(dir.path(), &args);
+    assert!(one.status.success(), "{}", text(&one));
+    let merged = std::fs::read(dir.path().join("grid.json")).unwrap();
+    let in_process = std::fs::read(dir.path().join("one.json")).unwrap();
+    let v: Value = serde_json::from_slice(&merged).unwrap();
+    assert_eq!(v["results"].as_array().unwrap().len(), 40);
+    assert!(
+        merged == in_process,
+        "the merged sweep differs from the one run in one process"
+    );
+    let again = pgiosim_in(dir.path(), &["sweep", "--merge", "grid"]);
+    assert!(again.status.success(), "{}", text(&again));
+    assert_eq!(
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&one.stdout)
+    );
+}
+
+/// The refusals of the job forms, each one line with exit code 2: a merge
+/// with points missing or of another sweep, a directory not ours, flags
+/// beside --run-index; and the index read from the environment.
+fn sweep_jobs_refuse_what_would_not_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = |t: &str, jobs: &str| {
+        pgiosim_in(
+            d,
+            &[
+                "sweep",
+                "--clients",
+                "1,2",
+                "--cpus",
+                "2",
+                "-s",
+                "2",
+                "-T",
+                t,
+                "--seed",
+                "5",
+                "--jobs-dir",
+                jobs,
+            ],
+        )
+    };
+    let refused = |o: &Output, needle: &str| {
+        assert_eq!(o.status.code(), Some(2), "{}", text(o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{needle:?} not in {err}");
+    };
+    assert!(sweep("1", "a").status.success());
+    assert!(sweep("2", "b").status.success());
+    let o = pgiosim_in(d, &["sweep", "--jobs-dir", "a", "--run-index", "1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    refused(
+        &pgiosim_in(d, &["sweep", "--merge", "a"]),
+        "1 of 2 points have no result yet (index 0)",
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_pgiosim"))
+        .args([
+            "sweep",
+            "--jobs-dir",
+            "b",
+            "--run-index-env",
+            "JOB_COMPLETION_INDEX",
+        ])
+        .current_dir(d)
+        .env("JOB_COMPLETION_INDEX", "0")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::copy(d.join("b/points/0000.json"), d.join("a/points/0000.json")).unwrap();
+    refused(
+        &pgiosim_in(d, &["sweep", "--merge", "a"]),
+        "a point of another sweep",
+    );
+    // The same sweep written again keeps its points; another is refused.
+    let o = sweep("1", "a");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("2 with a result already"),
+        "{}",
+        text(&o)
+    );
+    refused(&sweep("2", "a"), "holds the jobs of another sweep");
+    std::fs::create_dir(d.join("mine")).unwrap();
+    std::fs::write(d.join("mine/notes.txt"), "keep").unwrap();
+    refused(&sweep("1", "mine"), "not empty and holds no sweep's jobs");
+    assert_eq!(std::fs::read_dir(d.join("mine")).unwrap().count(), 1);
+    refused(
+        &pgiosim_in(
+            d,
+            &["sweep", "--jobs-dir", "a", "--run-index", "0", "-T", "9"],
+        ),
+        "give only --jobs-dir DIR",
+    );
+    refused(
+        &pgiosim_in(d, &["sweep", "--jobs-dir", "a", "--run-index", "2"]),
+        "the sweep has 2 points",
+    );
+}
+
+fn main() -> std::process::ExitCode {
+    common::harness::run(common::trials![
+        model_sweep_table_knees_and_json,
+        a_sweep_point_is_the_run_model_makes,
+        points_in_parallel_give_the_serial_table,
+        latency_cdf_is_in_the_result,
+        real_disk_sweep_tiny,
+        bad_grids_are_refused_before_running,
+        forty_jobs_under_gnu_parallel_merge_to_the_in_process_sweep,
+        sweep_jobs_refuse_what_would_not_merge,
+    ])
 }

@@ -140,6 +140,7 @@ pub fn derive(
         flush_us_per_mib: 0.0,
         idle: Vec::new(),
         network_rtt_us: 0.0,
+        max_request_kib: None,
         flush_to_media,
         caps,
         cpu_probe_us: None,

@@ -181,6 +181,7 @@ impl Pattern for RandIo {
             IoKind::WritePage {
                 block,
                 kernel_writeback: false,
+                batch: 0,
             }
         } else {
             IoKind::ReadPage { block }

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use clap::Args;
 
+use crate::device::profile::Profile;
+use crate::device::provisioned::{self, Counting};
 use crate::output;
 
 /// Flags of `devices`.
@@ -35,7 +37,7 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         "\nProvisioned volumes, --device TYPE:KEY=VALUE,... (the bare TYPE is the default \
          provisioning; limits from each provider's docs, see src/device/provisioned.rs):"
     );
-    for t in crate::device::provisioned::TYPES {
+    for t in provisioned::TYPES {
         let _ = writeln!(o, "  {:<19} {:<6} {}", t.name, t.provider, t.help);
     }
     let _ = writeln!(
@@ -45,10 +47,31 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         crate::device_name::INSTANCE_STORE,
         "AWS"
     );
+    counting(&mut o);
     if args.sources {
         for p in &profiles {
             let _ = writeln!(o, "\n{}: {}", p.name, p.source);
         }
+        let _ = writeln!(o, "\nHow each type counts I/O, in its provider's words:");
+        for t in provisioned::TYPES {
+            let c = &t.counting;
+            let _ = writeln!(
+                o,
+                "\n{} counting: I/O unit {}; merge {}; binds first: {}; burst {}. Source: {}",
+                t.name,
+                unit(c),
+                c.merge,
+                c.binds_first,
+                c.burst,
+                c.source
+            );
+        }
+        let _ = writeln!(o, "\nRDS striping: {}", provisioned::RDS_GP3_SOURCE);
+        let _ = writeln!(
+            o,
+            "\nServer limits: {}",
+            provisioned::INSTANCE_LIMITS_SOURCE
+        );
     }
     if !args.figures {
         return output::stdout(&o);
@@ -80,4 +103,73 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         );
     }
     output::stdout(&o)
+}
+
+/// A type's I/O unit as the table shows it.
+fn unit(c: &Counting) -> String {
+    c.io_unit_kib
+        .map_or_else(|| "not published*".to_string(), |u| format!("{u} KiB"))
+}
+
+/// The table of how each provider counts I/O against a type's caps, at
+/// its default provisioning, then RDS's striping and the server's limits.
+fn counting(o: &mut String) {
+    let _ = writeln!(
+        o,
+        "\nHow each provider counts I/O against those caps, at the default provisioning \
+         (--sources quotes each provider):"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<15} {:<20} {:<17} {:<12} burst",
+        "type", "I/O unit", "merges sequential", "IOPS binds below", "1 MiB binds"
+    );
+    for t in provisioned::TYPES {
+        let c = &t.counting;
+        let p = Profile::shipped(t.name).unwrap_or_else(|| panic!("{} is shipped", t.name));
+        let guess = if c.io_unit_kib.is_some() { "" } else { "*" };
+        let (below, large) = match provisioned::binds_first(&p) {
+            Some((kib, iops)) => (
+                format!("{kib:.0} KiB{guess}"),
+                format!("{}{guess}", if iops { "IOPS" } else { "throughput" }),
+            ),
+            None => ("-".into(), "-".into()),
+        };
+        let _ = writeln!(
+            o,
+            "  {:<19} {:<15} {:<20} {:<17} {:<12} {}",
+            t.name,
+            unit(c),
+            c.merge,
+            below,
+            large,
+            c.burst
+        );
+    }
+    for line in [
+        "* GCP publishes no unit: the model counts up to 256 KiB as one I/O, a guess. GCP says \
+         IOPS bind small random I/O (4 to 16 KB), throughput sequential or large I/O (256 KB \
+         to 1 MB).",
+        provisioned::RDS_GP3_STRIPING,
+        provisioned::INSTANCE_LIMITS,
+    ] {
+        wrap(o, line, 100);
+    }
+}
+
+/// `text` as lines of at most `width` characters, the first indented by
+/// two spaces and the rest by four.
+fn wrap(o: &mut String, text: &str, width: usize) {
+    let mut line = String::from("  ");
+    for word in text.split_whitespace() {
+        if !line.trim().is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            let _ = writeln!(o, "{line}");
+            line = String::from("    ");
+        }
+        if !line.trim().is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    let _ = writeln!(o, "{line}");
 }

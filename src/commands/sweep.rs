@@ -2,17 +2,17 @@
 //! runner and the knees: `crate::sweep`) with a progress bar, the table
 //! and the knees printed, the JSON, CSV and Markdown written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, Parser};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{DirArgs, WorkloadArgs};
 use crate::core::workload::Workload;
 use crate::device_name::{instance_preset, model_device};
-use crate::error::usage;
+use crate::error::{Interrupted, usage};
 use crate::execute;
 use crate::footprint::{Footprint, about};
 use crate::output::{self, progress_bar_wanted, write_json};
@@ -22,9 +22,10 @@ use crate::report::sweep::{
     Grid, GridSetting, SWEEP_SCHEMA, SweepDoc, SweepMode, render, table_of,
 };
 use crate::stop::Stop;
+use crate::sweep::jobs::{self, Manifest};
 use crate::sweep::{
-    Common, DEFAULT_CLIENTS, Ran, join_provisionings, knee_rule, knees, parse_clients, parse_sets,
-    plan_points, run_grid,
+    Common, DEFAULT_CLIENTS, Point, Ran, join_provisionings, knee_rule, knees, parse_clients,
+    parse_sets, plan_point, plan_points, run_grid,
 };
 
 /// Flags of `sweep`.
@@ -95,6 +96,30 @@ pub struct SweepArgs {
     /// Write the table as a Markdown table to FILE ("-" for standard output).
     #[arg(long, value_name = "FILE")]
     pub markdown: Option<PathBuf>,
+    /// Write the points as jobs into DIR instead of running them: DIR/jobs.txt
+    /// holds one `pgiosim sweep --jobs-dir DIR --run-index N` line a point, for
+    /// GNU parallel, a Kubernetes Indexed Job or a Slurm job array; merge
+    /// their results with --merge DIR. With --run-index: run one of DIR's jobs.
+    #[arg(long, value_name = "DIR", conflicts_with = "merge")]
+    pub jobs_dir: Option<PathBuf>,
+    /// With --jobs-dir DIR: run point N of its sweep (0-based, line N+1 of
+    /// jobs.txt) and write its result into DIR/points/.
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "jobs_dir",
+        conflicts_with = "run_index_env"
+    )]
+    pub run_index: Option<usize>,
+    /// With --jobs-dir DIR: run the point whose index the environment variable
+    /// VAR holds (JOB_COMPLETION_INDEX in a Kubernetes Indexed Job,
+    /// SLURM_ARRAY_TASK_ID in a Slurm job array).
+    #[arg(long, value_name = "VAR", requires = "jobs_dir")]
+    pub run_index_env: Option<String>,
+    /// Assemble the results of DIR's jobs into the sweep's table, knees and
+    /// JSON (--json), as the sweep run in one process prints and writes them.
+    #[arg(long, value_name = "DIR")]
+    pub merge: Option<PathBuf>,
 }
 
 /// Check the flags and build the grid.
@@ -245,9 +270,21 @@ fn model_jobs(parallel: Option<u32>, plans: &[RunPlan], limit: u64) -> Result<us
     Ok(jobs)
 }
 
-/// Run the sweep: check every point first, run them with a progress bar,
-/// print the table and the knees, write the JSON.
-pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
+/// The sweep planned: its grid, its points, and their runs (all of them,
+/// or the one a job runs).
+struct Planned {
+    grid: Grid,
+    points: Vec<Point>,
+    plans: Vec<RunPlan>,
+    seed: u64,
+    disk: Disk,
+    /// --max-memory, for the whole sweep.
+    max_memory: u64,
+}
+
+/// Check the flags and plan the sweep's runs, every point's, or only point
+/// `only`'s (a job's).
+fn plan_sweep(args: &SweepArgs, only: Option<usize>) -> Result<Planned> {
     let grid = grid_of(args)?;
     let quiet = args.w.quiet;
     // The config file's notice, once; every point is quiet.
@@ -289,14 +326,55 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
         instance,
         grid: &grid,
     };
-    let (points, plans) = plan_points(&common)?;
+    let (points, plans) = match only {
+        None => plan_points(&common)?,
+        Some(i) => {
+            let (p, plan) = plan_point(&common, i)?;
+            (vec![p], vec![plan])
+        }
+    };
+    let max_memory = common.shape.max_memory;
+    let Common { disk, .. } = common;
+    Ok(Planned {
+        grid,
+        points,
+        plans,
+        seed,
+        disk,
+        max_memory,
+    })
+}
+
+/// Run the sweep: check every point first, run them with a progress bar,
+/// print the table and the knees, write the JSON. With --jobs-dir or --merge,
+/// write the points as jobs, run one, or merge their results instead.
+pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
+    if let Some(dir) = &args.merge {
+        return merge(args, dir);
+    }
+    if let Some(dir) = &args.jobs_dir {
+        return if args.run_index.is_some() || args.run_index_env.is_some() {
+            run_job(args, dir, stop)
+        } else {
+            write_jobs(args, dir)
+        };
+    }
+    let quiet = args.w.quiet;
+    let Planned {
+        grid,
+        points,
+        plans,
+        seed,
+        disk,
+        max_memory,
+    } = plan_sweep(args, None)?;
     let jobs = match args.mode {
         SweepMode::Run => 1,
-        SweepMode::Model => model_jobs(args.parallel, &plans, common.shape.max_memory)?,
+        SweepMode::Model => model_jobs(args.parallel, &plans, max_memory)?,
     };
     if args.mode == SweepMode::Run {
         let first = &plans[0];
-        execute::prepare(&common.disk.data, &first.workload, first.scale, quiet, stop)?;
+        execute::prepare(&disk.data, &first.workload, first.scale, quiet, stop)?;
     }
     if !quiet {
         eprintln!(
@@ -322,38 +400,238 @@ pub fn sweep(args: &SweepArgs, stop: &Stop) -> Result<i32> {
     } else {
         ProgressBar::hidden()
     };
+    let ran = run_grid(&grid, &points, plans, jobs, stop, &bar)?;
+    let interrupted = ran.interrupted;
+    emit(args, &sweep_doc(args.mode, seed, grid, ran))?;
+    Ok(if interrupted { 130 } else { 0 })
+}
+
+/// The sweep's document from what its points gave.
+fn sweep_doc(mode: SweepMode, seed: u64, grid: Grid, ran: Ran) -> SweepDoc {
     let Ran {
         results,
         table,
         interrupted,
-    } = run_grid(&grid, &points, plans, jobs, stop, &bar)?;
+    } = ran;
     let knees = knees(&table);
-    let doc = SweepDoc {
+    SweepDoc {
         schema: SWEEP_SCHEMA.to_string(),
         schema_version: SCHEMA_VERSION as u64,
         pgiosim_version: env!("CARGO_PKG_VERSION").to_string(),
         partial: interrupted,
-        mode: args.mode,
+        mode,
         seed,
         grid,
         knee_rule: knee_rule(),
         table,
         knees,
         results,
-    };
+    }
+}
+
+/// Print the table and the knees; write the JSON, CSV and Markdown.
+fn emit(args: &SweepArgs, doc: &SweepDoc) -> Result<()> {
     let exports = [&args.w.json, &args.csv, &args.markdown];
     let stdout_taken = exports
         .iter()
         .any(|p| p.as_deref().is_some_and(output::is_stdout));
-    output::report(&render(&doc), stdout_taken)?;
+    output::report(&render(doc), stdout_taken)?;
     if let Some(path) = &args.w.json {
-        write_json(path, &doc)?;
+        write_json(path, doc)?;
     }
     if let Some(path) = &args.csv {
-        output::write_file("--csv", path, &table_of(&doc).to_csv())?;
+        output::write_file("--csv", path, &table_of(doc).to_csv())?;
     }
     if let Some(path) = &args.markdown {
-        output::write_file("--markdown", path, &table_of(&doc).to_markdown())?;
+        output::write_file("--markdown", path, &table_of(doc).to_markdown())?;
     }
-    Ok(if interrupted { 130 } else { 0 })
+    Ok(())
+}
+
+/// `sweep`'s flags parsed on their own: a job reads them back from the
+/// manifest.
+#[derive(Debug, Parser)]
+#[command(name = "pgiosim sweep")]
+struct Reparse {
+    #[command(flatten)]
+    a: SweepArgs,
+}
+
+/// The sweep's flags `argv` (without `pgiosim sweep`) as clap reads them.
+fn reparse(argv: &[String]) -> Result<SweepArgs> {
+    Reparse::try_parse_from(std::iter::once("pgiosim sweep").chain(argv.iter().map(String::as_str)))
+        .map(|r| r.a)
+        .map_err(|e| {
+            let first = e.to_string();
+            let first = first
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ");
+            usage(format!(
+                "the sweep's flags in the manifest no longer parse: {first}"
+            ))
+        })
+}
+
+/// Refuses every sweep flag but those `keep` copies over, for the forms
+/// that take the sweep from DIR's manifest (`form`, the flag naming it).
+fn only_flags(
+    args: &SweepArgs,
+    form: &str,
+    allowed: &str,
+    keep: impl Fn(&mut SweepArgs, &SweepArgs),
+) -> Result<()> {
+    let mut bare = reparse(&[])?;
+    keep(&mut bare, args);
+    if format!("{bare:?}") != format!("{args:?}") {
+        return Err(usage(format!(
+            "{form}: the sweep's flags come from the manifest in DIR; give only {allowed}"
+        )));
+    }
+    Ok(())
+}
+
+/// The sweep's flags as typed (after `sweep`), without --jobs-dir and its
+/// directory: what every job plans its point from.
+fn sweep_argv() -> Result<Vec<String>> {
+    let all = std::env::args_os()
+        .map(|a| a.into_string())
+        .collect::<std::result::Result<Vec<String>, _>>()
+        .map_err(|a| {
+            usage(format!(
+                "--jobs-dir: the flags go into the manifest, and {a:?} is not UTF-8"
+            ))
+        })?;
+    let start = all
+        .iter()
+        .position(|a| a == "sweep")
+        .map_or(all.len(), |i| i + 1);
+    let mut out = Vec::new();
+    let mut it = all[start..].iter();
+    while let Some(a) = it.next() {
+        if a == "--jobs-dir" {
+            it.next();
+        } else if !a.starts_with("--jobs-dir=") {
+            out.push(a.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// `--jobs-dir DIR`: plan every point, then write them as jobs for a scheduler.
+fn write_jobs(args: &SweepArgs, dir: &Path) -> Result<i32> {
+    if args.mode == SweepMode::Run {
+        return Err(usage(
+            "--jobs-dir: applies to --mode model; --mode run measures this machine's disk, a point at a time",
+        ));
+    }
+    for (flag, given) in [
+        ("--json", args.w.json.is_some()),
+        ("--csv", args.csv.is_some()),
+        ("--markdown", args.markdown.is_some()),
+    ] {
+        if given {
+            return Err(usage(format!(
+                "{flag}: with --jobs-dir, give it to `sweep --merge DIR`, which writes the sweep's results"
+            )));
+        }
+    }
+    if args.parallel.is_some() {
+        return Err(usage(
+            "--parallel: with --jobs-dir, the scheduler decides how many points run at once",
+        ));
+    }
+    let argv = sweep_argv()?;
+    // What a job will read back must be these very flags.
+    let mut same = reparse(&argv)?;
+    same.jobs_dir.clone_from(&args.jobs_dir);
+    if format!("{same:?}") != format!("{args:?}") {
+        return Err(usage(
+            "--jobs-dir: the sweep's flags do not read back the same from the manifest; give --jobs-dir DIR on its own",
+        ));
+    }
+    let Planned {
+        grid,
+        points,
+        plans,
+        seed,
+        ..
+    } = plan_sweep(args, None)?;
+    let m = Manifest::new(argv, args.mode, seed, &grid, &points, &plans);
+    let w = jobs::write_jobs(dir, &m)?;
+    let d = dir.display();
+    println!(
+        "sweep: {} points as jobs in {}, one a line{}; run them with a scheduler, then `pgiosim sweep --merge {d}`",
+        m.points.len(),
+        w.jobs.display(),
+        if w.done > 0 {
+            format!(" ({} with a result already)", w.done)
+        } else {
+            String::new()
+        }
+    );
+    Ok(0)
+}
+
+/// `--jobs-dir DIR --run-index N`: run one point of DIR's sweep and write its
+/// result there.
+fn run_job(args: &SweepArgs, dir: &Path, stop: &Stop) -> Result<i32> {
+    only_flags(
+        args,
+        "--run-index",
+        "--jobs-dir DIR, --run-index N or --run-index-env VAR, and -q",
+        |b, a| {
+            b.jobs_dir.clone_from(&a.jobs_dir);
+            b.run_index = a.run_index;
+            b.run_index_env.clone_from(&a.run_index_env);
+            b.w.quiet = a.w.quiet;
+        },
+    )?;
+    let m = jobs::read_manifest(dir)?;
+    let i = jobs::job_index(args.run_index, args.run_index_env.as_deref(), &m)?;
+    let mut sweep_args = reparse(&m.args)?;
+    // Notices were the sweep's to print when its jobs were written.
+    sweep_args.w.quiet = true;
+    let Planned { mut plans, .. } = plan_sweep(&sweep_args, Some(i))?;
+    let plan = plans.pop().expect("one point planned");
+    jobs::check_plan(&m, i, &plan)?;
+    let (result, _) = execute::execute(plan, stop)?;
+    let label = &m.points[i].label;
+    if result.partial || stop.is_set() {
+        return Err(Interrupted(format!(
+            "--run-index {i} ({label}): interrupted; no result written"
+        ))
+        .into());
+    }
+    let path = jobs::write_point(dir, &m, i, result)?;
+    if !args.w.quiet {
+        println!(
+            "sweep: point {i} of {} ({label}): {}",
+            m.points.len(),
+            path.display()
+        );
+    }
+    Ok(0)
+}
+
+/// `--merge DIR`: the sweep's table, knees and JSON from its jobs' results,
+/// as the sweep run here would have printed and written them.
+fn merge(args: &SweepArgs, dir: &Path) -> Result<i32> {
+    only_flags(
+        args,
+        "--merge",
+        "--json, --csv, --markdown and -q",
+        |b, a| {
+            b.merge.clone_from(&a.merge);
+            b.w.json.clone_from(&a.w.json);
+            b.csv.clone_from(&a.csv);
+            b.markdown.clone_from(&a.markdown);
+            b.w.quiet = a.w.quiet;
+        },
+    )?;
+    let m = jobs::read_manifest(dir)?;
+    let ran = jobs::merge(dir, &m)?;
+    emit(args, &sweep_doc(m.mode, m.seed, m.grid, ran))?;
+    Ok(0)
 }

@@ -26,7 +26,14 @@ pub enum IoKind {
     /// this page's writeback to the kernel (its writer's *_flush_after is 0),
     /// which matters where a cap does not charge the kernel's writeback
     /// (cgroup v1).
-    WritePage { block: u64, kernel_writeback: bool },
+    /// `batch`: the writer's writeback batch this page joins
+    /// ([`super::writeback::WritebackContext`]); 0 when the kernel writes it
+    /// back or no writer batches it.
+    WritePage {
+        block: u64,
+        kernel_writeback: bool,
+        batch: u64,
+    },
     /// Write `len` bytes (a multiple of 8 KiB) of WAL at byte `offset`
     /// (a multiple of 8 KiB) inside WAL segment file `segment`.
     WalWrite { segment: u32, offset: u64, len: u64 },

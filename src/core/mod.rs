@@ -26,6 +26,7 @@ pub mod timer_queue;
 pub mod vacuum;
 pub mod wal;
 pub mod workload;
+pub mod writeback;
 
 /// The one random generator of the core: seeded, so a run repeats exactly.
 pub type SimRng = rand::rngs::Xoshiro256PlusPlus;

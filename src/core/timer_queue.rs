@@ -3,23 +3,35 @@
 //! Same order as `BinaryHeap<Reverse<(Nanos, seq, T)>>` with a unique `seq`,
 //! but cheaper: popping that heap was a fifth of `model`'s instructions on a
 //! cached data set (callgrind), where every statement is a timer.
-//! * Most timers are "now + the same delay" (a round trip plus a CPU
-//!   burst): those come due in the order they were set, so they go to a
-//!   FIFO lane at O(1). The lane takes a delay once it comes up for
-//!   `STREAK` heap pushes in a row (its old entries move to the heap).
-//!   Other timers (or any that would put the lane out of order) go to a
-//!   heap, which stays small.
-//! * (time, seq) is one u128 and the payload is never compared.
+//! * Most timers are "now + one of a few delays" (a round trip plus a
+//!   statement's CPU burst, one delay for each kind of statement): those of
+//!   one delay come due in the order they were set, so each such delay gets
+//!   a FIFO lane of its own, at O(1) a push and a pop. A delay gets a lane
+//!   when it recurs among the last few that had none; a lane changes hands
+//!   by a clock sweep over the lanes, and its entries move to the heap.
+//!   Other timers (or any that would put a lane out of order) go to a heap,
+//!   which stays small.
+//! * (time, seq) is one u128 and the payload is never compared; the
+//!   earliest key and where it is are kept, so a peek reads one field.
 
 use std::collections::VecDeque;
 
 use super::time::Nanos;
 
-/// Pushes in a row with one delay that give the lane to that delay.
-const STREAK: u32 = 4;
+/// FIFO lanes: enough for the statements of a transaction's script.
+const LANES: usize = 8;
+
+/// Delays that went to the heap lately, remembered to spot one that recurs.
+const RECENT: usize = 8;
 
 /// Key of an empty lane or heap.
 const NONE: u128 = u128::MAX;
+
+/// Where the earliest key is: a lane, or the heap.
+const IN_HEAP: usize = LANES;
+
+/// Delay of a lane nobody has.
+const NO_DELAY: Nanos = Nanos::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry<T> {
@@ -35,12 +47,21 @@ fn time_of(key: u128) -> Nanos {
 /// Events due at a time; equal times come out in insertion order.
 #[derive(Debug, Clone)]
 pub struct TimerQueue<T> {
-    lane: VecDeque<Entry<T>>,
-    lane_delay: Nanos,
-    /// The delay of the last heap push, and how many in a row had it.
-    candidate: Nanos,
-    streak: u32,
+    lanes: [VecDeque<Entry<T>>; LANES],
+    /// Each lane's delay (`NO_DELAY` if unused) and front key (`NONE` if empty).
+    delays: [Nanos; LANES],
+    fronts: [u128; LANES],
+    /// Lanes pushed to since the clock hand last passed them.
+    used: [bool; LANES],
+    hand: usize,
+    /// Delays of the last pushes that found no lane, oldest overwritten.
+    recent: [Nanos; RECENT],
+    recent_at: usize,
     heap: Vec<Entry<T>>,
+    /// The earliest key queued (`NONE` if nothing is) and where it is.
+    min_key: u128,
+    min_at: usize,
+    len: usize,
     seq: u64,
 }
 
@@ -54,54 +75,58 @@ impl<T: Copy> TimerQueue<T> {
     /// An empty queue.
     pub fn new() -> Self {
         TimerQueue {
-            lane: VecDeque::new(),
-            lane_delay: Nanos::MAX,
-            candidate: Nanos::MAX,
-            streak: 0,
+            lanes: std::array::from_fn(|_| VecDeque::new()),
+            delays: [NO_DELAY; LANES],
+            fronts: [NONE; LANES],
+            used: [false; LANES],
+            hand: 0,
+            recent: [NO_DELAY; RECENT],
+            recent_at: 0,
             heap: Vec::new(),
+            min_key: NONE,
+            min_at: IN_HEAP,
+            len: 0,
             seq: 0,
         }
     }
 
     /// Number of events queued.
     pub fn len(&self) -> usize {
-        self.lane.len() + self.heap.len()
+        self.len
     }
 
     /// True with nothing queued.
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.len == 0
     }
 
     /// Forget every event.
     pub fn clear(&mut self) {
         self.heap.clear();
-        self.lane.clear();
-    }
-
-    #[inline]
-    fn lane_key(&self) -> u128 {
-        self.lane.front().map_or(NONE, |e| e.key)
-    }
-
-    #[inline]
-    fn heap_key(&self) -> u128 {
-        self.heap.first().map_or(NONE, |e| e.key)
+        for l in &mut self.lanes {
+            l.clear();
+        }
+        self.fronts = [NONE; LANES];
+        self.min_key = NONE;
+        self.min_at = IN_HEAP;
+        self.len = 0;
     }
 
     /// Time of the earliest event.
     #[inline]
     pub fn peek_time(&self) -> Option<Nanos> {
-        let k = self.lane_key().min(self.heap_key());
-        (k != NONE).then(|| time_of(k))
+        (self.min_key != NONE).then(|| time_of(self.min_key))
     }
 
     /// The earliest event and its time.
     pub fn peek(&self) -> Option<(Nanos, T)> {
-        let e = if self.lane_key() < self.heap_key() {
-            self.lane.front()
-        } else {
+        if self.min_key == NONE {
+            return None;
+        }
+        let e = if self.min_at == IN_HEAP {
             self.heap.first()
+        } else {
+            self.lanes[self.min_at].front()
         }?;
         Some((time_of(e.key), e.item))
     }
@@ -111,6 +136,31 @@ impl<T: Copy> TimerQueue<T> {
         ((at as u128) << 64) | self.seq as u128
     }
 
+    /// A new entry with `key` may be the earliest.
+    #[inline]
+    fn note(&mut self, key: u128, at: usize) {
+        self.len += 1;
+        if key < self.min_key {
+            self.min_key = key;
+            self.min_at = at;
+        }
+    }
+
+    /// Find the earliest key again after it left (or moved).
+    #[inline]
+    fn find_min(&mut self) {
+        let mut k = self.heap.first().map_or(NONE, |e| e.key);
+        let mut at = IN_HEAP;
+        for (i, &f) in self.fronts.iter().enumerate() {
+            if f < k {
+                k = f;
+                at = i;
+            }
+        }
+        self.min_key = k;
+        self.min_at = at;
+    }
+
     /// Queue `item` at `at`.
     pub fn push(&mut self, at: Nanos, item: T) {
         let key = self.next_key(at);
@@ -118,7 +168,7 @@ impl<T: Copy> TimerQueue<T> {
     }
 
     /// Queue `item` at `at`, set at time `now` (which never goes back).
-    /// Same order as `push`, cheaper for timers of one recurring delay.
+    /// Same order as `push`, cheaper for timers of a few recurring delays.
     #[inline]
     pub fn push_after(&mut self, now: Nanos, at: Nanos, item: T) {
         let key = self.next_key(at);
@@ -128,39 +178,77 @@ impl<T: Copy> TimerQueue<T> {
             return;
         }
         let delay = at - now;
-        // The lane stays sorted only if `now` never goes backwards: checked.
-        if delay == self.lane_delay && self.lane.back().is_none_or(|b| b.key < key) {
-            self.lane.push_back(entry);
+        let lane = match self.delays.iter().position(|&d| d == delay) {
+            Some(i) => i,
+            None if self.recurs(delay) => self.give_lane(delay),
+            None => {
+                self.heap_push(entry);
+                return;
+            }
+        };
+        // A lane stays sorted only if `now` never goes backwards: checked.
+        if self.lanes[lane].back().is_some_and(|b| b.key > key) {
+            self.heap_push(entry);
             return;
         }
-        if delay == self.candidate {
-            self.streak += 1;
-        } else {
-            self.candidate = delay;
-            self.streak = 1;
+        if self.lanes[lane].is_empty() {
+            self.fronts[lane] = key;
         }
-        if self.streak >= STREAK && delay != self.lane_delay {
-            while let Some(e) = self.lane.pop_front() {
+        self.lanes[lane].push_back(entry);
+        self.used[lane] = true;
+        self.note(key, lane);
+    }
+
+    /// Whether `delay`, which has no lane, went to the heap lately; if
+    /// not, it is remembered.
+    fn recurs(&mut self, delay: Nanos) -> bool {
+        if self.recent.contains(&delay) {
+            return true;
+        }
+        self.recent[self.recent_at] = delay;
+        self.recent_at = (self.recent_at + 1) % RECENT;
+        false
+    }
+
+    /// A lane for `delay`: the first the clock hand finds unused since it
+    /// last passed; what it held moves to the heap.
+    #[cold]
+    fn give_lane(&mut self, delay: Nanos) -> usize {
+        while self.used[self.hand] {
+            self.used[self.hand] = false;
+            self.hand = (self.hand + 1) % LANES;
+        }
+        let i = self.hand;
+        self.hand = (self.hand + 1) % LANES;
+        let moved = self.lanes[i].len();
+        if moved > 0 {
+            self.len -= moved;
+            while let Some(e) = self.lanes[i].pop_front() {
                 self.heap_push(e);
             }
-            self.lane_delay = delay;
-            self.streak = 0;
-            self.lane.push_back(entry);
-            return;
+            self.fronts[i] = NONE;
+            self.find_min();
         }
-        self.heap_push(entry);
+        self.delays[i] = delay;
+        i
     }
 
     /// Remove and return the earliest event with its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(Nanos, T)> {
-        let e = if self.lane_key() < self.heap_key() {
-            self.lane.pop_front()
-        } else if self.heap.is_empty() {
-            None
+        if self.min_key == NONE {
+            return None;
+        }
+        let e = if self.min_at == IN_HEAP {
+            self.heap_pop()
         } else {
-            Some(self.heap_pop())
-        }?;
+            let lane = &mut self.lanes[self.min_at];
+            let e = lane.pop_front().expect("the earliest key's lane");
+            self.fronts[self.min_at] = lane.front().map_or(NONE, |f| f.key);
+            e
+        };
+        self.len -= 1;
+        self.find_min();
         Some((time_of(e.key), e.item))
     }
 
@@ -178,6 +266,7 @@ impl<T: Copy> TimerQueue<T> {
             i = parent;
         }
         h[i] = e;
+        self.note(e.key, IN_HEAP);
     }
 
     fn heap_pop(&mut self) -> Entry<T> {
@@ -246,7 +335,7 @@ mod tests {
                 // Mostly a few fixed delays (lanes), some arbitrary times
                 // (the heap), some in the past.
                 let at = match op {
-                    1 => now + t % 3 * 7,
+                    1 => now + t % 12 * 7,
                     2 => now + t,
                     _ => t,
                 };

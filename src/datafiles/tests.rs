@@ -267,10 +267,12 @@ fn buffered_writes_of_writers_with_flush_after_start_their_writeback() {
     let own = IoKind::WritePage {
         block: 3,
         kernel_writeback: false,
+        batch: 0,
     };
     let left = IoKind::WritePage {
         block: 3,
         kernel_writeback: true,
+        batch: 0,
     };
     assert!(files.starts_writeback(own));
     assert!(!files.starts_writeback(left));

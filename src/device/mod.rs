@@ -7,6 +7,7 @@
 //! `calibrate`) and deterministic for a seed, so `model` runs repeat to the
 //! bit.
 
+pub mod block_layer;
 pub mod import;
 pub mod instance;
 pub mod microbench;

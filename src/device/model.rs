@@ -120,6 +120,7 @@ use std::collections::{BTreeMap, BinaryHeap};
 use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
+use super::block_layer::BlockLayer;
 use super::profile::{IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
 use crate::core::time::Nanos;
@@ -271,11 +272,6 @@ impl Limit {
     }
 }
 
-/// The largest request the kernel's writeback builds from contiguous
-/// pages where the profile counts requests, not bytes (a bio of
-/// BIO_MAX_VECS = 256 pages of 4 KiB).
-const WRITEBACK_BIO_BYTES: u64 = 1 << 20;
-
 /// A disk in virtual time. See the module docs.
 pub struct DeviceModel {
     /// Service time in ns for read, write, flush.
@@ -295,15 +291,14 @@ pub struct DeviceModel {
     flush_to_media: bool,
     flush_counts_as_io: bool,
     kernel_writeback_uncapped: bool,
-    /// Bytes counted as one operation against the IOPS caps.
-    op_size_bytes: Option<u64>,
-    /// Bytes of the kernel's current contiguous writeback run
-    /// ([`DeviceModel::submit_writeback`]), and the I/Os the next admitted
-    /// operation is charged instead of its own count.
-    writeback_run: u64,
+    /// What the kernel makes of requests and what the caps count of them.
+    block: BlockLayer,
+    /// The I/Os the next admitted operation is charged instead of its own
+    /// count (a page of a merged range).
     next_ios: Option<f64>,
-    /// The data block after the last write left to the kernel's writeback.
-    writeback_end: Option<u64>,
+    /// I/Os the caps have counted: reads, and writes (flushes among them
+    /// where a flush counts).
+    counted: [f64; 2],
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -378,10 +373,9 @@ impl DeviceModel {
             flush_to_media: profile.flush_to_media,
             flush_counts_as_io: caps.flush_counts_as_io,
             kernel_writeback_uncapped: caps.kernel_writeback_uncapped,
-            op_size_bytes: caps.op_size_kib.map(|k| u64::from(k) * 1024),
-            writeback_run: 0,
-            writeback_end: None,
+            block: BlockLayer::new(profile),
             next_ios: None,
+            counted: [0.0; 2],
             buckets,
             channels,
             medium_free: 0.0,
@@ -516,14 +510,30 @@ impl DeviceModel {
     /// volumes, https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html)
     /// charges the run an I/O per op_size, not one per page.
     pub fn submit_writeback(&mut self, now: Nanos, block: u64, bytes: u64) -> (Nanos, f64) {
-        let continues = self.writeback_end == Some(block);
-        self.writeback_end = Some(block + 1);
-        let unit = self.op_size_bytes.unwrap_or(WRITEBACK_BIO_BYTES);
-        let run = if continues { self.writeback_run } else { 0 };
-        self.writeback_run = run + bytes;
-        let ios = (run + bytes).div_ceil(unit) - run.div_ceil(unit);
-        self.next_ios = Some(ios as f64);
+        self.next_ios = Some(self.block.kernel_writeback(block, bytes));
         self.submit_io(now, Op::Write, bytes, true)
+    }
+
+    /// A page write of a PostgreSQL writer's writeback batch `batch`
+    /// ([`crate::core::writeback`]): adjacent pages of one batch reach the
+    /// disk as one request, so a page that extends a range costs the caps
+    /// no I/O of its own ([`BlockLayer::batched`]).
+    pub fn submit_batched(
+        &mut self,
+        now: Nanos,
+        batch: u64,
+        block: u64,
+        bytes: u64,
+    ) -> (Nanos, f64) {
+        self.next_ios = Some(self.block.batched(batch, block));
+        self.submit_io(now, Op::Write, bytes, false)
+    }
+
+    /// I/Os the caps have counted so far: reads, and writes (flushes among
+    /// them where the profile counts a flush). What a cgroup's
+    /// `blkio.throttle.io_serviced`, or a provider's I/O metric, counts.
+    pub fn counted_ios(&self) -> [f64; 2] {
+        self.counted
     }
 
     /// An operation this model said completes at `modelled` (as
@@ -606,19 +616,13 @@ impl DeviceModel {
         weigh(n)
     }
 
-    /// Operations `bytes` counts as against the IOPS caps.
-    fn io_count(&self, bytes: u64) -> f64 {
-        match self.op_size_bytes {
-            Some(size) => bytes.div_ceil(size).max(1) as f64,
-            None => 1.0,
-        }
-    }
-
     /// When the caps let an operation through, taking its tokens (ns).
     fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
         let (ios, byte_cost) = match op {
             Op::Read | Op::Write => (
-                self.next_ios.take().unwrap_or_else(|| self.io_count(bytes)),
+                self.next_ios
+                    .take()
+                    .unwrap_or_else(|| self.block.ios(bytes)),
                 bytes as f64,
             ),
             Op::Flush if self.flush_counts_as_io => (1.0, 0.0),
@@ -628,6 +632,7 @@ impl DeviceModel {
             Op::Read => (B_READ_IOPS, B_READ_BYTES),
             Op::Write | Op::Flush => (B_WRITE_IOPS, B_WRITE_BYTES),
         };
+        self.counted[usize::from(op != Op::Read)] += ios;
         let costs = [
             (B_IOPS, ios),
             (dir_iops, ios),

@@ -33,6 +33,7 @@
 //! | `flush_us_per_mib` | µs | added to a flush's service time per MiB written since the previous flush; default 0 |
 //! | `idle[].gap_us`, `idle[].read_us`, `idle[].write_us` | µs | latency added to a read, or to a write or flush, that finds the device idle for `gap_us`: a piecewise-linear curve from 0 at no gap, flat after its last point; default none |
 //! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
+//! | `max_request_kib` | KiB | the largest request that reaches the disk: the smaller of `queue/max_sectors_kb` and `queue/max_segments` × 4 KiB in /sys/block/DEV; a larger request is split and each part counts as an I/O against the caps; default: the kernel's own largest, 1024 |
 //! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
 //! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
 //! | `caps.read_iops`, `caps.write_iops` | I/O per s | per-direction IOPS caps (cgroup blk-throttle style) |
@@ -152,6 +153,13 @@ pub struct Profile {
     /// device (0 for a local disk).
     #[serde(default)]
     pub network_rtt_us: f64,
+    /// The largest request that reaches the disk, KiB: the smaller of the
+    /// block queue's `max_sectors_kb` and `max_segments` pages of 4 KiB
+    /// (/sys/block/DEV/queue). A larger request is split, and each part is
+    /// an I/O to the caps ([`super::block_layer`]). Absent: the kernel's
+    /// own largest, 1 MiB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_request_kib: Option<u32>,
     /// `false`: the write cache is power-loss protected (or there is none),
     /// a flush costs only its own service time, on a channel, in parallel
     /// with other flushes. `true`: a volatile write cache; a flush first
@@ -772,6 +780,14 @@ impl Profile {
                     ));
                 }
             }
+        }
+        if let Some(kib) = self.max_request_kib
+            && !(4..=IO_KIB_MAX).contains(&kib)
+        {
+            return Err(format!(
+                "max_request_kib: {kib} must be between 4 and {IO_KIB_MAX} \
+                 (absent means the kernel's own largest, 1024)"
+            ));
         }
         if let Some(kib) = c.op_size_kib
             && (kib == 0 || kib > IO_KIB_MAX)

@@ -21,6 +21,28 @@
 //! | `hyperdisk-balanced` | `iops` 3,000–160,000 (3,000), `mibps` 140–2,400 (140) | as given | GCP Hyperdisk Balanced |
 //! | `instance-store` | `type` (an instance preset with a store) | the size's read and write IOPS and MB/s | see [`crate::device::instance::aws_store`] |
 //!
+//! How each provider counts I/O against those caps ([`Counting`]; each
+//! type's pages and the phrases quoted from them are in its `source`,
+//! which `pgiosim devices --sources` prints):
+//!
+//! | type | I/O unit | merge | binds first (8 KiB random / 1 MiB sequential, default caps) | burst |
+//! |---|---|---|---|---|
+//! | `gp3` | 256 KiB | sequential I/Os merged up to 256 KiB, larger split | IOPS below 43 KiB / throughput | none |
+//! | `gp2` | 256 KiB | as gp3 | IOPS below 85 KiB / throughput | credits to 3,000 IOPS below 1,000 GiB |
+//! | `io1` | 256 KiB | as gp3 | IOPS below 171 KiB / throughput | none |
+//! | `io2` | 256 KiB | as gp3 | IOPS below 64 KiB / throughput | none |
+//! | `azure-premium-ssd` | 256 KiB | not published | IOPS below 39 KiB (P30) / throughput | P1–P20 credits to 3,500 IOPS, 170 MB/s, 30 min; P30+ on-demand (paid) to 30,000 IOPS, not modelled |
+//! | `azure-premium-v2` | 256 KiB ("between 4k and 256k bytes") | not published | IOPS below 41 KiB / throughput | none |
+//! | `pd-balanced` | not published (256 KiB assumed) | not published | IOPS below 48 KiB / throughput | none published |
+//! | `pd-ssd` | not published (256 KiB assumed) | not published | IOPS below 23 KiB / throughput | none published |
+//! | `hyperdisk-balanced` | not published (256 KiB assumed) | not published | IOPS below 48 KiB / throughput | none published |
+//!
+//! An I/O of s KiB up to the unit costs one of the IOPS and s KiB of the
+//! throughput, so IOPS binds below `mibps × 1,024 / iops` KiB. RDS stripes
+//! gp3 storage of 400 GiB or more over four volumes ([`RDS_GP3_STRIPING`]),
+//! and a server's own limits bind before a faster volume's
+//! ([`INSTANCE_LIMITS`]).
+//!
 //! Each type's page is quoted in its shipped profile's `source`; the rules
 //! above are in [`TYPES`]. Errors name the type, the key, the value and the
 //! limit ("gp3: iops 20000 is above gp3's maximum of 16,000").
@@ -42,8 +64,96 @@ pub struct Type {
     /// Whose volumes these are (for `--instance`): "AWS", "Azure", "GCP",
     /// or "" for a local disk.
     pub provider: &'static str,
+    /// How the provider counts I/O against the type's caps, and where it
+    /// says so.
+    pub counting: Counting,
     build: fn(&Values) -> Result<Caps, String>,
 }
+
+/// How a provider counts I/O against a volume type's IOPS and throughput
+/// caps, in its own documentation's words: the model's `caps.op_size_kib`
+/// and burst bucket follow it, and `pgiosim devices` shows it.
+pub struct Counting {
+    /// The size up to which one I/O counts as one operation against the
+    /// IOPS cap (a larger one as several), KiB; None where the provider
+    /// does not publish one.
+    pub io_unit_kib: Option<u32>,
+    /// Whether small sequential I/Os are merged before they are counted.
+    pub merge: &'static str,
+    /// Which cap binds first, by I/O size, as a rule over the provisioned
+    /// values.
+    pub binds_first: &'static str,
+    /// Burst above the provisioned IOPS or throughput, and whether the
+    /// model applies it.
+    pub burst: &'static str,
+    /// The pages, each URL with the phrases quoted from it.
+    pub source: &'static str,
+}
+
+/// EBS's I/O characteristics page, which every EBS SSD type counts by.
+const EBS_IO: &str = "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html: \
+    \"I/O size is capped at 256 KiB for SSD volumes and 1,024 KiB for HDD volumes\"; \"When small \
+    I/O operations are physically sequential, Amazon EBS attempts to merge them into a single I/O \
+    operation up to the maximum I/O size. Similarly, when I/O operations are larger than the \
+    maximum I/O size, Amazon EBS attempts to split them into smaller I/O operations\"; \"if your \
+    I/O size is very large, you may experience a smaller number of IOPS than you provisioned \
+    because you are hitting the throughput limit of the volume\"";
+
+/// The EBS merge rule, as a line of the table.
+const EBS_MERGE: &str = "yes, up to 256 KiB";
+
+/// The rule every type's binding cap follows: an I/O of s KiB (up to the
+/// unit) uses s KiB of throughput per IOPS.
+const BINDS: &str = "IOPS below mibps x 1,024 / iops KiB an I/O, throughput above; above the \
+    unit an I/O counts as several, so IOPS binds at every size when iops x unit is below the \
+    throughput cap";
+
+/// GCP's statement of which limit binds (Persistent Disk and Hyperdisk
+/// alike: its Hyperdisk pages give no other).
+const GCP_BINDS: &str = "https://cloud.google.com/compute/docs/disks/performance: \"For workloads \
+    that primarily involve small (from 4 KB to 16 KB) random I/Os, the limiting performance factor \
+    is random input/output operations per second (IOPS)\"; \"For workloads that primarily involve \
+    sequential or large (256 KB to 1 MB) random I/Os, the limiting performance factor is \
+    throughput\". No I/O size up to which one I/O counts as one operation, and no merge rule, is \
+    published for Persistent Disk or Hyperdisk in the pages read (performance, \
+    optimizing-pd-performance, hyperdisk-performance, optimize-hyperdisk): the model counts \
+    256 KiB as one, as EBS and Azure do, a guess.";
+
+/// GCP's rule for the binding cap: its own statement, then the model's.
+const GCP_BINDS_RULE: &str = "small (4-16 KB) random I/O: IOPS; sequential or large (256 KB-1 MB): \
+    throughput (GCP's words); the crossover as for the others, with the assumed 256 KiB unit";
+
+/// RDS's striping of gp3 storage, which `--device` has no type for.
+pub const RDS_GP3_STRIPING: &str = "RDS (not a --device type): gp3 storage of 400 GiB or more \
+    for MariaDB, MySQL and PostgreSQL (200 GiB for Oracle) is striped over four volumes, a \
+    baseline of 12,000 IOPS and 500 MiB/s, provisionable to 64,000 IOPS and 4,000 MiB/s; up to \
+    16,000 IOPS it models as gp3:iops=12000,mibps=500 or more (one volume with the four's caps)";
+
+/// Where [`RDS_GP3_STRIPING`] comes from.
+pub const RDS_GP3_SOURCE: &str = "https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Storage.html \
+    (archived as awsdocs/amazon-rds-user-guide doc_source/CHAP_Storage.md): \"For every RDS DB \
+    engine except RDS for SQL Server, when the storage size for gp3 volumes reaches a certain \
+    threshold, the baseline storage performance increases to 12,000 IOPS and 500 MiBps. This is \
+    because of volume striping, where the storage uses four logical volumes instead of one\"; its \
+    gp3 table: \"MariaDB, MySQL, and PostgreSQL | 400 GiB and higher | 12,000 IOPS/500 MiBps | \
+    12,000-64,000 IOPS | 500-4,000 MiBps\".";
+
+/// The server's own limits on its volumes, which bind before a faster
+/// volume's (`--instance`, `--volume-limits`).
+pub const INSTANCE_LIMITS: &str = "Servers: the server's own limits on all its volumes together \
+    bind before a faster volume's; --instance SIZE or --volume-limits applies them (AWS: the \
+    EBS-optimized baseline and maximum, 30 minutes of burst a day on smaller sizes; Azure: the VM \
+    size's uncached disk IOPS and MB/s with its 30-minute burst; GCP: per-VM limits by machine \
+    type and vCPUs, not applied)";
+
+/// Where [`INSTANCE_LIMITS`] comes from.
+pub const INSTANCE_LIMITS_SOURCE: &str = "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html \
+    (sizes that \"can support maximum performance for 30 minutes at least once every 24 hours, \
+    after which they revert to their baseline performance\"); Azure's VM size pages (\"Uncached \
+    Premium SSD\" IOPS and MB/s, \"Burst speeds can be maintained for up to 30 minutes at a \
+    time\"); https://cloud.google.com/compute/docs/disks/performance (\"There are throughput and \
+    IOPS limits per GiB and per instance\"). The presets and their sources: \
+    src/device/instance/mod.rs.";
 
 /// The caps a provisioning gives.
 struct Caps {
@@ -105,6 +215,13 @@ pub const TYPES: &[Type] = &[
         keys: &["iops", "mibps", "size_gib"],
         help: "iops 3,000-16,000 (3,000), mibps 125-1,000 (125, at most 0.25 per IOPS), size_gib (at most 500 IOPS per GiB)",
         provider: "AWS",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: EBS_MERGE,
+            binds_first: BINDS,
+            burst: "none",
+            source: EBS_IO,
+        },
         build: gp3,
     },
     Type {
@@ -112,6 +229,17 @@ pub const TYPES: &[Type] = &[
         keys: &["size_gib"],
         help: "size_gib 1-16,384 (500): 3 IOPS per GiB, bursts to 3,000 on credits below 1 TiB",
         provider: "AWS",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: EBS_MERGE,
+            binds_first: BINDS,
+            burst: "credits to 3,000 IOPS below 1,000 GiB (modelled)",
+            source: "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html \
+                (as gp3); https://docs.aws.amazon.com/ebs/latest/userguide/general-purpose.html: \
+                a 5.4 million credit bucket, \"enough to sustain the maximum burst performance of \
+                3,000 IOPS for at least 30 minutes\"; volumes of 1,000 GiB and more have a baseline \
+                of 3,000 IOPS or more and do not burst",
+        },
         build: gp2,
     },
     Type {
@@ -119,6 +247,16 @@ pub const TYPES: &[Type] = &[
         keys: &["iops", "size_gib"],
         help: "iops 100-64,000 (3,000), size_gib (at most 50 IOPS per GiB)",
         provider: "AWS",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: EBS_MERGE,
+            binds_first: BINDS,
+            burst: "none",
+            source: "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-io-characteristics.html \
+                (as gp3); https://docs.aws.amazon.com/ebs/latest/userguide/provisioned-iops.html: \
+                \"Volumes provisioned with up to 32,000 IOPS support a maximum I/O size of 256 KiB \
+                and yield as much as 500 MiB/s\"",
+        },
         build: io1,
     },
     Type {
@@ -126,6 +264,13 @@ pub const TYPES: &[Type] = &[
         keys: &["iops", "size_gib"],
         help: "iops 100-256,000 (64,000), size_gib (at most 1,000 IOPS per GiB); Block Express",
         provider: "AWS",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: EBS_MERGE,
+            binds_first: BINDS,
+            burst: "none",
+            source: EBS_IO,
+        },
         build: io2,
     },
     Type {
@@ -133,6 +278,23 @@ pub const TYPES: &[Type] = &[
         keys: &["tier"],
         help: "tier p1-p80 (p30)",
         provider: "Azure",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: "not published",
+            binds_first: BINDS,
+            burst: "P1-P20: credits to 3,500 IOPS for 30 min (modelled); P30+: paid on-demand (not modelled)",
+            source: "https://learn.microsoft.com/azure/virtual-machines/disks-types (Premium SSD \
+                transactions): \"For Premium SSDs, each I/O operation less than or equal to 256 KiB \
+                of throughput is considered a single I/O operation. I/O operations larger than 256 \
+                KiB of throughput are considered multiple I/Os of size 256 KiB\"; \
+                https://learn.microsoft.com/azure/virtual-machines/disk-bursting: \"Credit-based \
+                bursting is only available for Premium SSD managed disks 512 GiB and smaller\", \
+                \"On-demand bursting is only available for Premium SSDs larger than 512 GiB\"; the \
+                Premium SSD sizes table: \"Max burst IOPS per disk\" 3,500 (P1-P20) and 30,000* \
+                (P30-P80), \"Max burst throughput per disk\" 170 MB/s and 1,000 MB/s*, \"Max burst \
+                duration\" 30 min and Unlimited*, \"*Applies only to disks with on-demand bursting \
+                enabled\". No merge rule is published.",
+        },
         build: azure_premium_ssd,
     },
     Type {
@@ -140,6 +302,20 @@ pub const TYPES: &[Type] = &[
         keys: &["iops", "mbps", "size_gib"],
         help: "iops 3,000-80,000 (3,000), mbps 125-2,000 (125, at most 0.25 per IOPS), size_gib (at most 500 IOPS per GiB)",
         provider: "Azure",
+        counting: Counting {
+            io_unit_kib: Some(256),
+            merge: "not published",
+            binds_first: BINDS,
+            burst: "none",
+            source: "Azure Compute REST API, Disks (https://learn.microsoft.com/rest/api/compute/disks/create-or-update), \
+                diskIOPSReadWrite: \"The number of IOPS allowed for this disk; only settable for \
+                UltraSSD disks. One operation can transfer between 4k and 256k bytes\" (the azurerm \
+                Terraform provider's disk_iops_read_write gives the same sentence for \"UltraSSD \
+                disks and PremiumV2 disks\"); \
+                https://learn.microsoft.com/azure/virtual-machines/disk-bursting: \"Currently, \
+                there are two managed disk types that can burst, Premium SSD managed disks, and \
+                Standard SSDs\". No merge rule is published.",
+        },
         build: azure_premium_v2,
     },
     Type {
@@ -147,6 +323,13 @@ pub const TYPES: &[Type] = &[
         keys: &["size_gib"],
         help: "size_gib 10-65,536 (500): 3,000 + 6 IOPS and 140 + 0.28 MiB/s per GiB",
         provider: "GCP",
+        counting: Counting {
+            io_unit_kib: None,
+            merge: "not published",
+            binds_first: GCP_BINDS_RULE,
+            burst: "none published",
+            source: GCP_BINDS,
+        },
         build: pd_balanced,
     },
     Type {
@@ -154,6 +337,13 @@ pub const TYPES: &[Type] = &[
         keys: &["size_gib"],
         help: "size_gib 10-65,536 (500): 6,000 + 30 IOPS and 240 + 0.48 MiB/s per GiB",
         provider: "GCP",
+        counting: Counting {
+            io_unit_kib: None,
+            merge: "not published",
+            binds_first: GCP_BINDS_RULE,
+            burst: "none published",
+            source: GCP_BINDS,
+        },
         build: pd_ssd,
     },
     Type {
@@ -161,6 +351,13 @@ pub const TYPES: &[Type] = &[
         keys: &["iops", "mibps", "size_gib"],
         help: "iops 3,000-160,000 (3,000), mibps 140-2,400 (140)",
         provider: "GCP",
+        counting: Counting {
+            io_unit_kib: None,
+            merge: "not published",
+            binds_first: GCP_BINDS_RULE,
+            burst: "none published",
+            source: GCP_BINDS,
+        },
         build: hyperdisk_balanced,
     },
 ];
@@ -244,6 +441,20 @@ fn build(
         &format!("--device {type_name}:{rest}"),
     )
     .map_err(|e| format!("{e:#}"))
+}
+
+/// Which cap binds first on a profile's caps: the I/O size below which
+/// its IOPS cap binds (KiB), and whether the IOPS cap still binds for
+/// 1 MiB I/Os, each counted as ceil(1,024 / `op_size_kib`) operations.
+/// None without both an IOPS and a throughput cap.
+pub fn binds_first(p: &Profile) -> Option<(f64, bool)> {
+    let iops = p.caps.iops?;
+    let mib_s = p.caps.mib_s?;
+    let per_mib = p
+        .caps
+        .op_size_kib
+        .map_or(1.0, |u| (1024.0 / f64::from(u)).ceil());
+    Some((mib_s * 1024.0 / iops, iops / per_mib < mib_s))
 }
 
 fn type_description(name: &str) -> &'static str {
@@ -683,6 +894,78 @@ mod tests {
                 }
                 None => proptest::prop_assert_eq!(p.caps.iops, Some(baseline)),
             }
+        }
+    }
+
+    #[test]
+    fn each_type_counts_io_as_its_provider_says() {
+        for t in TYPES {
+            let c = &t.counting;
+            let p = Profile::shipped(t.name).unwrap();
+            assert!(c.source.contains("https://"), "{}: no URL", t.name);
+            assert!(c.source.contains('"'), "{}: no quoted phrase", t.name);
+            match c.io_unit_kib {
+                // The model counts by the published unit.
+                Some(u) => assert_eq!(p.caps.op_size_kib, Some(u), "{}", t.name),
+                // Where none is published the profile says its unit is a guess.
+                None => {
+                    assert!(p.source.contains("a guess"), "{}: {}", t.name, p.source);
+                    assert!(c.source.contains("published"), "{}", t.name);
+                }
+            }
+            // A burst in the default profile is one the table says is
+            // modelled (Azure's P1-P20 burst is, though its default P30 has
+            // none).
+            let modelled = c.burst.contains("(modelled)");
+            assert!(p.caps.burst.is_none() || modelled, "{}", t.name);
+            assert!(modelled || !c.burst.contains("credits"), "{}", t.name);
+        }
+        let unit = |name: &str| {
+            TYPES
+                .iter()
+                .find(|t| t.name == name)
+                .unwrap()
+                .counting
+                .io_unit_kib
+        };
+        assert_eq!(unit("gp3"), Some(256));
+        assert_eq!(unit("azure-premium-ssd"), Some(256));
+        assert_eq!(unit("azure-premium-v2"), Some(256));
+        assert_eq!(unit("pd-ssd"), None);
+        assert_eq!(unit("hyperdisk-balanced"), None);
+    }
+
+    #[test]
+    fn iops_binds_below_the_crossover_and_throughput_above() {
+        let kib = |arg: &str| {
+            let p = match parse(arg, Profile::shipped) {
+                Some(r) => r.unwrap(),
+                None => Profile::shipped(arg).unwrap(),
+            };
+            binds_first(&p).unwrap()
+        };
+        // gp3 at 3,000 IOPS and 125 MiB/s: 125 × 1,024 / 3,000 = 42.7 KiB;
+        // 1 MiB I/Os (4 operations each) are bound by throughput.
+        let (below, large_iops) = kib("gp3");
+        assert!((below - 42.67).abs() < 0.01, "{below}");
+        assert!(!large_iops);
+        assert_eq!(kib("gp3:iops=16000,mibps=1000").0, 64.0);
+        // io1 at 100 IOPS: 25 MiB/s of 256 KiB I/Os, under its 500 MiB/s.
+        assert!(kib("io1:iops=100").1);
+        // The module doc's table, at each default.
+        for (name, want) in [
+            ("gp2", 85.0),
+            ("io1", 171.0),
+            ("io2", 64.0),
+            ("azure-premium-ssd", 39.0),
+            ("azure-premium-v2", 41.0),
+            ("pd-balanced", 48.0),
+            ("pd-ssd", 23.0),
+            ("hyperdisk-balanced", 48.0),
+        ] {
+            let (below, large_iops) = kib(name);
+            assert_eq!(below.round(), want, "{name}");
+            assert!(!large_iops, "{name}");
         }
     }
 

@@ -37,7 +37,11 @@ impl DeviceModel {
             IoKind::WritePage {
                 block,
                 kernel_writeback: true,
+                ..
             } => self.submit_writeback(now, block, bytes),
+            IoKind::WritePage { block, batch, .. } if batch != 0 => {
+                self.submit_batched(now, batch, block, bytes)
+            }
             _ => self.submit_io(now, op, bytes, writeback),
         }
     }

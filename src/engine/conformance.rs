@@ -260,6 +260,7 @@ fn write(block: u64) -> IoKind {
     IoKind::WritePage {
         block,
         kernel_writeback: false,
+        batch: 0,
     }
 }
 
@@ -272,6 +273,7 @@ fn every_kind() -> [IoKind; 7] {
         IoKind::WritePage {
             block: 6,
             kernel_writeback: true,
+            batch: 0,
         },
         IoKind::WalWrite {
             segment: 1,

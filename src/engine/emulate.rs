@@ -485,6 +485,10 @@ impl Device for EmulatedDevice {
     fn timer_spin(&self) -> Nanos {
         self.inner.timer_spin()
     }
+
+    fn counted_ios(&self) -> Option<[f64; 2]> {
+        Some(self.model.counted_ios())
+    }
 }
 
 /// What `--emulate` takes: a shipped profile's name or a profile JSON file.
@@ -635,6 +639,7 @@ mod tests {
                 kind: IoKind::WritePage {
                     block: 1000 + i,
                     kernel_writeback: true,
+                    batch: 0,
                 },
             })
             .collect();
@@ -643,6 +648,7 @@ mod tests {
             kind: IoKind::WritePage {
                 block: 5,
                 kernel_writeback: true,
+                batch: 0,
             },
         });
         reqs.push(read(65));

@@ -54,4 +54,10 @@ pub trait Device {
     fn timer_spin(&self) -> Nanos {
         40 * crate::core::time::US
     }
+    /// The I/Os (reads, writes) a device model's caps have counted, where
+    /// one counts ([`crate::device::DeviceModel::counted_ios`]); None for a
+    /// real disk.
+    fn counted_ios(&self) -> Option<[f64; 2]> {
+        None
+    }
 }

@@ -93,4 +93,8 @@ impl Device for SimDevice {
         // Virtual time never wakes late.
         0
     }
+
+    fn counted_ios(&self) -> Option<[f64; 2]> {
+        Some(self.model.counted_ios())
+    }
 }

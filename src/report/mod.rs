@@ -275,6 +275,34 @@ pub struct IoFigures {
     pub checkpoints_requested: u64,
     /// Modelled CPU busy time over elapsed time × cores (0..1).
     pub cpu_utilisation: f64,
+    /// The disk's I/Os as its caps count them, after the block layer has
+    /// merged and split requests: what a cgroup's
+    /// `blkio.throttle.io_serviced` or a provider's I/O metric shows.
+    /// Absent where no device model counts (`run` on a real disk).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device_ios: Option<DeviceIos>,
+}
+
+/// I/Os as a disk's caps count them ([`IoFigures::device_ios`]), whole run.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+pub struct DeviceIos {
+    pub reads: f64,
+    /// Writes, the flushes among them where the disk counts a flush.
+    pub writes: f64,
+    pub reads_per_tx: f64,
+    pub writes_per_tx: f64,
+}
+
+impl DeviceIos {
+    /// `counted` (reads, writes) over a run of `tx` transactions.
+    pub fn new(counted: [f64; 2], tx: f64) -> DeviceIos {
+        DeviceIos {
+            reads: counted[0],
+            writes: counted[1],
+            reads_per_tx: ratio(counted[0], tx),
+            writes_per_tx: ratio(counted[1], tx),
+        }
+    }
 }
 
 /// One checkpoint.
@@ -453,6 +481,7 @@ fn io_figures(db: &Database, elapsed_ns: u64, tx: f64) -> IoFigures {
             elapsed_ns as f64 * db.config().cpus as f64,
         )
         .min(1.0),
+        device_ios: None,
     }
 }
 

@@ -25,6 +25,7 @@ use crate::report::sweep::{Grid, SweepRow};
 use crate::settings::Settings;
 use crate::stop::Stop;
 
+pub mod jobs;
 mod knee;
 pub use knee::{KNEE_GROWTH, KneeInput, find_knee, growth_per_doubling, knee_rule, knees};
 
@@ -332,6 +333,19 @@ pub fn plan_points(common: &Common) -> Result<(Vec<Point>, Vec<RunPlan>)> {
         .map(|p| common.plan(p).with_context(|| point_label(p, grid)))
         .collect::<Result<Vec<_>>>()?;
     Ok((points, plans))
+}
+
+/// Point `i` of the grid and its run planned, alone: a job of a sweep run
+/// by a scheduler (see [`jobs`]) plans only its own point.
+pub fn plan_point(common: &Common, i: usize) -> Result<(Point, RunPlan)> {
+    let grid = common.grid;
+    let p = grid
+        .points()
+        .into_iter()
+        .nth(i)
+        .ok_or_else(|| usage(format!("point {i}: the grid has no such point")))?;
+    let plan = common.plan(&p).with_context(|| point_label(&p, grid))?;
+    Ok((p, plan))
 }
 
 /// What the points gave, in grid order.

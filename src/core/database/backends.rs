@@ -67,11 +67,13 @@ pub(super) struct Client {
     pub(super) sched: Nanos,
     /// Where its last commit record ends.
     pub(super) commit_lsn: Lsn,
+    /// Its pending writeback of victims it writes (backend_flush_after).
+    pub(super) writeback: WritebackContext,
 }
 
 impl Client {
     /// A backend about to start `steps`, its first transaction, at time 0.
-    pub(super) fn new(steps: Vec<Step>) -> Client {
+    pub(super) fn new(steps: Vec<Step>, writeback: WritebackContext) -> Client {
         Client {
             steps,
             pc: 0,
@@ -87,6 +89,7 @@ impl Client {
             done: 0,
             sched: 0,
             commit_lsn: 0,
+            writeback,
         }
     }
 }
@@ -510,11 +513,9 @@ impl Database {
         );
         self.stats.counters.backend_writes += 1;
         self.clients[c as usize].wait = Wait::VictimWrite;
+        let kind = self.clients[c as usize].writeback.write_page(block);
         self.issue(
-            IoKind::WritePage {
-                block,
-                kernel_writeback: self.cfg.backend_flush_after == 0,
-            },
+            kind,
             Purpose::VictimWrite {
                 client: c,
                 buf: v,

@@ -15,6 +15,8 @@ pub(super) struct BgWriterProc {
     pub(super) busy: bool,
     /// The buffer and block it holds back until the WAL is durable.
     pub(super) flush_wait: Option<(BufId, u64)>,
+    /// Its pending writeback (bgwriter_flush_after).
+    pub(super) writeback: WritebackContext,
 }
 
 impl BgWriterProc {
@@ -30,6 +32,7 @@ impl BgWriterProc {
             queue: Vec::new(),
             busy: false,
             flush_wait: None,
+            writeback: WritebackContext::new(Writer::BgWriter, cfg.bgwriter_flush_after),
         }
     }
 }
@@ -87,13 +90,7 @@ impl Database {
 
     /// Write `buf` (`block`), whose WAL is durable.
     fn bgwrite(&mut self, now: Nanos, buf: BufId, block: u64) {
-        self.issue(
-            IoKind::WritePage {
-                block,
-                kernel_writeback: self.cfg.bgwriter_flush_after == 0,
-            },
-            Purpose::BgWrite { buf, block },
-            now,
-        );
+        let kind = self.bgwriter.writeback.write_page(block);
+        self.issue(kind, Purpose::BgWrite { buf, block }, now);
     }
 }

@@ -31,6 +31,8 @@ pub(super) struct CheckpointerProc {
     /// Checkpoints so far, for reports: bounded, as a run of
     /// max_wal_size=2MB for pgbench's longest -T would start billions.
     pub(super) events: Thinned<CheckpointEvent>,
+    /// Its pending writeback (checkpoint_flush_after).
+    pub(super) writeback: WritebackContext,
 }
 
 impl CheckpointerProc {
@@ -45,6 +47,7 @@ impl CheckpointerProc {
             wait: CkptWait::Sleeping,
             generation: 0,
             events: Thinned::default(),
+            writeback: WritebackContext::new(Writer::Checkpointer, cfg.checkpoint_flush_after),
         }
     }
 }
@@ -187,14 +190,8 @@ impl Database {
     /// Write `buf` (`block`), whose WAL is durable; it waits for the write.
     fn checkpoint_write(&mut self, now: Nanos, buf: BufId, block: u64) {
         self.checkpointer.wait = CkptWait::Io;
-        self.issue(
-            IoKind::WritePage {
-                block,
-                kernel_writeback: self.cfg.checkpoint_flush_after == 0,
-            },
-            Purpose::CheckpointWrite { buf, block },
-            now,
-        );
+        let kind = self.checkpointer.writeback.write_page(block);
+        self.issue(kind, Purpose::CheckpointWrite { buf, block }, now);
     }
 
     /// The WAL it waited for is durable: the write it held back goes out,

@@ -44,6 +44,8 @@ pub(super) struct VacuumWorker {
     /// Vacuum runs so far, for reports: bounded like the checkpoints'
     /// list, so past its bound the per-table totals count the runs kept.
     pub(super) events: Thinned<VacuumEvent>,
+    /// Its pending writeback of ring buffers it writes (backend_flush_after).
+    pub(super) writeback: WritebackContext,
 }
 
 impl Default for VacuumWorker {
@@ -59,6 +61,7 @@ impl Default for VacuumWorker {
             summary: VacuumSummary::default(),
             vm: Vec::new(),
             events: Thinned::default(),
+            writeback: WritebackContext::new(Writer::Vacuum, 0),
         }
     }
 }
@@ -460,6 +463,7 @@ impl Database {
                 IoKind::WritePage {
                     block,
                     kernel_writeback: true,
+                    batch: 0,
                 },
                 Purpose::VacuumWriteback { block },
                 now,
@@ -469,14 +473,8 @@ impl Database {
             return;
         }
         self.vacuum.wait = VacWait::Io;
-        self.issue(
-            IoKind::WritePage {
-                block,
-                kernel_writeback: self.cfg.backend_flush_after == 0,
-            },
-            Purpose::VacuumWrite { buf: v, block },
-            now,
-        );
+        let kind = self.vacuum.writeback.write_page(block);
+        self.issue(kind, Purpose::VacuumWrite { buf: v, block }, now);
     }
 
     /// Log `bytes` of WAL for vacuum's change of the page in `b` (block

@@ -237,13 +237,25 @@ fn large_io_counts_as_several_operations() {
         64,
         serde_json::json!({ "iops": 1000, "op_size_kib": 256, "bucket_ms": 0 }),
     );
-    let m = DeviceModel::new(&p, 1);
-    assert_eq!(m.io_count(1 << 20), 4.0);
-    assert_eq!(m.io_count(256 << 10), 1.0);
-    assert_eq!(m.io_count((256 << 10) + 1), 2.0);
-    assert_eq!(m.io_count(8192), 1.0);
+    let mut m = DeviceModel::new(&p, 1);
+    let mut t = 0;
+    for (bytes, ios) in [
+        (1 << 20, 4.0),
+        (256 << 10, 1.0),
+        ((256 << 10) + 1, 2.0),
+        (8192, 1.0),
+    ] {
+        let before = m.counted_ios()[1];
+        t = m.submit(t, Op::Write, bytes);
+        assert_eq!(m.counted_ios()[1] - before, ios, "{bytes} bytes");
+    }
+    // No unit: a request is one, up to the kernel's 1 MiB.
     let p = constant(64, serde_json::json!({ "iops": 1000, "bucket_ms": 0 }));
-    assert_eq!(DeviceModel::new(&p, 1).io_count(1 << 20), 1.0);
+    let mut m = DeviceModel::new(&p, 1);
+    m.submit(0, Op::Write, 1 << 20);
+    assert_eq!(m.counted_ios(), [0.0, 1.0]);
+    m.submit(0, Op::Read, 2 << 20);
+    assert_eq!(m.counted_ios(), [2.0, 1.0]);
 }
 
 #[test]
