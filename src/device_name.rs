@@ -75,6 +75,9 @@ pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
     if instance::lookup(arg).is_some() {
         return Some(instance_store(arg));
     }
+    if let Some(array) = crate::device::raid0::parse(arg, lookup) {
+        return Some(array);
+    }
     provisioned::parse(arg, Profile::shipped)
 }
 

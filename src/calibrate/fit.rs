@@ -144,6 +144,7 @@ pub fn derive(
         flush_to_media,
         caps,
         cpu_probe_us: None,
+        raid0: None,
     };
     set_latencies(&mut p, &lat, capped, &mut findings);
     set_flush_bytes(&mut p, m, &lat, &mut findings);

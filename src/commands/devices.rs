@@ -47,6 +47,12 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         crate::device_name::INSTANCE_STORE,
         "AWS"
     );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} n=N,chunk=SIZE (512k),member=DEVICE: N of any device above, striped as \
+         md RAID0 (each keeps its caps; a flush goes to all)",
+        "raid0", ""
+    );
     counting(&mut o);
     if args.sources {
         for p in &profiles {

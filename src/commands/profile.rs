@@ -229,8 +229,13 @@ fn show(a: &ShowArgs) -> Result<i32> {
         let v = serde_json::json!({ "profile": p.to_json(), "figures": f });
         output::stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
     } else {
+        // The microbenchmarks drive one disk: an array's figures are a member's.
+        let whose = match p.raid0 {
+            Some(r) => format!(" (one member of {})", r.members),
+            None => String::new(),
+        };
         output::stdout(&format!(
-            "{}\nmodel: QD1 8 KiB read mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs; QD32 read {:.0} IOPS; \
+            "{}\nmodel{whose}: QD1 8 KiB read mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs; QD32 read {:.0} IOPS; \
              write+fdatasync QD1 {:.0}/s, 4 × QD64 {:.0}/s\n",
             p.summary_line(),
             f.qd1_read_mean_us,

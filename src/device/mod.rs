@@ -14,6 +14,7 @@ pub mod microbench;
 pub mod model;
 pub mod profile;
 pub mod provisioned;
+pub mod raid0;
 pub mod request;
 
 pub use model::{DeviceModel, Op};

@@ -299,6 +299,9 @@ pub struct DeviceModel {
     /// I/Os the caps have counted: reads, and writes (flushes among them
     /// where a flush counts).
     counted: [f64; 2],
+    /// A striped array's members ([`crate::device::raid0`]): requests go
+    /// to them, and this model's own queue stays unused.
+    pub(super) stripes: Option<Box<Stripes>>,
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -331,6 +334,12 @@ pub struct DeviceModel {
 
 /// Operations of each kind (read, write, flush).
 type Kinds = [u32; 3];
+
+/// A striped array: its layout and one model per member.
+pub(super) struct Stripes {
+    pub(super) raid: crate::device::raid0::Raid0,
+    pub(super) members: Vec<DeviceModel>,
+}
 
 impl DeviceModel {
     /// A model of `profile`'s disk, idle at time 0, its buckets full, its
@@ -376,6 +385,16 @@ impl DeviceModel {
             block: BlockLayer::new(profile),
             next_ios: None,
             counted: [0.0; 2],
+            stripes: profile.raid0.map(|raid| {
+                let member = Profile {
+                    raid0: None,
+                    ..profile.clone()
+                };
+                let members = (0..u64::from(raid.members))
+                    .map(|i| DeviceModel::new(&member, seed.wrapping_add(1 + i)))
+                    .collect();
+                Box::new(Stripes { raid, members })
+            }),
             buckets,
             channels,
             medium_free: 0.0,
@@ -533,7 +552,13 @@ impl DeviceModel {
     /// them where the profile counts a flush). What a cgroup's
     /// `blkio.throttle.io_serviced`, or a provider's I/O metric, counts.
     pub fn counted_ios(&self) -> [f64; 2] {
-        self.counted
+        match &self.stripes {
+            Some(s) => s.members.iter().fold([0.0; 2], |acc, m| {
+                let c = m.counted_ios();
+                [acc[0] + c[0], acc[1] + c[1]]
+            }),
+            None => self.counted,
+        }
     }
 
     /// An operation this model said completes at `modelled` (as
@@ -541,7 +566,8 @@ impl DeviceModel {
     /// instead: `run --emulate` moves completions to match the real disk.
     /// With `contention_us`, the operation counts as in flight until then.
     pub fn moved(&mut self, now: Nanos, modelled: Nanos, delivered: Nanos) {
-        if !self.contends || modelled == delivered {
+        // An array's pieces are not told apart afterwards: left as modelled.
+        if !self.contends || modelled == delivered || self.stripes.is_some() {
             return;
         }
         let rtt = self.rtt_ns.round() as Nanos;

@@ -33,6 +33,7 @@
 //! | `flush_us_per_mib` | µs | added to a flush's service time per MiB written since the previous flush; default 0 |
 //! | `idle[].gap_us`, `idle[].read_us`, `idle[].write_us` | µs | latency added to a read, or to a write or flush, that finds the device idle for `gap_us`: a piecewise-linear curve from 0 at no gap, flat after its last point; default none |
 //! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
+//! | `raid0.members`, `raid0.chunk_kib` | count, KiB | the disk is this many of the profile's, striped at the chunk as Linux md RAID0 does: each keeps its own caps, a request crossing a chunk is split, a flush goes to all; absent: one disk |
 //! | `max_request_kib` | KiB | the largest request that reaches the disk: the smaller of `queue/max_sectors_kb` and `queue/max_segments` × 4 KiB in /sys/block/DEV; a larger request is split and each part counts as an I/O against the caps; default: the kernel's own largest, 1024 |
 //! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
 //! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
@@ -174,6 +175,10 @@ pub struct Profile {
     /// workload's CPU at that host's speed. Absent: the workload's machine's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_probe_us: Option<f64>,
+    /// This disk `members` times, striped (md RAID0): every figure above is
+    /// one member's ([`super::raid0`]). Absent: one disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid0: Option<super::raid0::Raid0>,
 }
 
 /// One point of [`Profile::idle`]: after `gap_us` idle, a read takes
@@ -476,7 +481,12 @@ impl Profile {
             "{:<name_width$} {} | caps: {} | QD1 8 KiB read {} | flush {} ({}){contention}",
             self.name,
             self.description,
-            self.caps_text(),
+            match self.raid0 {
+                Some(r) if self.caps_text() != "none" => {
+                    format!("{} on each of {}", self.caps_text(), r.members)
+                }
+                _ => self.caps_text(),
+            },
             fmt_us(crate::device::microbench::qd1_read_latency(self, 1).1),
             fmt_us(self.flush.median_us),
             flush_kind
@@ -780,6 +790,9 @@ impl Profile {
                     ));
                 }
             }
+        }
+        if let Some(r) = &self.raid0 {
+            r.validate()?;
         }
         if let Some(kib) = self.max_request_kib
             && !(4..=IO_KIB_MAX).contains(&kib)
