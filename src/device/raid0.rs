@@ -46,7 +46,10 @@ impl Raid0 {
                 self.members
             ));
         }
-        if self.chunk_kib == 0 || !self.chunk_kib.is_multiple_of(8) || self.chunk_kib > CHUNK_KIB_MAX {
+        if self.chunk_kib == 0
+            || !self.chunk_kib.is_multiple_of(8)
+            || self.chunk_kib > CHUNK_KIB_MAX
+        {
             return Err(format!(
                 "raid0.chunk_kib: {} must be a multiple of 8 (a PostgreSQL page) up to {CHUNK_KIB_MAX}",
                 self.chunk_kib
