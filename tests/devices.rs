@@ -226,6 +226,18 @@ fn a_striped_array_of_volumes_adds_their_caps_and_counts_its_ios() {
         "page reads never span members"
     );
     assert!((reads(&one) - data_reads(&one)).abs() < 1e-9);
+    // The server's limits bind the array as a whole: striping four
+    // volumes behind a 3,000 IOPS server gets no more than one volume.
+    let behind = |dev: &'static str| {
+        let mut a = args(dev);
+        a.extend(["--volume-limits", "iops=3000,mbps=500"]);
+        tps(&model(&a))
+    };
+    let (one_limited, four_limited) = (behind("gp3"), behind("raid0:n=4,chunk=256k,member=gp3"));
+    assert!(
+        (four_limited / one_limited - 1.0).abs() < 0.1,
+        "behind a 3,000 IOPS server: one gp3 {one_limited:.0} tps, four striped {four_limited:.0}"
+    );
     fails(
         &[
             "model",

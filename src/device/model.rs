@@ -121,7 +121,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::block_layer::BlockLayer;
-use super::profile::{IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
+use super::profile::{Caps, IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
 use crate::core::time::Nanos;
 
@@ -302,6 +302,10 @@ pub struct DeviceModel {
     /// A striped array's members ([`crate::device::raid0`]): requests go
     /// to them, and this model's own queue stays unused.
     pub(super) stripes: Option<Box<Stripes>>,
+    /// An array's own caps are the server's limits on all its volumes
+    /// ([`crate::device::raid0::ServerLimits`]): a request completes no
+    /// earlier than they let it through.
+    pub(super) gated: bool,
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -345,6 +349,9 @@ impl DeviceModel {
     /// A model of `profile`'s disk, idle at time 0, its buckets full, its
     /// service times drawn from a generator seeded with `seed`.
     pub fn new(profile: &Profile, seed: u64) -> DeviceModel {
+        if let Some(raid) = profile.raid0 {
+            return DeviceModel::array(profile, raid, seed);
+        }
         let service = [
             fit(profile, Op::Read),
             fit(profile, Op::Write),
@@ -385,16 +392,8 @@ impl DeviceModel {
             block: BlockLayer::new(profile),
             next_ios: None,
             counted: [0.0; 2],
-            stripes: profile.raid0.map(|raid| {
-                let member = Profile {
-                    raid0: None,
-                    ..profile.clone()
-                };
-                let members = (0..u64::from(raid.members))
-                    .map(|i| DeviceModel::new(&member, seed.wrapping_add(1 + i)))
-                    .collect();
-                Box::new(Stripes { raid, members })
-            }),
+            stripes: None,
+            gated: false,
             buckets,
             channels,
             medium_free: 0.0,
@@ -411,6 +410,32 @@ impl DeviceModel {
             in_flight_ops: [0; 3],
             held: BTreeMap::new(),
         }
+    }
+
+    /// A striped array of `profile`'s disk: a model per member, and this
+    /// one gating at the server's limits, if any.
+    fn array(profile: &Profile, raid: crate::device::raid0::Raid0, seed: u64) -> DeviceModel {
+        let member = Profile {
+            raid0: None,
+            ..profile.clone()
+        };
+        let members = (0..u64::from(raid.members))
+            .map(|i| DeviceModel::new(&member, seed.wrapping_add(1 + i)))
+            .collect();
+        let mut gate = member.clone();
+        if let Some(l) = raid.server_limits {
+            gate.caps = Caps {
+                iops: Some(l.iops),
+                mib_s: Some(l.mib_s),
+                burst: l.burst,
+                ..Caps::default()
+            };
+            gate.caps.op_size_kib = member.caps.op_size_kib;
+        }
+        let mut top = DeviceModel::new(&gate, seed);
+        top.stripes = Some(Box::new(Stripes { raid, members }));
+        top.gated = raid.server_limits.is_some();
+        top
     }
 
     /// An operation of `bytes` submitted at `now`: the time it completes.
@@ -643,7 +668,7 @@ impl DeviceModel {
     }
 
     /// When the caps let an operation through, taking its tokens (ns).
-    fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
+    pub(super) fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
         let (ios, byte_cost) = match op {
             Op::Read | Op::Write => (
                 self.next_ios

@@ -27,7 +27,7 @@ pub const CHUNK_KIB_MAX: u32 = 64 * 1024;
 
 /// A profile's array: `members` of the profile's disk, striped at
 /// `chunk_kib`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Raid0 {
     /// Volumes in the array (2 to 64).
@@ -35,6 +35,24 @@ pub struct Raid0 {
     /// Bytes each member takes in turn, KiB: a multiple of 8 (a
     /// PostgreSQL page never spans two members).
     pub chunk_kib: u32,
+    /// The server's limits on all its volumes together (`--instance`,
+    /// `--volume-limits`): they bind the array as a whole, where each
+    /// member keeps its own caps. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_limits: Option<ServerLimits>,
+}
+
+/// What a server lets through to all its volumes together.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerLimits {
+    /// I/O per second (the burst rate where it bursts).
+    pub iops: f64,
+    /// MiB per second.
+    pub mib_s: f64,
+    /// The burst credits and the baseline rate they refill at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burst: Option<super::profile::Burst>,
 }
 
 impl Raid0 {
@@ -202,6 +220,7 @@ fn build(
     let raid = Raid0 {
         members: n,
         chunk_kib,
+        server_limits: None,
     };
     raid.validate().map_err(|e| format!("raid0: {e}"))?;
     let mut p = match member_of(member) {
@@ -235,6 +254,7 @@ mod tests {
         Raid0 {
             members: n,
             chunk_kib,
+            server_limits: None,
         }
     }
 

@@ -32,18 +32,24 @@ impl DeviceModel {
     /// kernel's writeback joins the run of the one before it when it
     /// continues it on the disk ([`DeviceModel::submit_writeback`]).
     pub fn submit_request(&mut self, now: Nanos, kind: IoKind) -> (Nanos, f64) {
+        let (op, bytes, writeback) = model_op(kind);
         if let Some(s) = &mut self.stripes {
             // Done when its last piece is; the slowest piece's draw is its.
-            return s
-                .raid
-                .split(kind)
-                .into_iter()
-                .fold((now, 0.0), |acc, (m, piece)| {
-                    let (done, drawn) = s.members[m].submit_request(now, piece);
-                    if done >= acc.0 { (done, drawn) } else { acc }
-                });
+            let (done, drawn) =
+                s.raid
+                    .split(kind)
+                    .into_iter()
+                    .fold((now, 0.0), |acc, (m, piece)| {
+                        let (done, drawn) = s.members[m].submit_request(now, piece);
+                        if done >= acc.0 { (done, drawn) } else { acc }
+                    });
+            if !self.gated {
+                return (done, drawn);
+            }
+            // And no earlier than the server lets it through.
+            let passed = self.admit(now, op, bytes).round() as Nanos;
+            return (done.max(passed), drawn);
         }
-        let (op, bytes, writeback) = model_op(kind);
         match kind {
             IoKind::WritePage {
                 block,
