@@ -214,6 +214,6 @@ fn the_checks_see_what_they_should() {
     );
     let layer_of = layers();
     assert!(layer_of["core"] < layer_of["engine"]);
-    assert!(layer_of["device"] < layer_of["device_name"]);
+    assert!(layer_of["device"] < layer_of["standby"]);
     assert!(!layer_of.contains_key("instance"));
 }

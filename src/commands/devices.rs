@@ -44,7 +44,7 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         o,
         "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
          --device instance-store; see pgiosim instances)",
-        crate::device_name::INSTANCE_STORE,
+        crate::device::name::INSTANCE_STORE,
         "AWS"
     );
     counting(&mut o);

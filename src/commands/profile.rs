@@ -114,7 +114,7 @@ fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
 
 fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = crate::device_name::resolve("--base", &a.base)?;
+    let base = crate::device::name::resolve("--base", &a.base)?;
     let disks = crate::device::import::yabs::load(&a.file)?;
     let file = a.file.display().to_string();
     // The first ten: 3,000 disks made a 53 kB line.
@@ -182,7 +182,7 @@ fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
 
 fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = crate::device_name::resolve("--base", &a.base)?;
+    let base = crate::device::name::resolve("--base", &a.base)?;
     let files = a
         .files
         .iter()
@@ -223,7 +223,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
 }
 
 fn show(a: &ShowArgs) -> Result<i32> {
-    let p = crate::device_name::resolve("profile show", &a.profile)?;
+    let p = crate::device::name::resolve("profile show", &a.profile)?;
     let f = microbench::figures(&p, 1);
     if a.json {
         let v = serde_json::json!({ "profile": p.to_json(), "figures": f });

@@ -12,6 +12,7 @@ pub mod import;
 pub mod instance;
 pub mod microbench;
 pub mod model;
+pub mod name;
 pub mod profile;
 pub mod provisioned;
 pub mod request;

@@ -494,7 +494,7 @@ impl Device for EmulatedDevice {
 /// What `--emulate` takes: a shipped profile's name or a profile JSON file.
 /// Errors name the flag, and the file and field for a bad profile.
 pub fn load_profile(arg: &str) -> Result<Profile> {
-    if let Some(p) = crate::device_name::lookup(arg) {
+    if let Some(p) = crate::device::name::lookup(arg) {
         return p.map_err(|e| UsageError(format!("--emulate {arg}: {e}")).into());
     }
     let path = Path::new(arg);

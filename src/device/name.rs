@@ -1,14 +1,15 @@
-//! Naming a device: what a `--device` argument (or `--base`, `--emulate`,
-//! a standby's `device=`) names, resolved to the profile the model runs:
-//! a shipped profile, a provisioned volume (`gp3:iops=16000,mibps=1000`,
-//! see [`crate::device::provisioned`]), an instance's own store
+//! Naming a device: the one place a device's name is resolved to the
+//! profile the model runs, whichever flag gives it (`--device`, `--emulate`,
+//! `--base`, a standby's `device=`, a sweep's `--device` list): a shipped
+//! profile, a provisioned volume (`gp3:iops=16000,mibps=1000`, see
+//! [`crate::device::provisioned`]), an instance's own store
 //! (`instance-store:type=m6id.4xlarge`, or the size alone, see
 //! [`crate::device::instance`]), or a profile file; and `--device` read against
-//! `--instance` (its store, its volume limits).
+//! `--instance` (its store, its volume limits). Commands resolve names while
+//! they plan, so a bad one is refused before any file is locked or written.
 //!
-//! It sits above both `device` and `instance`, so that neither imports
-//! the other to name a device: `instance` builds on `device`'s profiles,
-//! and this module reads both.
+//! It reads both the profiles and the instance presets, so that neither
+//! imports the other to name a device: `instance` builds on `profile`.
 
 use std::path::Path;
 
