@@ -167,7 +167,7 @@ fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
              flushes scale, round trip",
             base.name
         );
-        let _ = writeln!(out, "\n{}", imp.profile.summary_line());
+        let _ = writeln!(out, "\n{}", crate::device::summary::line(&imp.profile));
         let _ = writeln!(
             out,
             "profile {} written to {}",
@@ -209,7 +209,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
         for n in &imp.notes {
             let _ = writeln!(out, "* {n}");
         }
-        let _ = writeln!(out, "\n{}", imp.profile.summary_line());
+        let _ = writeln!(out, "\n{}", crate::device::summary::line(&imp.profile));
         let _ = writeln!(
             out,
             "profile {} written to {}",
@@ -232,7 +232,7 @@ fn show(a: &ShowArgs) -> Result<i32> {
         output::stdout(&format!(
             "{}\nmodel: QD1 8 KiB read mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs; QD32 read {:.0} IOPS; \
              write+fdatasync QD1 {:.0}/s, 4 × QD64 {:.0}/s\n",
-            p.summary_line(),
+            crate::device::summary::line(&p),
             f.qd1_read_mean_us,
             f.qd1_read_p50_us,
             f.qd1_read_p99_us,

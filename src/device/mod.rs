@@ -16,6 +16,7 @@ pub mod name;
 pub mod profile;
 pub mod provisioned;
 pub mod request;
+pub mod summary;
 
-pub use model::{DeviceModel, Op};
-pub use profile::{Profile, shipped};
+pub use model::DeviceModel;
+pub use profile::{Op, Profile, shipped};

@@ -55,7 +55,8 @@ use serde::Serialize;
 use super::Device;
 use crate::core::io::{IoCompletion, IoRequest, Token};
 use crate::core::time::{Nanos, US};
-use crate::device::model::{DeviceModel, Op};
+use crate::device::model::DeviceModel;
+use crate::device::profile::Op;
 use crate::device::profile::{Profile, lognormal_sigma};
 use crate::device::request::model_op;
 
