@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::core::io::PAGE_BYTES;
 use crate::device::import::fio::sig3;
 use crate::device::microbench;
-use crate::device::model::Op;
+use crate::device::profile::Op;
 use crate::device::profile::{Caps, IdlePoint, Latency, Profile};
 
 use super::probe::Measured;

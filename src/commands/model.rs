@@ -7,7 +7,7 @@ use super::{client_host_threads, print_result};
 use crate::args::WorkloadArgs;
 use crate::core::database::Database;
 use crate::device::instance::Instance;
-use crate::device_name::{instance_preset, model_device};
+use crate::device::name::{instance_preset, model_device};
 use crate::engine::sim::SimDevice;
 use crate::error::usage;
 use crate::plan::{RunPlan, Shape, Target, resolve_settings_from};

@@ -121,20 +121,9 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::block_layer::BlockLayer;
-use super::profile::{Caps, IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
+use super::profile::{Caps, IdlePoint, Limiter, Op, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
 use crate::core::time::Nanos;
-
-/// What a device is asked to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Read `bytes`.
-    Read,
-    /// Write `bytes` (completes when the device acknowledges it).
-    Write,
-    /// fdatasync: make every earlier acknowledged write durable.
-    Flush,
-}
 
 /// The kinds of operation, in their index order.
 const OPS: [Op; 3] = [Op::Read, Op::Write, Op::Flush];

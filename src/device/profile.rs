@@ -59,7 +59,16 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::Op;
+/// What a device is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read `bytes`.
+    Read,
+    /// Write `bytes` (completes when the device acknowledges it).
+    Write,
+    /// fdatasync: make every earlier acknowledged write durable.
+    Flush,
+}
 
 /// Most service channels a profile may declare.
 pub const CHANNELS_MAX: u32 = 65_536;
@@ -456,43 +465,6 @@ impl Profile {
         serde_json::to_value(self).expect("a profile always serialises")
     }
 
-    /// One line for `pgiosim devices`: name, what the disk is, its caps, its
-    /// QD1 read latency and its flush latency.
-    pub fn summary_line(&self) -> String {
-        self.summary_line_in(15)
-    }
-
-    /// [`Profile::summary_line`] with the name padded to `name_width`, so
-    /// that a list of profiles lines up. The read latency is the model's
-    /// median of a QD1 read of 8 KiB, PostgreSQL's page, whatever size the
-    /// profile's figures were measured at.
-    pub fn summary_line_in(&self, name_width: usize) -> String {
-        let flush_kind = if self.flush_to_media {
-            "to media, serial"
-        } else {
-            "cheap, parallel"
-        };
-        let contention = if self.contention_us > 0.0 {
-            format!(" | +{} per I/O in flight", fmt_us(self.contention_us))
-        } else {
-            String::new()
-        };
-        format!(
-            "{:<name_width$} {} | caps: {} | QD1 8 KiB read {} | flush {} ({}){contention}",
-            self.name,
-            self.description,
-            match self.raid0 {
-                Some(r) if self.caps_text() != "none" => {
-                    format!("{} on each of {}", self.caps_text(), r.members)
-                }
-                _ => self.caps_text(),
-            },
-            fmt_us(crate::device::microbench::qd1_read_latency(self, 1).1),
-            fmt_us(self.flush.median_us),
-            flush_kind
-        )
-    }
-
     /// The caps in words ("3000 IOPS, 125 MiB/s"), or "none".
     pub fn caps_text(&self) -> String {
         let c = &self.caps;
@@ -868,14 +840,6 @@ fn positive(field: &str, v: f64) -> std::result::Result<(), String> {
         Ok(())
     } else {
         Err(format!("{field}: {v} must be above 0"))
-    }
-}
-
-fn fmt_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else {
-        format!("{:.2} ms", us / 1000.0)
     }
 }
 

@@ -750,7 +750,10 @@ mod tests {
 
     fn parse_err(arg: &str) -> String {
         match parse(arg, Profile::shipped).expect("has a ':'") {
-            Ok(p) => panic!("{arg}: expected an error, got {}", p.summary_line()),
+            Ok(p) => panic!(
+                "{arg}: expected an error, got {}",
+                crate::device::summary::line(&p)
+            ),
             Err(e) => e,
         }
     }

@@ -3,7 +3,8 @@
 //! the emulator): `model` and `run --emulate` charge the same I/O alike,
 //! the kernel's contiguous writeback included.
 
-use super::model::{DeviceModel, Op};
+use super::model::DeviceModel;
+use super::profile::Op;
 use crate::core::io::{IoKind, PAGE_BYTES};
 use crate::core::time::Nanos;
 
