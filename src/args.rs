@@ -11,7 +11,7 @@ use clap::Args;
 use crate::core::time::{MS, SEC};
 use crate::datafiles::DataDir;
 use crate::device::instance::CpuClass;
-use crate::device_name::load_profile;
+use crate::device::name::load_profile;
 use crate::error::usage;
 use crate::plan::{
     DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, MODEL_TIME_MAX, Mode,

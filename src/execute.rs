@@ -16,7 +16,6 @@ use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
 use crate::device::profile::Profile;
-use crate::device_name::load_profile;
 use crate::engine::Device;
 use crate::engine::driver::{self, Ending};
 use crate::engine::psync::PsyncDevice;
@@ -45,7 +44,7 @@ fn model(plan: RunPlan, profile: &Profile, stop: &Stop) -> Result<RunResult> {
     if !plan.quiet {
         eprintln!("model: device {}; seed {}", profile.name, plan.cfg.seed);
     }
-    let mut dev = sim_device(profile, &plan.cfg, &plan.standbys)?;
+    let mut dev = sim_device(profile, &plan.cfg, &plan.standbys);
     let mut info = run_info("model", &plan);
     info.io_engine = format!("device model {}", profile.name);
     info.data_io = "modelled".into();
@@ -59,7 +58,7 @@ pub fn model_parts(plan: RunPlan) -> Result<(Database, SimDevice)> {
     let Target::Model(profile) = &plan.target else {
         anyhow::bail!("model_parts: the plan runs on the disk, not the device model");
     };
-    let dev = sim_device(profile, &plan.cfg, &plan.standbys)?;
+    let dev = sim_device(profile, &plan.cfg, &plan.standbys);
     Ok((Database::new(plan.cfg, Box::new(plan.workload)), dev))
 }
 
@@ -122,8 +121,8 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<Str
     let max_in_flight = plan.cfg.clients + 4 + plan.standbys.len() as u32;
     let mut dev = open_device(disk, &layout, &standby_dirs, max_in_flight, quiet)?;
     let mut emulation = None;
-    if let Some(arg) = &disk.emulate {
-        let (d, handle, profile) = crate::engine::emulate::wrap(dev, arg, plan.cfg.seed)?;
+    if let Some(profile) = &disk.emulate {
+        let (d, handle) = crate::engine::emulate::wrap(dev, profile, plan.cfg.seed);
         dev = d;
         emulation = Some((handle, profile));
     }
@@ -240,18 +239,13 @@ pub fn open_device(
 
 /// The simulated device of `model`: the primary's, and each standby's
 /// WAL device (its device=, else the primary's profile), each seeded apart.
-fn sim_device(profile: &Profile, cfg: &CoreConfig, standbys: &[StandbyDecl]) -> Result<SimDevice> {
+fn sim_device(profile: &Profile, cfg: &CoreConfig, standbys: &[StandbyDecl]) -> SimDevice {
     let mut dev = SimDevice::new(DeviceModel::new(profile, cfg.seed));
     for (i, d) in standbys.iter().enumerate() {
-        let p = match &d.device {
-            Some(name) => {
-                load_profile(name).with_context(|| format!("standby {}: device={name}", d.name))?
-            }
-            None => profile.clone(),
-        };
-        dev.add_standby(DeviceModel::new(&p, cfg.seed.wrapping_add(1 + i as u64)));
+        let p = d.device.as_ref().unwrap_or(profile);
+        dev.add_standby(DeviceModel::new(p, cfg.seed.wrapping_add(1 + i as u64)));
     }
-    Ok(dev)
+    dev
 }
 
 /// The result's description of the run, but for the device's part.

@@ -10,7 +10,6 @@ pub mod commands;
 pub mod core;
 pub mod datafiles;
 pub mod device;
-pub mod device_name;
 pub mod engine;
 pub mod error;
 pub mod execute;

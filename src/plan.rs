@@ -341,8 +341,9 @@ pub struct Disk {
     pub io_engine: EngineChoice,
     /// Through the kernel page cache instead of O_DIRECT.
     pub buffered: bool,
-    /// Shape every I/O like this device profile's disk (`--emulate`).
-    pub emulate: Option<String>,
+    /// Shape every I/O like this device profile's disk (`--emulate`,
+    /// resolved while planning).
+    pub emulate: Option<Box<Profile>>,
     /// Where each standby's directory is made.
     pub standby_root: PathBuf,
 }

@@ -9,6 +9,8 @@ use crate::units::{parse_duration_with_unit, parse_rate_bytes_per_s};
 
 use crate::core::replication::{ReplicationConfig, RoundTrip, StandbyConfig, StandbyNames};
 use crate::core::time::Nanos;
+use crate::device::name::resolve_as;
+use crate::device::profile::Profile;
 use crate::settings::Settings;
 
 /// The keys a standby declaration takes, for messages.
@@ -22,8 +24,9 @@ pub struct StandbyDecl {
     pub name: String,
     /// Network round trip to it.
     pub rtt: RoundTrip,
-    /// Device profile of its WAL disk (`model`); None: the primary's.
-    pub device: Option<String>,
+    /// Device profile of its WAL disk (`model`), resolved as it is read;
+    /// None: the primary's.
+    pub device: Option<Profile>,
     /// Replay speed of its startup process, every byte (a full-page
     /// image's too) at this rate; None: the workload's, from its measured
     /// replay CPU (`Script::replay_bytes_per_s`, an image at its own
@@ -67,7 +70,9 @@ pub fn parse_decl(text: &str) -> Result<StandbyDecl> {
             }
             "rtt" => rtt = parse_duration_with_unit("rtt", value, "1ms, 500us")?,
             "rtt_p99" => p99 = Some(parse_duration_with_unit("rtt_p99", value, "1ms, 500us")?),
-            "device" => device = Some(value.to_string()),
+            // Resolved here, so a plan holds the profile and a bad name is
+            // refused with the other keys' mistakes.
+            "device" => device = Some(resolve_as(value, &format!("device={value}"), "device=")?),
             "replay" => {
                 let Some(b) = parse_rate_bytes_per_s(value) else {
                     bail!("replay={value}: expected a rate such as 40MB/s");
@@ -215,7 +220,7 @@ mod tests {
                 p99: 3 * MS
             }
         );
-        assert_eq!(d.device.as_deref(), Some("gp3"));
+        assert_eq!(d.device.map(|p| p.name).as_deref(), Some("gp3"));
         assert_eq!(d.replay_bytes_per_s, Some(20.0 * 1024.0 * 1024.0));
         let d = parse_decl("name=s2").unwrap();
         assert_eq!(d.rtt, RoundTrip { median: 0, p99: 0 });

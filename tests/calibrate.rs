@@ -98,6 +98,29 @@ fn calibrate_writes_a_valid_profile_and_removes_its_files() {
     let checks = cal["model_check"].as_array().unwrap();
     assert!(checks.len() >= 20, "{checks:?}");
     assert_eq!(p["idle"].as_array().map(Vec::len), Some(3), "{p}");
+    // The disk's largest request, as its queue says (read here with the
+    // shell's tools, not the code under test).
+    let queue = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "n=/sys/dev/block/$(stat -c '%Hd:%Ld' {0}); n=$(readlink -f $n); \
+             q=$n/queue; [ -d $q ] || q=$n/../queue; \
+             echo $(cat $q/max_sectors_kb) $(( $(cat $q/max_segments) * 4 ))",
+            d.path().display()
+        ))
+        .output()
+        .unwrap();
+    let figures: Vec<u64> = String::from_utf8_lossy(&queue.stdout)
+        .split_whitespace()
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    if let [sectors, segments] = figures[..] {
+        assert_eq!(
+            p["max_request_kib"].as_u64(),
+            Some(sectors.min(segments)),
+            "{p}"
+        );
+    }
     // The profile is usable as it is.
     let o = pgiosim(&[
         "model",

@@ -375,6 +375,40 @@ fn bad_block_device_is_refused() {
     );
 }
 
+/// A device name is resolved while the run is planned: a typo in
+/// `--emulate` or a standby's `device=` costs no data set (scale 50 is an
+/// 867 MB data file) and is refused at once.
+fn bad_device_name_is_refused_before_any_file() {
+    for (flag, value, needle) in [
+        (
+            "--emulate",
+            "gp3-typo",
+            "--emulate gp3-typo: no such shipped profile or file",
+        ),
+        (
+            "--standby",
+            "name=s1,device=typo",
+            "device=typo: no such shipped profile or file",
+        ),
+    ] {
+        let d = tmp("pgiosim-test");
+        let dir = dir_arg(d.path());
+        let start = std::time::Instant::now();
+        let o = run(&["run", "--dir", &dir, "-s", "50", "-T", "1", flag, value]);
+        let took = start.elapsed();
+        assert_eq!(o.status.code(), Some(2), "{flag} {value}: {}", text(&o));
+        assert!(text(&o).contains(needle), "{flag} {value}: {}", text(&o));
+        assert!(
+            took < Duration::from_secs(5),
+            "{flag} {value}: refused after {took:?}"
+        );
+        assert!(
+            !Path::new(&dir).join("pgiosim.data").exists(),
+            "{flag} {value}: a data file was written"
+        );
+    }
+}
+
 fn bad_unknown_setting_suggests() {
     assert_fails(
         &["run", "--set", "shared_buffer=1GB", "-t", "1"],
@@ -818,6 +852,7 @@ fn main() -> std::process::ExitCode {
         bad_not_enough_space,
         bad_foreign_file_is_never_overwritten,
         bad_block_device_is_refused,
+        bad_device_name_is_refused_before_any_file,
         bad_unknown_setting_suggests,
         bad_unit,
         bad_out_of_range,

@@ -187,6 +187,84 @@ fn more_provisioned_iops_lift_an_io_bound_run() {
 }
 
 #[test]
+fn a_striped_array_of_volumes_adds_their_caps_and_counts_its_ios() {
+    // The same read-bound case as above: four gp3 volumes striped give
+    // nearly four times one's IOPS to random page reads, and the I/Os the
+    // members' caps counted are reported.
+    let args = |dev: &'static str| {
+        vec![
+            "-s",
+            "50",
+            "-c",
+            "32",
+            "-T",
+            "3",
+            "--seed",
+            "9",
+            "--set",
+            "shared_buffers=128MB",
+            "--cpus",
+            "16",
+            "--device",
+            dev,
+        ]
+    };
+    let one = model(&args("gp3"));
+    let four = model(&args("raid0:n=4,chunk=256k,member=gp3"));
+    let tps = |v: &Value| v["summary"]["tps"].as_f64().unwrap();
+    assert!(
+        tps(&four) > 3.0 * tps(&one) && tps(&four) < 4.5 * tps(&one),
+        "gp3 {:.0} tps, four striped {:.0}",
+        tps(&one),
+        tps(&four)
+    );
+    assert_eq!(four["run"]["device"]["name"], "raid0-4x256k-gp3");
+    let reads = |v: &Value| v["io"]["device_ios"]["reads_per_tx"].as_f64().unwrap();
+    let data_reads = |v: &Value| v["io"]["data_reads_per_tx"].as_f64().unwrap();
+    assert!(
+        (reads(&four) - data_reads(&four)).abs() < 1e-9,
+        "page reads never span members"
+    );
+    assert!((reads(&one) - data_reads(&one)).abs() < 1e-9);
+    // The server's limits bind the array as a whole: striping four
+    // volumes behind a 3,000 IOPS server gets no more than one volume.
+    let behind = |dev: &'static str| {
+        let mut a = args(dev);
+        a.extend(["--volume-limits", "iops=3000,mbps=500"]);
+        tps(&model(&a))
+    };
+    let (one_limited, four_limited) = (behind("gp3"), behind("raid0:n=4,chunk=256k,member=gp3"));
+    assert!(
+        (four_limited / one_limited - 1.0).abs() < 0.1,
+        "behind a 3,000 IOPS server: one gp3 {one_limited:.0} tps, four striped {four_limited:.0}"
+    );
+    fails(
+        &[
+            "model",
+            "-s",
+            "1",
+            "-T",
+            "1",
+            "--device",
+            "raid0:n=4,chunk=12k,member=gp3",
+        ],
+        &["raid0.chunk_kib: 12 must be a multiple of 8"],
+    );
+    fails(
+        &[
+            "model",
+            "-s",
+            "1",
+            "-T",
+            "1",
+            "--device",
+            "raid0:n=4,member=gp4",
+        ],
+        &["member=gp4"],
+    );
+}
+
+#[test]
 fn bad_presets_and_provisionings_are_refused_clearly() {
     model_fails(
         &["--instance", "m9.huge"],

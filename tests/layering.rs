@@ -254,6 +254,23 @@ fn commands_drive_no_database_themselves() {
     );
 }
 
+/// Inside `device`, the profile is the bottom: the model and its
+/// microbenchmarks read profiles, so a profile that named them (for `Op`, or
+/// for the QD1 read its summary line quotes) would close a circle.
+#[test]
+fn the_device_profile_names_neither_the_model_nor_its_microbenchmarks() {
+    let text = std::fs::read_to_string(root().join("src/device/profile.rs")).unwrap();
+    let named: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .filter(|l| l.contains("model::") || l.contains("microbench::"))
+        .collect();
+    assert!(
+        named.is_empty(),
+        "src/device/profile.rs names the model: {named:?}"
+    );
+}
+
 #[test]
 fn the_checks_see_what_they_should() {
     assert!(names_path(
@@ -298,6 +315,6 @@ fn the_checks_see_what_they_should() {
     );
     let layer_of = layers();
     assert!(layer_of["core"] < layer_of["engine"]);
-    assert!(layer_of["device"] < layer_of["device_name"]);
+    assert!(layer_of["device"] < layer_of["standby"]);
     assert!(!layer_of.contains_key("instance"));
 }

@@ -502,7 +502,7 @@ fn standby_mistakes_are_refused_with_what_is_wrong() {
         ),
         (
             vec!["--standby", "name=s1,device=nope"],
-            "standby s1: device=nope",
+            "--standby name=s1,device=nope: device=nope: no such shipped profile or file",
         ),
     ] {
         let o = std::process::Command::new(env!("CARGO_BIN_EXE_pgiosim"))

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use crate::core::io::PAGE_BYTES;
 use crate::device::microbench;
-use crate::device::model::Op;
+use crate::device::profile::Op;
 use crate::device::profile::Profile;
 
 use super::probe::{Measured, apart};

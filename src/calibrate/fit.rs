@@ -8,7 +8,7 @@ use anyhow::{Context, Result, anyhow};
 use crate::core::io::PAGE_BYTES;
 use crate::device::import::fio::sig3;
 use crate::device::microbench;
-use crate::device::model::Op;
+use crate::device::profile::Op;
 use crate::device::profile::{Caps, IdlePoint, Latency, Profile};
 
 use super::probe::Measured;
@@ -144,6 +144,7 @@ pub fn derive(
         flush_to_media,
         caps,
         cpu_probe_us: None,
+        raid0: None,
     };
     set_latencies(&mut p, &lat, capped, &mut findings);
     set_flush_bytes(&mut p, m, &lat, &mut findings);

@@ -206,6 +206,8 @@ fn calibration(opts: &Options, dd: &DataDir, name: &str, probed: Probed) -> Resu
     } = probed;
     let device = probe::device_of(&dd.dir);
     let (mut profile, knee_qd, findings) = derive(&m, name, opts, &device, &engine)?;
+    // What the block layer splits at, as this disk's queue says.
+    profile.max_request_kib = probe::max_request_kib(&dd.dir);
     // The host's CPU too: `model` with this profile describes this host.
     match crate::engine::cpu_probe::measure() {
         Ok(cpu) => {

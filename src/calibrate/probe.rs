@@ -111,6 +111,32 @@ pub(super) fn device_of(dir: &Path) -> String {
     format!("{name} {major}:{minor}")
 }
 
+/// The largest request the disk holding `dir` takes, KiB: the smaller of
+/// its queue's `max_sectors_kb` and `max_segments` pages of 4 KiB (a
+/// partition's are its disk's). None where /sys does not say.
+pub(super) fn max_request_kib(dir: &Path) -> Option<u32> {
+    let dev = std::fs::metadata(dir).ok()?.dev();
+    let (major, minor) = (libc::major(dev), libc::minor(dev));
+    let node = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let queue = [node.join("queue"), node.parent()?.join("queue")]
+        .into_iter()
+        .find(|q| q.is_dir())?;
+    let read = |f: &str| -> Option<u32> {
+        std::fs::read_to_string(queue.join(f))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let sectors = read("max_sectors_kb")?;
+    let segments = read("max_segments").map_or(u32::MAX, |s| s.saturating_mul(4));
+    Some(
+        sectors
+            .min(segments)
+            .clamp(4, crate::device::profile::IO_KIB_MAX),
+    )
+}
+
 /// What a completion finished.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Class {

@@ -69,6 +69,6 @@ pub fn render_table(c: &Calibration) -> String {
             100.0 * k.error()
         ));
     }
-    s.push_str(&format!("\n{}\n", c.profile.summary_line()));
+    s.push_str(&format!("\n{}\n", crate::device::summary::line(&c.profile)));
     s
 }

@@ -30,7 +30,7 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
     let profiles = crate::device::profile::shipped();
     let width = profiles.iter().map(|p| p.name.len()).max().unwrap_or(0);
     for p in &profiles {
-        let _ = writeln!(o, "{}", p.summary_line_in(width));
+        let _ = writeln!(o, "{}", crate::device::summary::line_in(p, width));
     }
     let _ = writeln!(
         o,
@@ -44,8 +44,14 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         o,
         "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
          --device instance-store; see pgiosim instances)",
-        crate::device_name::INSTANCE_STORE,
+        crate::device::name::INSTANCE_STORE,
         "AWS"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} n=N,chunk=SIZE (512k),member=DEVICE: N of any device above, striped as \
+         md RAID0 (each keeps its caps; a flush goes to all)",
+        "raid0", ""
     );
     counting(&mut o);
     if args.sources {

@@ -6,7 +6,7 @@ use clap::Args;
 use super::{client_host_threads, print_result};
 use crate::args::WorkloadArgs;
 use crate::device::instance::Instance;
-use crate::device_name::{instance_preset, model_device};
+use crate::device::name::{instance_preset, model_device};
 use crate::error::usage;
 use crate::plan::{RunPlan, Shape, Target, resolve_settings_from};
 use crate::settings::Settings;

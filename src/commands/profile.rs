@@ -114,7 +114,7 @@ fn profile_name(name: Option<&String>, output: &Path) -> Result<String> {
 
 fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = crate::device_name::resolve("--base", &a.base)?;
+    let base = crate::device::name::resolve("--base", &a.base)?;
     let disks = crate::device::import::yabs::load(&a.file)?;
     let file = a.file.display().to_string();
     // The first ten: 3,000 disks made a 53 kB line.
@@ -167,7 +167,7 @@ fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
              flushes scale, round trip",
             base.name
         );
-        let _ = writeln!(out, "\n{}", imp.profile.summary_line());
+        let _ = writeln!(out, "\n{}", crate::device::summary::line(&imp.profile));
         let _ = writeln!(
             out,
             "profile {} written to {}",
@@ -182,7 +182,7 @@ fn from_yabs(a: &FromYabsArgs) -> Result<i32> {
 
 fn from_fio(a: &FromFioArgs) -> Result<i32> {
     let name = profile_name(a.name.as_ref(), &a.output)?;
-    let base = crate::device_name::resolve("--base", &a.base)?;
+    let base = crate::device::name::resolve("--base", &a.base)?;
     let files = a
         .files
         .iter()
@@ -209,7 +209,7 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
         for n in &imp.notes {
             let _ = writeln!(out, "* {n}");
         }
-        let _ = writeln!(out, "\n{}", imp.profile.summary_line());
+        let _ = writeln!(out, "\n{}", crate::device::summary::line(&imp.profile));
         let _ = writeln!(
             out,
             "profile {} written to {}",
@@ -223,16 +223,21 @@ fn from_fio(a: &FromFioArgs) -> Result<i32> {
 }
 
 fn show(a: &ShowArgs) -> Result<i32> {
-    let p = crate::device_name::resolve("profile show", &a.profile)?;
+    let p = crate::device::name::resolve("profile show", &a.profile)?;
     let f = microbench::figures(&p, 1);
     if a.json {
         let v = serde_json::json!({ "profile": p.to_json(), "figures": f });
         output::stdout(&(serde_json::to_string_pretty(&v)? + "\n"))?;
     } else {
+        // The microbenchmarks drive one disk: an array's figures are a member's.
+        let whose = match p.raid0 {
+            Some(r) => format!(" (one member of {})", r.members),
+            None => String::new(),
+        };
         output::stdout(&format!(
-            "{}\nmodel: QD1 8 KiB read mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs; QD32 read {:.0} IOPS; \
+            "{}\nmodel{whose}: QD1 8 KiB read mean {:.1} µs, p50 {:.1} µs, p99 {:.1} µs; QD32 read {:.0} IOPS; \
              write+fdatasync QD1 {:.0}/s, 4 × QD64 {:.0}/s\n",
-            p.summary_line(),
+            crate::device::summary::line(&p),
             f.qd1_read_mean_us,
             f.qd1_read_p50_us,
             f.qd1_read_p99_us,

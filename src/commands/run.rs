@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::{client_host_threads, print_result};
 use crate::args::{DirArgs, WorkloadArgs};
+use crate::device::name::resolve;
 use crate::plan::{Disk, EngineChoice, RunPlan, Target};
 use crate::stop::Stop;
 
@@ -57,7 +58,13 @@ impl RunArgs {
             data: self.dirs.data_dir(),
             io_engine: self.io_engine,
             buffered: self.buffered,
-            emulate: self.emulate.clone(),
+            // Resolved before anything is locked or written: a typo costs
+            // no data set.
+            emulate: self
+                .emulate
+                .as_deref()
+                .map(|arg| resolve("--emulate", arg).map(Box::new))
+                .transpose()?,
             standby_root: self.standby_dir.clone().unwrap_or(self.dirs.dir.clone()),
         };
         let mut shape = self.w.run_shape()?;

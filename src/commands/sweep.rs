@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::{DirArgs, WorkloadArgs};
 use crate::core::workload::Workload;
-use crate::device_name::{instance_preset, model_device};
+use crate::device::name::{instance_preset, model_device};
 use crate::error::{Interrupted, usage};
 use crate::execute;
 use crate::footprint::{Footprint, about};

@@ -12,6 +12,22 @@
 
 use super::io::{IoKind, PAGE_BYTES};
 
+/// Set in a batch id on the batch's last page: the writer asks for its
+/// writeback now (`IssuePendingWritebacks` once `nr_pending` reaches
+/// `max_pending`).
+pub const BATCH_CLOSES: u64 = 1 << 63;
+
+/// The batch a batch id names, without [`BATCH_CLOSES`].
+pub fn batch_of(id: u64) -> u64 {
+    id & !BATCH_CLOSES
+}
+
+/// The writer a batch id belongs to: batches of one writer follow each
+/// other, so a writer has one open batch at a time.
+pub fn writer_of(id: u64) -> u64 {
+    batch_of(id) >> 40
+}
+
 /// Which writer a context belongs to: batches of different writers never
 /// merge, as each writer issues its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +91,8 @@ impl WritebackContext {
     }
 
     /// The batch the page written now joins: a non-zero id shared by the
-    /// batch's pages and no other's; 0 when the kernel writes it back.
+    /// batch's pages and no other's, with [`BATCH_CLOSES`] set on its last;
+    /// 0 when the kernel writes it back.
     pub fn schedule(&mut self) -> u64 {
         if self.kernel() {
             return 0;
@@ -87,6 +104,7 @@ impl WritebackContext {
         let id = self.writer.id() << 40 | (self.batches & ((1 << 40) - 1));
         if self.pending == self.max_pending {
             self.pending = 0;
+            return id | BATCH_CLOSES;
         }
         id
     }
@@ -101,6 +119,10 @@ mod tests {
         // checkpoint_flush_after = 256kB: 32 pages a batch.
         let mut c = WritebackContext::new(Writer::Checkpointer, 256 * 1024);
         let ids: Vec<u64> = (0..70).map(|_| c.schedule()).collect();
+        // The 32nd page closes the batch.
+        assert_eq!(ids[31], ids[0] | BATCH_CLOSES);
+        assert_eq!(ids[63], ids[32] | BATCH_CLOSES);
+        let ids: Vec<u64> = ids.into_iter().map(batch_of).collect();
         assert!(ids[..32].iter().all(|&i| i == ids[0]));
         assert!(ids[32..64].iter().all(|&i| i == ids[32]));
         assert_ne!(ids[0], ids[32]);

@@ -463,6 +463,7 @@ mod open;
 mod prepare;
 #[cfg(test)]
 mod tests;
+mod writeback;
 
 pub use cleanup::cleanup;
 use lock::*;
@@ -470,3 +471,4 @@ pub use lock::{DataSetLock, lock};
 pub use open::*;
 pub(crate) use prepare::fill_blocks;
 pub use prepare::{prepare, prepare_locked};
+pub use writeback::PendingWritebacks;

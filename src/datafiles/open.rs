@@ -57,6 +57,21 @@ impl OpenFiles {
             )
     }
 
+    /// The data-file ranges whose writeback starts once the write of
+    /// `kind` is done ([`PendingWritebacks::after_write`]); none when the
+    /// write does not start its own ([`OpenFiles::starts_writeback`]).
+    pub fn writeback_ranges(
+        &self,
+        pending: &mut super::PendingWritebacks,
+        kind: IoKind,
+    ) -> Vec<(u64, u64)> {
+        if self.starts_writeback(kind) {
+            pending.after_write(kind)
+        } else {
+            Vec::new()
+        }
+    }
+
     /// `sync_file_range(SYNC_FILE_RANGE_WRITE)` over `len` bytes at
     /// `offset` of `r`: start writing them back, without waiting, as
     /// PostgreSQL's IssuePendingWritebacks does.

@@ -23,6 +23,7 @@
 use rustc_hash::FxHashMap as HashMap;
 
 use super::profile::Profile;
+use crate::core::writeback;
 
 /// The largest request the kernel builds from pages: BIO_MAX_VECS = 256
 /// pages of 4 KiB.
@@ -120,7 +121,8 @@ impl BlockLayer {
     /// one that joins two makes one fewer, taken off the batch's next.
     pub fn batched(&mut self, batch: u64, block: u64) -> f64 {
         let c = self.counting;
-        let b = self.batches.entry(batch >> 40).or_default();
+        let batch = writeback::batch_of(batch);
+        let b = self.batches.entry(writeback::writer_of(batch)).or_default();
         if b.id != batch {
             *b = Batch {
                 id: batch,

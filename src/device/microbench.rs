@@ -14,7 +14,8 @@ use std::collections::BinaryHeap;
 
 use serde::Serialize;
 
-use super::model::{DeviceModel, Op};
+use super::model::DeviceModel;
+use super::profile::Op;
 use super::profile::Profile;
 use crate::core::time::Nanos;
 

@@ -12,9 +12,12 @@ pub mod import;
 pub mod instance;
 pub mod microbench;
 pub mod model;
+pub mod name;
 pub mod profile;
 pub mod provisioned;
+pub mod raid0;
 pub mod request;
+pub mod summary;
 
-pub use model::{DeviceModel, Op};
-pub use profile::{Profile, shipped};
+pub use model::DeviceModel;
+pub use profile::{Op, Profile, shipped};

@@ -121,20 +121,9 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::block_layer::BlockLayer;
-use super::profile::{IdlePoint, Limiter, Profile, idle_extra_us, lognormal_sigma};
+use super::profile::{Caps, IdlePoint, Limiter, Op, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
 use crate::core::time::Nanos;
-
-/// What a device is asked to do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Read `bytes`.
-    Read,
-    /// Write `bytes` (completes when the device acknowledges it).
-    Write,
-    /// fdatasync: make every earlier acknowledged write durable.
-    Flush,
-}
 
 /// The kinds of operation, in their index order.
 const OPS: [Op; 3] = [Op::Read, Op::Write, Op::Flush];
@@ -299,6 +288,13 @@ pub struct DeviceModel {
     /// I/Os the caps have counted: reads, and writes (flushes among them
     /// where a flush counts).
     counted: [f64; 2],
+    /// A striped array's members ([`crate::device::raid0`]): requests go
+    /// to them, and this model's own queue stays unused.
+    pub(super) stripes: Option<Box<Stripes>>,
+    /// An array's own caps are the server's limits on all its volumes
+    /// ([`crate::device::raid0::ServerLimits`]): a request completes no
+    /// earlier than they let it through.
+    pub(super) gated: bool,
     buckets: [Option<Limit>; BUCKETS],
     /// When each channel is next free (a min-heap of k entries).
     channels: BinaryHeap<Reverse<Nanos>>,
@@ -332,10 +328,19 @@ pub struct DeviceModel {
 /// Operations of each kind (read, write, flush).
 type Kinds = [u32; 3];
 
+/// A striped array: its layout and one model per member.
+pub(super) struct Stripes {
+    pub(super) raid: crate::device::raid0::Raid0,
+    pub(super) members: Vec<DeviceModel>,
+}
+
 impl DeviceModel {
     /// A model of `profile`'s disk, idle at time 0, its buckets full, its
     /// service times drawn from a generator seeded with `seed`.
     pub fn new(profile: &Profile, seed: u64) -> DeviceModel {
+        if let Some(raid) = profile.raid0 {
+            return DeviceModel::array(profile, raid, seed);
+        }
         let service = [
             fit(profile, Op::Read),
             fit(profile, Op::Write),
@@ -376,6 +381,8 @@ impl DeviceModel {
             block: BlockLayer::new(profile),
             next_ios: None,
             counted: [0.0; 2],
+            stripes: None,
+            gated: false,
             buckets,
             channels,
             medium_free: 0.0,
@@ -392,6 +399,32 @@ impl DeviceModel {
             in_flight_ops: [0; 3],
             held: BTreeMap::new(),
         }
+    }
+
+    /// A striped array of `profile`'s disk: a model per member, and this
+    /// one gating at the server's limits, if any.
+    fn array(profile: &Profile, raid: crate::device::raid0::Raid0, seed: u64) -> DeviceModel {
+        let member = Profile {
+            raid0: None,
+            ..profile.clone()
+        };
+        let members = (0..u64::from(raid.members))
+            .map(|i| DeviceModel::new(&member, seed.wrapping_add(1 + i)))
+            .collect();
+        let mut gate = member.clone();
+        if let Some(l) = raid.server_limits {
+            gate.caps = Caps {
+                iops: Some(l.iops),
+                mib_s: Some(l.mib_s),
+                burst: l.burst,
+                ..Caps::default()
+            };
+            gate.caps.op_size_kib = member.caps.op_size_kib;
+        }
+        let mut top = DeviceModel::new(&gate, seed);
+        top.stripes = Some(Box::new(Stripes { raid, members }));
+        top.gated = raid.server_limits.is_some();
+        top
     }
 
     /// An operation of `bytes` submitted at `now`: the time it completes.
@@ -533,7 +566,13 @@ impl DeviceModel {
     /// them where the profile counts a flush). What a cgroup's
     /// `blkio.throttle.io_serviced`, or a provider's I/O metric, counts.
     pub fn counted_ios(&self) -> [f64; 2] {
-        self.counted
+        match &self.stripes {
+            Some(s) => s.members.iter().fold([0.0; 2], |acc, m| {
+                let c = m.counted_ios();
+                [acc[0] + c[0], acc[1] + c[1]]
+            }),
+            None => self.counted,
+        }
     }
 
     /// An operation this model said completes at `modelled` (as
@@ -541,7 +580,8 @@ impl DeviceModel {
     /// instead: `run --emulate` moves completions to match the real disk.
     /// With `contention_us`, the operation counts as in flight until then.
     pub fn moved(&mut self, now: Nanos, modelled: Nanos, delivered: Nanos) {
-        if !self.contends || modelled == delivered {
+        // An array's pieces are not told apart afterwards: left as modelled.
+        if !self.contends || modelled == delivered || self.stripes.is_some() {
             return;
         }
         let rtt = self.rtt_ns.round() as Nanos;
@@ -617,7 +657,7 @@ impl DeviceModel {
     }
 
     /// When the caps let an operation through, taking its tokens (ns).
-    fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
+    pub(super) fn admit(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
         let (ios, byte_cost) = match op {
             Op::Read | Op::Write => (
                 self.next_ios

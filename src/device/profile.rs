@@ -33,6 +33,7 @@
 //! | `flush_us_per_mib` | µs | added to a flush's service time per MiB written since the previous flush; default 0 |
 //! | `idle[].gap_us`, `idle[].read_us`, `idle[].write_us` | µs | latency added to a read, or to a write or flush, that finds the device idle for `gap_us`: a piecewise-linear curve from 0 at no gap, flat after its last point; default none |
 //! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
+//! | `raid0.members`, `raid0.chunk_kib` | count, KiB | the disk is this many of the profile's, striped at the chunk as Linux md RAID0 does: each keeps its own caps, a request crossing a chunk is split, a flush goes to all; absent: one disk |
 //! | `max_request_kib` | KiB | the largest request that reaches the disk: the smaller of `queue/max_sectors_kb` and `queue/max_segments` × 4 KiB in /sys/block/DEV; a larger request is split and each part counts as an I/O against the caps; default: the kernel's own largest, 1024 |
 //! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
 //! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
@@ -58,7 +59,16 @@ use anyhow::{Result, anyhow};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::Op;
+/// What a device is asked to do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Read `bytes`.
+    Read,
+    /// Write `bytes` (completes when the device acknowledges it).
+    Write,
+    /// fdatasync: make every earlier acknowledged write durable.
+    Flush,
+}
 
 /// Most service channels a profile may declare.
 pub const CHANNELS_MAX: u32 = 65_536;
@@ -174,6 +184,10 @@ pub struct Profile {
     /// workload's CPU at that host's speed. Absent: the workload's machine's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_probe_us: Option<f64>,
+    /// This disk `members` times, striped (md RAID0): every figure above is
+    /// one member's ([`super::raid0`]). Absent: one disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid0: Option<super::raid0::Raid0>,
 }
 
 /// One point of [`Profile::idle`]: after `gap_us` idle, a read takes
@@ -449,38 +463,6 @@ impl Profile {
     /// null), for embedding in a result.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).expect("a profile always serialises")
-    }
-
-    /// One line for `pgiosim devices`: name, what the disk is, its caps, its
-    /// QD1 read latency and its flush latency.
-    pub fn summary_line(&self) -> String {
-        self.summary_line_in(15)
-    }
-
-    /// [`Profile::summary_line`] with the name padded to `name_width`, so
-    /// that a list of profiles lines up. The read latency is the model's
-    /// median of a QD1 read of 8 KiB, PostgreSQL's page, whatever size the
-    /// profile's figures were measured at.
-    pub fn summary_line_in(&self, name_width: usize) -> String {
-        let flush_kind = if self.flush_to_media {
-            "to media, serial"
-        } else {
-            "cheap, parallel"
-        };
-        let contention = if self.contention_us > 0.0 {
-            format!(" | +{} per I/O in flight", fmt_us(self.contention_us))
-        } else {
-            String::new()
-        };
-        format!(
-            "{:<name_width$} {} | caps: {} | QD1 8 KiB read {} | flush {} ({}){contention}",
-            self.name,
-            self.description,
-            self.caps_text(),
-            fmt_us(crate::device::microbench::qd1_read_latency(self, 1).1),
-            fmt_us(self.flush.median_us),
-            flush_kind
-        )
     }
 
     /// The caps in words ("3000 IOPS, 125 MiB/s"), or "none".
@@ -781,6 +763,9 @@ impl Profile {
                 }
             }
         }
+        if let Some(r) = &self.raid0 {
+            r.validate()?;
+        }
         if let Some(kib) = self.max_request_kib
             && !(4..=IO_KIB_MAX).contains(&kib)
         {
@@ -855,14 +840,6 @@ fn positive(field: &str, v: f64) -> std::result::Result<(), String> {
         Ok(())
     } else {
         Err(format!("{field}: {v} must be above 0"))
-    }
-}
-
-fn fmt_us(us: f64) -> String {
-    if us < 1000.0 {
-        format!("{us:.0} µs")
-    } else {
-        format!("{:.2} ms", us / 1000.0)
     }
 }
 

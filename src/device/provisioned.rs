@@ -366,6 +366,13 @@ pub const TYPES: &[Type] = &[
 /// "gp3:iops=6000", "gp3-16k"), if it is one of the provisioned types or a
 /// shipped variant of one.
 pub fn provider_of(arg: &str) -> Option<&'static str> {
+    // An array of volumes is its members' provider's.
+    if let Some((_, member)) = arg
+        .strip_prefix("raid0:")
+        .and_then(|r| r.split_once("member="))
+    {
+        return provider_of(member);
+    }
     let name = arg.split(':').next().unwrap_or(arg);
     let name = if name == "gp3-16k" { "gp3" } else { name };
     TYPES.iter().find(|t| t.name == name).map(|t| t.provider)
@@ -743,7 +750,10 @@ mod tests {
 
     fn parse_err(arg: &str) -> String {
         match parse(arg, Profile::shipped).expect("has a ':'") {
-            Ok(p) => panic!("{arg}: expected an error, got {}", p.summary_line()),
+            Ok(p) => panic!(
+                "{arg}: expected an error, got {}",
+                crate::device::summary::line(&p)
+            ),
             Err(e) => e,
         }
     }

@@ -3,7 +3,8 @@
 //! the emulator): `model` and `run --emulate` charge the same I/O alike,
 //! the kernel's contiguous writeback included.
 
-use super::model::{DeviceModel, Op};
+use super::model::DeviceModel;
+use super::profile::Op;
 use crate::core::io::{IoKind, PAGE_BYTES};
 use crate::core::time::Nanos;
 
@@ -33,6 +34,23 @@ impl DeviceModel {
     /// continues it on the disk ([`DeviceModel::submit_writeback`]).
     pub fn submit_request(&mut self, now: Nanos, kind: IoKind) -> (Nanos, f64) {
         let (op, bytes, writeback) = model_op(kind);
+        if let Some(s) = &mut self.stripes {
+            // Done when its last piece is; the slowest piece's draw is its.
+            let (done, drawn) =
+                s.raid
+                    .split(kind)
+                    .into_iter()
+                    .fold((now, 0.0), |acc, (m, piece)| {
+                        let (done, drawn) = s.members[m].submit_request(now, piece);
+                        if done >= acc.0 { (done, drawn) } else { acc }
+                    });
+            if !self.gated {
+                return (done, drawn);
+            }
+            // And no earlier than the server lets it through.
+            let passed = self.admit(now, op, bytes).round() as Nanos;
+            return (done.max(passed), drawn);
+        }
         match kind {
             IoKind::WritePage {
                 block,

@@ -47,7 +47,6 @@
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
-use std::path::Path;
 use std::rc::Rc;
 
 use anyhow::{Result, bail};
@@ -56,10 +55,10 @@ use serde::Serialize;
 use super::Device;
 use crate::core::io::{IoCompletion, IoRequest, Token};
 use crate::core::time::{Nanos, US};
-use crate::device::model::{DeviceModel, Op};
-use crate::device::profile::{self, Profile, lognormal_sigma};
+use crate::device::model::DeviceModel;
+use crate::device::profile::Op;
+use crate::device::profile::{Profile, lognormal_sigma};
 use crate::device::request::model_op;
-use crate::error::UsageError;
 
 /// A real completion later than the modelled one by at most this much, or
 /// by at most [`LATE_TOLERANCE_FRACTION`] of the modelled latency, is not
@@ -491,36 +490,16 @@ impl Device for EmulatedDevice {
     }
 }
 
-/// What `--emulate` takes: a shipped profile's name or a profile JSON file.
-/// Errors name the flag, and the file and field for a bad profile.
-pub fn load_profile(arg: &str) -> Result<Profile> {
-    if let Some(p) = crate::device_name::lookup(arg) {
-        return p.map_err(|e| UsageError(format!("--emulate {arg}: {e}")).into());
-    }
-    let path = Path::new(arg);
-    if path.exists() {
-        return Profile::load(path).map_err(|e| UsageError(format!("--emulate: {e:#}")).into());
-    }
-    Err(UsageError(format!(
-        "--emulate {arg}: no such shipped profile or file; shipped: {}{}",
-        profile::shipped_names().join(", "),
-        profile::did_you_mean(arg)
-    ))
-    .into())
-}
-
-/// Wraps `dev` in an emulation of the profile `arg` names (see
-/// [`load_profile`]); returns the device, a handle to its figures and the
-/// profile.
+/// Wraps `dev` in an emulation of `profile` (the plan's `--emulate`,
+/// resolved); returns the device and a handle to its figures.
 pub fn wrap(
     dev: Box<dyn Device>,
-    arg: &str,
+    profile: &Profile,
     seed: u64,
-) -> Result<(Box<dyn Device>, EmulationHandle, Profile)> {
-    let profile = load_profile(arg)?;
-    let emu = EmulatedDevice::new(dev, &profile, seed);
+) -> (Box<dyn Device>, EmulationHandle) {
+    let emu = EmulatedDevice::new(dev, profile, seed);
     let handle = emu.handle();
-    Ok((Box::new(emu), handle, profile))
+    (Box::new(emu), handle)
 }
 
 #[cfg(test)]
@@ -791,12 +770,5 @@ mod tests {
         assert!((mean_us / want - 1.0).abs() < 0.03, "{mean_us} vs {want}");
         let s = dev.handle().stats();
         assert!(s.read.late_share() < 0.02, "{}", s.summary());
-    }
-
-    #[test]
-    fn bad_emulate_argument_names_the_flag() {
-        let e = format!("{:#}", load_profile("floppy").unwrap_err());
-        assert!(e.contains("--emulate floppy") && e.contains("gp3"), "{e}");
-        assert_eq!(load_profile("gp3").unwrap().name, "gp3");
     }
 }

@@ -20,7 +20,7 @@ use super::Device;
 use super::uring::AlignedBuf;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use crate::core::time::Nanos;
-use crate::datafiles::{FileRef, OpenFiles};
+use crate::datafiles::{FileRef, OpenFiles, PendingWritebacks};
 
 /// Most worker threads a device may start.
 pub const MAX_THREADS: usize = 1024;
@@ -32,6 +32,9 @@ struct Job {
     file: FileRef,
     offset: u64,
     len: u64,
+    /// The data-file ranges whose writeback starts once this is written
+    /// (`OpenFiles::writeback_ranges`).
+    writeback: Vec<(u64, u64)>,
 }
 
 struct State {
@@ -53,6 +56,8 @@ pub struct PsyncDevice {
     workers: Vec<JoinHandle<()>>,
     done: Receiver<Result<IoCompletion>>,
     data_blocks: u64,
+    /// The writers' batches waiting for their writeback.
+    writebacks: PendingWritebacks,
 }
 
 impl PsyncDevice {
@@ -78,6 +83,7 @@ impl PsyncDevice {
             workers: Vec::with_capacity(threads),
             done,
             data_blocks,
+            writebacks: PendingWritebacks::default(),
         };
         for i in 0..threads {
             let shared = Arc::clone(&device.shared);
@@ -162,11 +168,9 @@ fn execute(
             "write",
             file.write_all_at(&page.as_slice()[..job.len as usize], job.offset)
                 .and_then(|()| {
-                    if files.starts_writeback(job.kind) {
-                        files.start_writeback(job.file, job.offset, job.len)
-                    } else {
-                        Ok(())
-                    }
+                    job.writeback
+                        .iter()
+                        .try_for_each(|&(at, len)| files.start_writeback(job.file, at, len))
                 }),
         ),
         IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
@@ -195,12 +199,17 @@ fn execute(
 impl Device for PsyncDevice {
     fn submit(&mut self, req: IoRequest) -> Result<()> {
         let (file, offset, len) = self.shared.files.locate(req.kind, self.data_blocks)?;
+        let writeback = self
+            .shared
+            .files
+            .writeback_ranges(&mut self.writebacks, req.kind);
         self.shared.state.lock().queue.push_back(Job {
             token: req.token,
             kind: req.kind,
             file,
             offset,
             len,
+            writeback,
         });
         self.shared.ready.notify_one();
         Ok(())

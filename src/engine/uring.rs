@@ -22,7 +22,7 @@ use io_uring::{IoUring, opcode, squeue, types};
 use super::Device;
 use crate::core::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
 use crate::core::time::Nanos;
-use crate::datafiles::{FileRef, OpenFiles, fill_blocks};
+use crate::datafiles::{FileRef, OpenFiles, PendingWritebacks, fill_blocks};
 
 /// Alignment of every I/O buffer (enough for O_DIRECT on 4Kn devices).
 const BUF_ALIGN: usize = 4096;
@@ -97,9 +97,9 @@ struct InFlight {
     offset: u64,
     /// Bytes expected to move (0 for fsync).
     len: u64,
-    /// Start the page's writeback once written (see
-    /// `OpenFiles::starts_writeback`).
-    writeback: bool,
+    /// The data-file ranges whose writeback starts once this is written
+    /// (`OpenFiles::writeback_ranges`): PostgreSQL's batch at its last page.
+    writeback: Vec<(u64, u64)>,
 }
 
 /// The io_uring device: real files, real clock.
@@ -109,6 +109,8 @@ struct InFlight {
 pub struct UringDevice {
     ring: IoUring,
     files: OpenFiles,
+    /// The writers' batches waiting for their writeback.
+    writebacks: PendingWritebacks,
     data_blocks: u64,
     start: Instant,
     in_flight: HashMap<Token, InFlight>,
@@ -247,6 +249,7 @@ impl UringDevice {
             affinity,
             ring,
             files,
+            writebacks: PendingWritebacks::default(),
             data_blocks,
             start: Instant::now(),
             in_flight: HashMap::with_capacity(entries as usize),
@@ -372,14 +375,14 @@ impl UringDevice {
                     )
                 });
             } else {
-                if op.writeback
-                    && let Err(err) = self.files.start_writeback(op.file, op.offset, op.len)
-                {
+                if let Some((at, err)) = op.writeback.iter().find_map(|&(at, len)| {
+                    self.files
+                        .start_writeback(op.file, at, len)
+                        .err()
+                        .map(|e| (at, e))
+                }) {
                     first_err.get_or_insert_with(|| {
-                        anyhow!(
-                            "sync_file_range of {path} at offset {} failed: {err}",
-                            op.offset
-                        )
+                        anyhow!("sync_file_range of {path} at offset {at} failed: {err}")
                     });
                     continue;
                 }
@@ -464,7 +467,7 @@ impl Device for UringDevice {
                 op,
                 offset,
                 len,
-                writeback: self.files.starts_writeback(req.kind),
+                writeback: self.files.writeback_ranges(&mut self.writebacks, req.kind),
             },
         );
         self.push(&entry.user_data(req.token))?;

@@ -37,7 +37,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::device::microbench;
-use crate::device::model::Op;
+use crate::device::profile::Op;
 use crate::device::profile::{Caps, Latency, Profile};
 
 /// Small I/O: up to this many bytes (4 KiB and 8 KiB batteries both fit).

@@ -709,9 +709,9 @@ mod tests {
             let again = Profile::from_json(&p.to_json().to_string(), i.name).unwrap();
             assert_eq!(again, p, "{}", i.name);
             // The caps, not the medium or the channels, limit the store.
-            assert!(p.caps.read_mib_s.unwrap() < p.bandwidth_for(crate::device::model::Op::Read));
+            assert!(p.caps.read_mib_s.unwrap() < p.bandwidth_for(crate::device::profile::Op::Read));
             assert!(
-                p.caps.write_mib_s.unwrap() < p.bandwidth_for(crate::device::model::Op::Write),
+                p.caps.write_mib_s.unwrap() < p.bandwidth_for(crate::device::profile::Op::Write),
                 "{}",
                 i.name
             );

@@ -97,6 +97,23 @@ pub fn limit_volume(h: &HostLimits, volume: &Profile) -> Profile {
     let l = h.limits;
     let mut p = volume.clone();
     let max_mib_s = l.max_mb_s * 1e6 / MIB;
+    if let Some(raid) = &mut p.raid0 {
+        // The server's limits bind the array as a whole; each member keeps
+        // its own caps.
+        let inst_bucket = (l.max_iops - l.baseline_iops) * BURST_S;
+        let bursts = l.bursts && inst_bucket > 0.0;
+        raid.server_limits = Some(crate::device::raid0::ServerLimits {
+            iops: if bursts { l.max_iops } else { l.baseline_iops },
+            mib_s: max_mib_s,
+            burst: bursts.then_some(Burst {
+                size_ios: inst_bucket,
+                baseline_iops: l.baseline_iops,
+            }),
+        });
+        p.name = format!("{}-on-{}", volume.name, h.tag);
+        p.description = format!("{}, attached to {}", volume.description, h.host);
+        return p;
+    }
     p.caps.mib_s = Some(p.caps.mib_s.map_or(max_mib_s, |v| v.min(max_mib_s)));
     let vol_rate = p.caps.iops.unwrap_or(f64::INFINITY);
     let inst_bucket = (l.max_iops - l.baseline_iops) * BURST_S;

@@ -1,14 +1,15 @@
-//! Naming a device: what a `--device` argument (or `--base`, `--emulate`,
-//! a standby's `device=`) names, resolved to the profile the model runs:
-//! a shipped profile, a provisioned volume (`gp3:iops=16000,mibps=1000`,
-//! see [`crate::device::provisioned`]), an instance's own store
+//! Naming a device: the one place a device's name is resolved to the
+//! profile the model runs, whichever flag gives it (`--device`, `--emulate`,
+//! `--base`, a standby's `device=`, a sweep's `--device` list): a shipped
+//! profile, a provisioned volume (`gp3:iops=16000,mibps=1000`, see
+//! [`crate::device::provisioned`]), an instance's own store
 //! (`instance-store:type=m6id.4xlarge`, or the size alone, see
 //! [`crate::device::instance`]), or a profile file; and `--device` read against
-//! `--instance` (its store, its volume limits).
+//! `--instance` (its store, its volume limits). Commands resolve names while
+//! they plan, so a bad one is refused before any file is locked or written.
 //!
-//! It sits above both `device` and `instance`, so that neither imports
-//! the other to name a device: `instance` builds on `device`'s profiles,
-//! and this module reads both.
+//! It reads both the profiles and the instance presets, so that neither
+//! imports the other to name a device: `instance` builds on `profile`.
 
 use std::path::Path;
 
@@ -75,6 +76,9 @@ pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
     if instance::lookup(arg).is_some() {
         return Some(instance_store(arg));
     }
+    if let Some(array) = crate::device::raid0::parse(arg, lookup) {
+        return Some(array);
+    }
     provisioned::parse(arg, Profile::shipped)
 }
 
@@ -97,18 +101,27 @@ pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
     })
 }
 
-/// What `flag` (`--device`, `--base`, ...) takes: a name [`lookup`] knows,
-/// or a profile JSON file. Errors name the flag.
+/// What `flag` (`--device`, `--emulate`, `--base`, ...) takes: a name
+/// [`lookup`] knows, or a profile JSON file. Errors name the flag, and for a
+/// bad file its path and field; all are bad input (exit code 2).
 pub fn resolve(flag: &str, arg: &str) -> Result<Profile> {
+    resolve_as(arg, &format!("{flag} {arg}"), &format!("{flag}: "))
+}
+
+/// `arg` as [`resolve`] reads it; a bad name's error starts with `named`
+/// (the name as the user wrote it, `--device gp3` or `device=gp3`), a bad
+/// file's with `file_prefix` (`--device: `, `device=`) before the file's
+/// own error, which names its path.
+pub fn resolve_as(arg: &str, named: &str, file_prefix: &str) -> Result<Profile> {
     if let Some(p) = lookup(arg) {
-        return p.map_err(|e| usage(format!("{flag} {arg}: {e}")));
+        return p.map_err(|e| usage(format!("{named}: {e}")));
     }
     let path = Path::new(arg);
     if path.exists() {
-        return Profile::load(path);
+        return Profile::load(path).map_err(|e| usage(format!("{file_prefix}{e:#}")));
     }
     Err(usage(format!(
-        "{flag} {arg}: no such shipped profile or file; shipped: {}{}",
+        "{named}: no such shipped profile or file; shipped: {}{}",
         profile::shipped_names().join(", "),
         profile::did_you_mean(arg)
     )))
@@ -240,6 +253,25 @@ mod tests {
         p.name = "mine".to_string();
         std::fs::write(&path, p.to_json().to_string()).unwrap();
         assert_eq!(load_profile(path.to_str().unwrap()).unwrap(), p);
+        // A bad file: the flag, then the file's own error with its path.
+        std::fs::write(&path, "{}").unwrap();
+        let e = format!(
+            "{:#}",
+            resolve("--emulate", path.to_str().unwrap()).unwrap_err()
+        );
+        assert!(
+            e.starts_with(&format!("--emulate: {}", path.display())),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_bad_emulate_argument_names_the_flag() {
+        let e = resolve("--emulate", "floppy").unwrap_err();
+        assert_eq!(crate::error::exit_code(&e), crate::error::exit::BAD_INPUT);
+        let e = format!("{e:#}");
+        assert!(e.contains("--emulate floppy") && e.contains("gp3"), "{e}");
+        assert_eq!(resolve("--emulate", "gp3").unwrap().name, "gp3");
     }
 
     #[test]
