@@ -8,12 +8,13 @@
 use clap::Parser;
 use divan::{Bencher, black_box, counter::ItemsCount};
 
-use pgiosim::cli::{ModelArgs, model_parts};
+use pgiosim::cli::ModelArgs;
 use pgiosim::core::buffer_pool::{BufferPool, Lookup};
 use pgiosim::core::cpu::Cpu;
 use pgiosim::core::os_cache::OsCache;
 use pgiosim::core::timer_queue::TimerQueue;
 use pgiosim::engine::driver::drive;
+use pgiosim::execute::model_parts;
 use pgiosim::stop::Stop;
 
 fn main() {
@@ -185,7 +186,9 @@ fn model_cached_one_second(bencher: Bencher) {
     .args;
     let stop = Stop::new();
     bencher
-        .with_inputs(|| model_parts(&args).expect("a model of the cached case"))
+        .with_inputs(|| {
+            model_parts(args.plan().expect("a plan")).expect("a model of the cached case")
+        })
         .bench_local_values(|(mut db, mut dev)| {
             drive(&mut db, &mut dev, &stop, None, &mut |_| {}).expect("a simulation");
             black_box(db.stats().transactions)

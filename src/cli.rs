@@ -8,7 +8,7 @@ use clap::{Parser, Subcommand};
 
 pub use crate::commands::cleanup::CleanupArgs;
 pub use crate::commands::devices::DevicesArgs;
-pub use crate::commands::model::{ModelArgs, model_parts};
+pub use crate::commands::model::ModelArgs;
 pub use crate::commands::prepare::PrepareArgs;
 pub use crate::commands::run::RunArgs;
 use crate::commands::{

@@ -3,6 +3,8 @@
 //! standbys' WAL files beside them). Prints only notices and -P lines; the
 //! report is the caller's.
 
+pub mod one_shot;
+
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -195,47 +197,6 @@ fn standby_layout() -> Layout {
         data_blocks: 0,
         wal_segments: WAL_SEGMENTS,
         description: "standby WAL".into(),
-    }
-}
-
-/// The device of a one-shot command (`vacuum`, `catchup`) and what holds
-/// its data set.
-pub struct OneShotDevice {
-    /// "model" or "run".
-    pub mode: &'static str,
-    pub dev: Box<dyn Device>,
-    /// On the disk: the data set's lock, held until the command is done.
-    pub held: Option<datafiles::DataSetLock>,
-}
-
-/// A one-shot command's device: the model of `target`'s profile, or the
-/// files of `layout` on the disk, locked and prepared (outside any timing),
-/// with `max_in_flight` I/Os at a time.
-pub fn one_shot_device(
-    target: &Target,
-    layout: &Layout,
-    seed: u64,
-    max_in_flight: u32,
-    quiet: bool,
-    stop: &Stop,
-    before_open: impl FnOnce(&Disk),
-) -> Result<OneShotDevice> {
-    match target {
-        Target::Model(profile) => Ok(OneShotDevice {
-            mode: "model",
-            dev: Box::new(SimDevice::new(DeviceModel::new(profile, seed))),
-            held: None,
-        }),
-        Target::Disk(disk) => {
-            let held = datafiles::lock(&disk.data)?;
-            datafiles::prepare_locked(&disk.data, layout, progress_bar_wanted(quiet), &held, stop)?;
-            before_open(disk);
-            Ok(OneShotDevice {
-                mode: "run",
-                dev: open_device(disk, layout, &[], max_in_flight, true)?,
-                held: Some(held),
-            })
-        }
     }
 }
 

@@ -200,6 +200,60 @@ fn every_module_imports_only_layers_below_its_own() {
     );
 }
 
+/// Whether `text`'s code (before an inline `#[cfg(test)]` module, without
+/// comments) names `parent::child`, directly or in a `parent::{...}` group.
+fn names_path(text: &str, parent: &str, child: &str) -> bool {
+    let mut code = String::new();
+    for line in text.lines() {
+        if line.trim() == "#[cfg(test)]" {
+            break;
+        }
+        code.push_str(line.split("//").next().unwrap_or(""));
+        code.push('\n');
+    }
+    let prefix = format!("{parent}::");
+    code.match_indices(&prefix).any(|(at, _)| {
+        let after = &code[at + prefix.len()..];
+        let words = |s: &str| {
+            s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        match after.strip_prefix('{') {
+            Some(group) => words(&group[..group.find('}').unwrap_or(group.len())])
+                .iter()
+                .any(|w| w == child),
+            None => words(after).first().is_some_and(|w| w == child),
+        }
+    })
+}
+
+/// A command's file checks its flags, calls the course in `execute` and
+/// prints: it builds and drives no database itself, so it names neither
+/// the database nor the driver.
+#[test]
+fn commands_drive_no_database_themselves() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src/commands"), &mut files);
+    let mut breaches = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (parent, child) in [("core", "database"), ("engine", "driver")] {
+            if names_path(&text, parent, child) {
+                breaches.push(format!(
+                    "{}: names {parent}::{child}",
+                    file.strip_prefix(root()).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        breaches.is_empty(),
+        "commands reaching past execute:\n{}",
+        breaches.join("\n")
+    );
+}
+
 /// Inside `device`, the profile is the bottom: the model and its
 /// microbenchmarks read profiles, so a profile that named them (for `Op`, or
 /// for the QD1 read its summary line quotes) would close a circle.
@@ -219,6 +273,36 @@ fn the_device_profile_names_neither_the_model_nor_its_microbenchmarks() {
 
 #[test]
 fn the_checks_see_what_they_should() {
+    assert!(names_path(
+        "use crate::core::database::Database;",
+        "core",
+        "database"
+    ));
+    assert!(names_path(
+        "use crate::core::{config, database};",
+        "core",
+        "database"
+    ));
+    assert!(names_path(
+        "use crate::engine::{\n    driver::drive,\n};",
+        "engine",
+        "driver"
+    ));
+    assert!(!names_path(
+        "use crate::core::database_x;",
+        "core",
+        "database"
+    ));
+    assert!(!names_path(
+        "// crate::core::database\n",
+        "core",
+        "database"
+    ));
+    assert!(!names_path(
+        "use crate::engine::sim::SimDevice;",
+        "engine",
+        "driver"
+    ));
     assert_eq!(
         named_modules(
             "use crate::core::io;\n// crate::cli\nlet x = crate::device::Profile::x(my_crate::y);\n"

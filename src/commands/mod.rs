@@ -94,6 +94,22 @@ pub(crate) fn report_and_json(
     Ok(())
 }
 
+/// A one-shot command's (`vacuum`'s, `catchup`'s) report and JSON; exits
+/// 130 if it was interrupted.
+pub(crate) fn print_one_shot(
+    report: &str,
+    json: Option<&Path>,
+    doc: &impl serde::Serialize,
+    partial: bool,
+) -> Result<i32> {
+    report_and_json(report, json, doc)?;
+    Ok(if partial {
+        exit::INTERRUPTED.into()
+    } else {
+        exit::OK.into()
+    })
+}
+
 /// Why a run may have completed no transaction, in one line: the rate
 /// when -R asked for less than one in the run, else the length, the
 /// clients or the cores.

@@ -5,10 +5,8 @@ use clap::Args;
 
 use super::{client_host_threads, print_result};
 use crate::args::WorkloadArgs;
-use crate::core::database::Database;
 use crate::device::instance::Instance;
 use crate::device::name::{instance_preset, model_device};
-use crate::engine::sim::SimDevice;
 use crate::error::usage;
 use crate::plan::{RunPlan, Shape, Target, resolve_settings_from};
 use crate::settings::Settings;
@@ -241,10 +239,4 @@ fn not_modelled_notice(service: Service, shape: &Shape) -> String {
         service.name(),
         parts.join("; ")
     )
-}
-
-/// What `model` runs, built but not started: the database and its simulated
-/// device (for benchmarks of the simulation itself).
-pub fn model_parts(args: &ModelArgs) -> Result<(Database, SimDevice)> {
-    crate::execute::model_parts(args.plan()?)
 }

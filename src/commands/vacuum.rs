@@ -2,24 +2,20 @@
 //! key, timed on this disk or on a device model, and what it measured per
 //! phase. The vacuum itself (its phases, visibility map, dead-item memory,
 //! cost model, ring and the kernel's readahead) is the core's, in
-//! [`crate::core::vacuum`]; this is the command around it.
-
-use std::fmt::Write as _;
+//! [`crate::core::vacuum`]; its course is [`crate::execute::one_shot`], its
+//! result [`crate::report::vacuum`].
 
 use anyhow::Result;
 use clap::Args;
 
 use crate::args::{DirArgs, OneShotArgs};
-use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::engine::driver::{self, Ending};
-use crate::error::{exit, usage};
-use crate::plan::{Mode, RunPlan, Shape, Target, layout_for};
+use crate::error::usage;
+use crate::execute::one_shot::{Job, OneShot, one_shot};
+use crate::plan::{Mode, Shape};
+use crate::report::vacuum::{BloatedTable, VacuumResult, render};
 use crate::stop::Stop;
 use crate::workload::WorkloadSpec;
-
-/// Name of the vacuum result's schema.
-pub const VACUUM_SCHEMA: &str = "pgiosim.vacuum";
 
 /// Rows of the bloated table per heap page (pgbench_accounts' 61).
 const ROWS_PER_PAGE: u64 = 61;
@@ -35,10 +31,6 @@ const CPU_US_PER_PAGE_IO: f64 = 17.5;
 
 /// Linux's default read_ahead_kb (VM_READAHEAD_PAGES, 128 KiB).
 const READ_AHEAD_DEFAULT: &str = "128kB";
-
-/// Version of the vacuum result's schema: 2 added the phases, the index,
-/// the visibility map and readahead; `seconds` now covers every phase.
-pub const VACUUM_SCHEMA_VERSION: u32 = 2;
 
 /// Flags of `vacuum`.
 #[derive(Debug, Clone, Args)]
@@ -81,96 +73,15 @@ pub struct VacuumArgs {
     pub one: OneShotArgs,
 }
 
-/// One phase of the vacuum, as reported.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PhaseResult {
-    pub seconds: f64,
-    pub pages: u64,
-    pub pages_hit: u64,
-    pub pages_read: u64,
-    pub pages_dirtied: u64,
-    pub pages_written: u64,
-    /// Read requests the device got (merged by readahead) and their bytes.
-    pub device_reads: u64,
-    pub device_read_bytes: u64,
-    pub wal_bytes: u64,
-    pub full_page_images: u64,
-    pub cpu_s: f64,
-    pub cost_sleep_s: f64,
-}
-
-/// The phases, by `pg_stat_progress_vacuum`'s names.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct Phases {
-    pub scan_heap: PhaseResult,
-    pub vacuum_indexes: PhaseResult,
-    pub vacuum_heap: PhaseResult,
-}
-
-/// /proc/diskstats of the disk under the data file, over the vacuum (on
-/// the disk): what reached it, everyone's I/O included.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct DiskCounters {
-    pub disk: String,
-    pub reads: u64,
-    pub read_bytes: u64,
-    pub writes: u64,
-    pub write_bytes: u64,
-}
-
-/// What `pgiosim vacuum` measured.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct VacuumResult {
-    pub schema: &'static str,
-    pub schema_version: u32,
-    /// "run" or "model".
-    pub mode: String,
-    pub device: String,
-    pub partial: bool,
-    pub bloat_bytes: u64,
-    pub pages: u64,
-    pub index_bytes: u64,
-    pub index_pages: u64,
-    pub dead_rows: f64,
-    pub all_visible: f64,
-    pub dead_pages: f64,
-    pub read_ahead_bytes: u64,
-    pub seconds: f64,
-    /// Heap scanned per second.
-    pub mb_per_s: f64,
-    pub pages_read: u64,
-    pub pages_hit: u64,
-    pub pages_dirtied: u64,
-    pub pages_written: u64,
-    pub wal_bytes: u64,
-    pub full_page_images: u64,
-    pub cost_sleep_s: f64,
-    /// Index passes (VACUUM VERBOSE's "index scans").
-    pub index_passes: u64,
-    pub pages_skipped: u64,
-    /// Heap pages with dead items and the items removed.
-    pub lpdead_pages: u64,
-    pub lpdead_items: u64,
-    pub pages_set_all_visible: u64,
-    pub vm_pages_dirtied: u64,
-    pub device_reads: u64,
-    pub device_read_bytes: u64,
-    pub cpu_s: f64,
-    pub phases: Phases,
-    /// On the disk: what reached it (None in the model, or if unreadable).
-    pub disk: Option<DiskCounters>,
-    pub settings: serde_json::Value,
-}
-
 /// Run the vacuum, print its report, write its JSON; exits 130 if
 /// interrupted.
 pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let b = Bloat::from_args(args)?;
-    let spec = bloated_table(&b)?;
-    let pages = b.pages;
+    let spec = bloated_table(&b.table)?;
     let seed = args.one.seed();
     let target = args.one.target(&args.dirs)?;
+    let t = &b.table;
     // Checked as a default run of one client, which the vacuum replaces.
     let shape = Shape {
         os_cache_bytes: Some(b.os_cache_pages * PAGE_BYTES),
@@ -178,130 +89,35 @@ pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
             table: "bloated".into(),
             shape: crate::core::vacuum::VacuumShape {
                 index_table: "bloated_pkey".into(),
-                all_visible: b.all_visible,
-                dead_pages: b.dead_pages,
-                dead_per_page: b.dead_per_page(),
-                read_ahead_pages: (b.read_ahead_bytes / PAGE_BYTES).max(1),
+                all_visible: t.all_visible,
+                dead_pages: t.dead_pages,
+                dead_per_page: dead_per_page(t),
+                read_ahead_pages: (t.read_ahead_bytes / PAGE_BYTES).max(1),
             },
         },
         ..Shape::new(vec![(spec, 1.0)], 1, seed)
     };
-    let plan = RunPlan::new(shape, settings, target)?;
-    let (settings, workload, cfg) = (plan.settings, plan.workload, plan.cfg);
-    // The data set's lock (on the disk) is held until the vacuum is done.
-    // The vacuum's ring reads and its writes: a few in flight.
-    let crate::execute::OneShotDevice {
-        mode,
-        mut dev,
-        held: _held,
-    } = crate::execute::one_shot_device(
-        &plan.target,
-        &layout_for(&workload, 1),
-        seed,
-        8,
-        args.one.quiet,
+    let o = OneShot {
+        shape,
+        settings,
+        target,
+        device: args.one.device.clone(),
+        quiet: args.one.quiet,
+    };
+    let r = one_shot(
+        o,
         stop,
-        |_| {},
-    )?;
-    let device = args
-        .one
-        .device
-        .clone()
-        .unwrap_or_else(|| dev.name().to_string());
-    let disk_before = match &plan.target {
-        Target::Disk(disk) => disk_counters(&disk.data.data_path()),
-        Target::Model(_) => None,
-    };
-    let mut db = Database::new(cfg, Box::new(workload));
-    let (ending, _) = driver::drive(&mut db, dev.as_mut(), stop, None, &mut |_| {})?;
-    let disk = match (&plan.target, disk_before) {
-        (Target::Disk(d), Some(before)) => {
-            disk_counters(&d.data.data_path()).map(|after| DiskCounters {
-                disk: after.disk.clone(),
-                reads: after.reads.saturating_sub(before.reads),
-                read_bytes: after.read_bytes.saturating_sub(before.read_bytes),
-                writes: after.writes.saturating_sub(before.writes),
-                write_bytes: after.write_bytes.saturating_sub(before.write_bytes),
+        |script, _, _| {
+            Ok(Job {
+                workload: Box::new(script),
+                // The vacuum's ring reads and its writes: a few in flight.
+                max_in_flight: 8,
+                cold_cache: false,
             })
-        }
-        _ => None,
-    };
-    let c = db.stats().counters;
-    let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
-    let v = db.vacuum_summary().clone();
-    let phase = |i: usize| {
-        let p = &v.phases[i];
-        PhaseResult {
-            seconds: p.time as f64 / 1e9,
-            pages: p.pages,
-            pages_hit: p.hits,
-            pages_read: p.misses,
-            pages_dirtied: p.dirtied,
-            pages_written: p.written,
-            device_reads: p.device_reads,
-            device_read_bytes: p.device_read_bytes,
-            wal_bytes: p.wal_bytes,
-            full_page_images: p.full_page_images,
-            cpu_s: p.cpu as f64 / 1e9,
-            cost_sleep_s: p.sleep as f64 / 1e9,
-        }
-    };
-    let phases = Phases {
-        scan_heap: phase(0),
-        vacuum_indexes: phase(1),
-        vacuum_heap: phase(2),
-    };
-    let all = [
-        &phases.scan_heap,
-        &phases.vacuum_indexes,
-        &phases.vacuum_heap,
-    ];
-    let r = VacuumResult {
-        schema: VACUUM_SCHEMA,
-        schema_version: VACUUM_SCHEMA_VERSION,
-        mode: mode.into(),
-        device,
-        partial: ending == Ending::Interrupted,
-        bloat_bytes: pages * PAGE_BYTES,
-        pages,
-        index_bytes: b.index_pages * PAGE_BYTES,
-        index_pages: b.index_pages,
-        dead_rows: b.dead_rows,
-        all_visible: b.all_visible,
-        dead_pages: b.dead_pages,
-        read_ahead_bytes: b.read_ahead_bytes,
-        seconds,
-        mb_per_s: if seconds > 0.0 {
-            c.vacuum_pages as f64 * PAGE_BYTES as f64 / 1e6 / seconds
-        } else {
-            0.0
         },
-        pages_read: c.vacuum_reads,
-        pages_hit: c.vacuum_hits,
-        pages_dirtied: c.vacuum_dirtied,
-        pages_written: c.vacuum_writes,
-        wal_bytes: db.wal_counters().bytes,
-        full_page_images: c.full_page_images,
-        cost_sleep_s: c.vacuum_sleep_ns as f64 / 1e9,
-        index_passes: v.index_passes,
-        pages_skipped: v.skipped,
-        lpdead_pages: v.lpdead_pages,
-        lpdead_items: v.lpdead_items,
-        pages_set_all_visible: v.set_all_visible,
-        vm_pages_dirtied: v.vm_pages_dirtied,
-        device_reads: all.iter().map(|p| p.device_reads).sum(),
-        device_read_bytes: all.iter().map(|p| p.device_read_bytes).sum(),
-        cpu_s: all.iter().map(|p| p.cpu_s).sum(),
-        phases,
-        disk,
-        settings: settings.to_json(),
-    };
-    super::report_and_json(&render(&r), args.one.json.as_deref(), &r)?;
-    Ok(if r.partial {
-        exit::INTERRUPTED.into()
-    } else {
-        exit::OK.into()
-    })
+        |db, settings, run| VacuumResult::from_database(db, settings, run, t),
+    )?;
+    super::print_one_shot(&render(&r), args.one.json.as_deref(), &r, r.partial)
 }
 
 /// The largest `--bloat` and `--index` modelled: 1 TB each. The page
@@ -309,14 +125,9 @@ pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
 /// before the page cache was bounded; 10 TB tripped the core's bound).
 pub const TABLE_MAX_BYTES: u64 = 1 << 40;
 
-/// The bloated table as the flags describe it.
+/// The bloated table as the flags describe it, and the page cache.
 struct Bloat {
-    pages: u64,
-    index_pages: u64,
-    dead_rows: f64,
-    all_visible: f64,
-    dead_pages: f64,
-    read_ahead_bytes: u64,
+    table: BloatedTable,
     os_cache_pages: u64,
 }
 
@@ -383,29 +194,31 @@ impl Bloat {
         };
         crate::plan::check_os_cache("--os-cache", os_cache_pages)?;
         Ok(Bloat {
+            table: BloatedTable {
+                pages,
+                index_pages,
+                dead_rows,
+                all_visible,
+                dead_pages,
+                read_ahead_bytes,
+            },
             os_cache_pages,
-            pages,
-            index_pages,
-            dead_rows,
-            all_visible,
-            dead_pages,
-            read_ahead_bytes,
         })
     }
+}
 
-    /// Dead rows per page that has some.
-    fn dead_per_page(&self) -> f64 {
-        let with_dead = self.pages as f64 * (1.0 - self.all_visible) * self.dead_pages;
-        if with_dead < 1.0 {
-            return 0.0;
-        }
-        self.dead_rows * (self.pages * ROWS_PER_PAGE) as f64 / with_dead
+/// Dead rows per page that has some.
+fn dead_per_page(t: &BloatedTable) -> f64 {
+    let with_dead = t.pages as f64 * (1.0 - t.all_visible) * t.dead_pages;
+    if with_dead < 1.0 {
+        return 0.0;
     }
+    t.dead_rows * (t.pages * ROWS_PER_PAGE) as f64 / with_dead
 }
 
 /// The workload of one bloated heap and its primary key (a table of the
 /// index's pages, so that both have their blocks in the data file).
-fn bloated_table(b: &Bloat) -> Result<WorkloadSpec> {
+fn bloated_table(b: &BloatedTable) -> Result<WorkloadSpec> {
     let spec_text = format!(
         r#"{{"name": "bloated-table", "description": "a bloated heap and its primary key for pgiosim vacuum",
           "source": "pgiosim vacuum: {pages} heap pages, {index} index pages",
@@ -420,119 +233,4 @@ fn bloated_table(b: &Bloat) -> Result<WorkloadSpec> {
         rows = b.pages * ROWS_PER_PAGE
     );
     WorkloadSpec::from_json(&spec_text, "pgiosim vacuum")
-}
-
-/// The disk under `file` and its /proc/diskstats counters (Linux; None
-/// where they cannot be read).
-fn disk_counters(file: &std::path::Path) -> Option<DiskCounters> {
-    use std::os::unix::fs::MetadataExt;
-    let dev = std::fs::metadata(file).ok()?.dev();
-    let (major, minor) = (libc::major(dev), libc::minor(dev));
-    let mut sys = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    if sys.join("partition").exists() {
-        sys.pop();
-    }
-    let name = sys.file_name()?.to_str()?.to_string();
-    let stats = std::fs::read_to_string("/proc/diskstats").ok()?;
-    stats.lines().find_map(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        (f.len() > 9 && f[2] == name).then(|| DiskCounters {
-            disk: name.clone(),
-            reads: f[3].parse().unwrap_or(0),
-            read_bytes: f[5].parse::<u64>().unwrap_or(0) * 512,
-            writes: f[7].parse().unwrap_or(0),
-            write_bytes: f[9].parse::<u64>().unwrap_or(0) * 512,
-        })
-    })
-}
-
-/// The vacuum's text report.
-pub fn render(r: &VacuumResult) -> String {
-    let mut report = String::new();
-    if r.partial {
-        let _ = writeln!(
-            report,
-            "*** partial result: interrupted after {:.1} s ***",
-            r.seconds
-        );
-    }
-    let _ = writeln!(
-        report,
-        "vacuum of {} ({} pages) and its {} index on {} ({}): {:.1} s, {:.1} MB/s of heap",
-        crate::units::format_memory(r.bloat_bytes),
-        r.pages,
-        crate::units::format_memory(r.index_bytes),
-        r.device,
-        r.mode,
-        r.seconds,
-        r.mb_per_s
-    );
-    let _ = writeln!(
-        report,
-        "  {:.0}% of rows dead on {} pages ({} dead items), {:.0}% all-visible: {} pages skipped; {} index pass(es); readahead {}",
-        r.dead_rows * 100.0,
-        r.lpdead_pages,
-        r.lpdead_items,
-        r.all_visible * 100.0,
-        r.pages_skipped,
-        r.index_passes,
-        crate::units::format_memory(r.read_ahead_bytes)
-    );
-    let _ = writeln!(
-        report,
-        "  {:<15} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>7}",
-        "phase",
-        "s",
-        "pages",
-        "hit",
-        "read",
-        "dirtied",
-        "written",
-        "dev reads",
-        "dev MB",
-        "WAL MB",
-        "CPU s"
-    );
-    for (name, p) in [
-        ("I scan heap", &r.phases.scan_heap),
-        ("II indexes", &r.phases.vacuum_indexes),
-        ("III heap", &r.phases.vacuum_heap),
-    ] {
-        let _ = writeln!(
-            report,
-            "  {:<15} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8.0} {:>7.0} {:>7.1}",
-            name,
-            p.seconds,
-            p.pages,
-            p.pages_hit,
-            p.pages_read,
-            p.pages_dirtied,
-            p.pages_written,
-            p.device_reads,
-            p.device_read_bytes as f64 / 1e6,
-            p.wal_bytes as f64 / 1e6,
-            p.cpu_s
-        );
-    }
-    let _ = writeln!(
-        report,
-        "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s, {} pages set all-visible ({} VM pages dirtied)",
-        r.wal_bytes as f64 / 1e6,
-        r.full_page_images,
-        r.cost_sleep_s,
-        r.pages_set_all_visible,
-        r.vm_pages_dirtied
-    );
-    if let Some(d) = &r.disk {
-        let _ = writeln!(
-            report,
-            "  reached the disk ({}): {} reads, {:.0} MB; {} writes, {:.0} MB",
-            d.disk,
-            d.reads,
-            d.read_bytes as f64 / 1e6,
-            d.writes,
-            d.write_bytes as f64 / 1e6
-        );
-    }
-    report
 }

@@ -9,13 +9,16 @@
 //! so older files read with it zero, empty or absent.
 
 pub mod archive_figures;
+pub mod catchup;
 pub mod charts;
 pub mod compare;
 pub mod html;
 pub mod load;
+pub mod one_shot;
 pub mod steady;
 pub mod sweep;
 pub mod text;
+pub mod vacuum;
 
 use serde::{Deserialize, Serialize};
 
