@@ -161,6 +161,9 @@ pub struct Run<'a> {
     pub vacuum_cycle_starts: &'a [Nanos],
 }
 
+/// Fewest transactions a steady-state rate is claimed from.
+const STEADY_MIN_TRANSACTIONS: u64 = 100;
+
 /// Find the warm-up and measure the rest.
 ///
 /// MSER-5 cuts the warm-up within the first half of the run; where the
@@ -193,6 +196,16 @@ pub fn analyse(run: &Run) -> Outcome {
     // A rate of 0 is known to no precision: "tps = 0.0 ± 0.0%" said it was.
     if rates.iter().all(|&r| r == 0.0) {
         return NotReached("no transaction completed in the run".into());
+    }
+    // Nor is a rate from a handful of transactions: a Poisson count of n
+    // is known to 1/sqrt(n) at best, 10% at 100, whatever the batch means
+    // of mostly empty seconds say.
+    let done: u64 = run.seconds.iter().map(|s| s.transactions).sum();
+    if done < STEADY_MIN_TRANSACTIONS {
+        return NotReached(format!(
+            "only {done} transactions completed, too few to know the rate (at least \
+             {STEADY_MIN_TRANSACTIONS})"
+        ));
     }
     let stat = mser_statistic(&rates);
     let still_moves = || {
@@ -809,6 +822,23 @@ mod tests {
         match analyse(&run(&s, &[])) {
             NotReached(why) => assert!(why.contains("at least 50 s"), "{why}"),
             o => panic!("{o:?}"),
+        }
+    }
+
+    #[test]
+    fn a_handful_of_transactions_claims_no_rate() {
+        // 99 transactions over 200 s: steady, but known to no precision.
+        let s: Vec<Second> = (0..200)
+            .map(|i| second(u64::from(i % 2 == 0 && i < 198), 2))
+            .collect();
+        match analyse(&run(&s, &[])) {
+            NotReached(why) => assert!(why.contains("only 99 transactions"), "{why}"),
+            o => panic!("{o:?}"),
+        }
+        // A hundred suffice to be looked at.
+        let s: Vec<Second> = (0..200).map(|i| second(u64::from(i % 2 == 0), 2)).collect();
+        if let NotReached(why) = analyse(&run(&s, &[])) {
+            assert!(!why.contains("transactions completed"), "{why}");
         }
     }
 
