@@ -111,64 +111,55 @@ impl Raid0 {
                     })
                     .collect()
             }
+            // WAL requests keep their kind; each piece its own offset and length.
             IoKind::WalWrite {
                 segment,
                 offset,
                 len,
-            } => pieces(wal_at(segment, offset), len)
-                .into_iter()
-                .map(|(m, at, len)| {
-                    let offset = at - wal_at(segment, 0);
-                    (
-                        m,
-                        IoKind::WalWrite {
-                            segment,
-                            offset,
-                            len,
-                        },
-                    )
-                })
-                .collect(),
-            IoKind::WalRead {
+            }
+            | IoKind::WalRead {
                 segment,
                 offset,
                 len,
-            } => pieces(wal_at(segment, offset), len)
-                .into_iter()
-                .map(|(m, at, len)| {
-                    let offset = at - wal_at(segment, 0);
-                    (
-                        m,
-                        IoKind::WalRead {
-                            segment,
-                            offset,
-                            len,
-                        },
-                    )
-                })
-                .collect(),
-            IoKind::StandbyWalWrite {
-                standby,
+            }
+            | IoKind::StandbyWalWrite {
                 segment,
                 offset,
                 len,
+                ..
             } => pieces(wal_at(segment, offset), len)
                 .into_iter()
-                .map(|(m, at, len)| {
-                    let offset = at - wal_at(segment, 0);
-                    let w = IoKind::StandbyWalWrite {
-                        standby,
-                        segment,
-                        offset,
-                        len,
-                    };
-                    (m, w)
-                })
+                .map(|(m, at, part)| (m, with_range(kind, at - wal_at(segment, 0), part)))
                 .collect(),
             IoKind::WalSync { .. } | IoKind::DataSync | IoKind::StandbyWalSync { .. } => {
                 (0..self.members as usize).map(|m| (m, kind)).collect()
             }
         }
+    }
+}
+
+/// `kind`, a WAL read or write, moved to `offset` and `len` in its segment.
+fn with_range(kind: IoKind, offset: u64, len: u64) -> IoKind {
+    match kind {
+        IoKind::WalWrite { segment, .. } => IoKind::WalWrite {
+            segment,
+            offset,
+            len,
+        },
+        IoKind::WalRead { segment, .. } => IoKind::WalRead {
+            segment,
+            offset,
+            len,
+        },
+        IoKind::StandbyWalWrite {
+            standby, segment, ..
+        } => IoKind::StandbyWalWrite {
+            standby,
+            segment,
+            offset,
+            len,
+        },
+        other => other,
     }
 }
 
