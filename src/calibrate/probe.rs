@@ -582,6 +582,58 @@ pub(super) struct Probed {
     pub(super) engine: String,
 }
 
+/// calibrate's progress bar over its tests, hidden without `progress`.
+fn progress_bar(progress: bool, length: Nanos) -> indicatif::ProgressBar {
+    if !progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(TESTS * length / MS);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "calibrate [{bar:30}] {percent:>3}% ETA {eta} {msg}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+/// The read sweep past QD1 in two passes of half a test each, up then
+/// down, keeping the better of the two at each depth: on a shared disk
+/// another tenant's burst only ever makes a pass slower, and rarely both.
+/// Each depth's best, in depth order; None if interrupted.
+fn read_sweep(
+    dev: &mut dyn Device,
+    blocks: u64,
+    length: Nanos,
+    stop: &Stop,
+    bar: &indicatif::ProgressBar,
+) -> Result<Option<Vec<(u32, TestResult)>>> {
+    let mut passes: Vec<TestResult> = Vec::new();
+    let order = SWEEP_QDS[1..].iter().chain(SWEEP_QDS[1..].iter().rev());
+    for (i, &qd) in order.enumerate() {
+        let name = format!("QD{qd} 8 KiB random read");
+        bar.set_message(name.clone());
+        let mut p = RandIo::new(qd, blocks, 0.0, u64::from(qd) + 100 * i as u64);
+        match closed_loop(&name, dev, &mut p, length / 2, 0, stop, bar)? {
+            Some(r) => passes.push(r),
+            None => return Ok(None),
+        }
+    }
+    let best = SWEEP_QDS[1..]
+        .iter()
+        .map(|&qd| {
+            let name = format!("QD{qd} 8 KiB random read");
+            let best = passes
+                .iter()
+                .filter(|r| r.test == name)
+                .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
+                .expect("two passes per depth")
+                .clone();
+            (qd, best)
+        })
+        .collect();
+    Ok(Some(best))
+}
+
 /// All the tests. None if interrupted.
 pub(super) fn measure(
     opts: &Options,
@@ -592,17 +644,7 @@ pub(super) fn measure(
 ) -> Result<Option<Probed>> {
     let length = (opts.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;
-    let bar = if progress {
-        let bar = indicatif::ProgressBar::new(TESTS * length / MS);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "calibrate [{bar:30}] {percent:>3}% ETA {eta} {msg}",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar(progress, length);
     let mut dev = open_engine(dd, layout, opts.quiet)?;
     let engine = dev.name().to_string();
     let mut tests: Vec<TestResult> = Vec::new();
@@ -674,31 +716,13 @@ pub(super) fn measure(
         format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
         WalLoop::new(STREAMS, PAGE_BYTES, true, STREAMS)
     );
-    // The sweep in two passes of half a test each, up then down, keeping
-    // the better of the two at each depth: on a shared disk another
-    // tenant's burst only ever makes a pass slower, and rarely both.
-    let mut passes: Vec<TestResult> = Vec::new();
-    let order = SWEEP_QDS[1..].iter().chain(SWEEP_QDS[1..].iter().rev());
-    for (i, &qd) in order.enumerate() {
-        let name = format!("QD{qd} 8 KiB random read");
-        bar.set_message(name.clone());
-        let mut p = RandIo::new(qd, blocks, 0.0, u64::from(qd) + 100 * i as u64);
-        match closed_loop(&name, dev.as_mut(), &mut p, length / 2, 0, stop, &bar)? {
-            Some(r) => passes.push(r),
-            None => return Ok(None),
-        }
-    }
+    let Some(best) = read_sweep(dev.as_mut(), blocks, length, stop, &bar)? else {
+        return Ok(None);
+    };
     let mut sweep = vec![(1u32, qd1_read.ops_per_s)];
-    for &qd in &SWEEP_QDS[1..] {
-        let name = format!("QD{qd} 8 KiB random read");
-        let best = passes
-            .iter()
-            .filter(|r| r.test == name)
-            .max_by(|a, b| a.ops_per_s.total_cmp(&b.ops_per_s))
-            .expect("two passes per depth")
-            .clone();
-        sweep.push((qd, best.ops_per_s));
-        tests.push(best);
+    for r in best {
+        sweep.push((r.0, r.1.ops_per_s));
+        tests.push(r.1);
     }
     let write16 = run!(
         "QD16 8 KiB random write".into(),
