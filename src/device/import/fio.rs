@@ -421,19 +421,7 @@ impl FioFile {
     /// the JSON object (fio's notes when its output went to a terminal) is
     /// skipped.
     pub fn parse(text: &str, origin: &str) -> Result<FioFile> {
-        let value: Value = match read_kept(text) {
-            Ok(v) => v,
-            // Valid JSON, but more of it than a fio output holds.
-            Err(e) if e.is_data() => bail!("{origin}: {e}"),
-            Err(first) => match text.find("\n{") {
-                Some(i) => read_kept(&text[i + 1..])
-                    .map_err(|_| anyhow!("{origin}: not valid JSON: {first}"))?,
-                None => bail!(
-                    "{origin}: not valid JSON: {first}; expected the output of \
-                     fio --output-format=json"
-                ),
-            },
-        };
+        let value = fio_json(text, origin)?;
         let Some(obj) = value.as_object() else {
             bail!("{origin}: not fio JSON output: the top level is not an object");
         };
@@ -474,63 +462,19 @@ impl FioFile {
                 problems.push(format!("{at} '{name}': error {err}"));
                 continue;
             }
-            let rw = opt_str(&opts, "rw")
-                .or_else(|| opt_str(&opts, "readwrite"))
-                .unwrap_or_else(|| "read".into());
-            let bs_text = opt_str(&opts, "bs")
-                .or_else(|| opt_str(&opts, "blocksize"))
-                .unwrap_or_else(|| "4k".into());
-            let mut parts = bs_text.split(',');
-            let first = parts.next().unwrap_or("4k");
-            let Some(bs_read) = parse_size(first) else {
-                problems.push(format!(
-                    "{at} '{name}': job options.bs: {bs_text:?} is not a block size pgiosim reads"
-                ));
-                continue;
-            };
-            let bs_write = match parts.next().filter(|s| !s.is_empty()) {
-                Some(w) => match parse_size(w) {
-                    Some(b) => b,
-                    None => {
-                        problems.push(format!(
-                            "{at} '{name}': job options.bs: {bs_text:?} is not a block size"
-                        ));
-                        continue;
-                    }
-                },
-                None => bs_read,
-            };
-            let num_opt = |k: &str| -> std::result::Result<u32, String> {
-                match opts.get(k) {
-                    None => Ok(1),
-                    Some(s) => s
-                        .trim()
-                        .parse::<u32>()
-                        .ok()
-                        .filter(|&n| n >= 1)
-                        .ok_or_else(|| {
-                            format!(
-                                "{at} '{name}': job options.{k}: {s:?} is not a whole number ≥ 1"
-                            )
-                        }),
-                }
-            };
-            let (iodepth, numjobs) = match (num_opt("iodepth"), num_opt("numjobs")) {
-                (Ok(a), Ok(b)) => (a, b),
-                (Err(e), _) | (_, Err(e)) => {
+            let JobOptions {
+                rw,
+                bs_read,
+                bs_write,
+                iodepth,
+                numjobs,
+                sync,
+            } = match job_options(&at, &name, &opts) {
+                Ok(o) => o,
+                Err(e) => {
                     problems.push(e);
                     continue;
                 }
-            };
-            let set = |k: &str| opts.get(k).is_some_and(|v| v != "0");
-            let sync = if set("fdatasync") {
-                "fdatasync"
-            } else if set("fsync") {
-                "fsync"
-            } else if set("sync") && opts.get("sync").is_some_and(|v| v != "none") {
-                "sync"
-            } else {
-                ""
             };
             let read = match dir_figures(j.get("read"), &format!("{at}.read")) {
                 Ok(d) => d,
@@ -599,15 +543,7 @@ impl FioFile {
                 }
             );
         }
-        let disks = obj
-            .get("disk_util")
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|d| d.get("name").and_then(Value::as_str).map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let disks = disk_names(obj);
         Ok(FioFile {
             origin: origin.to_string(),
             version,
@@ -620,6 +556,111 @@ impl FioFile {
             jobs: out,
         })
     }
+}
+
+/// The JSON object of a fio output, skipping text before it (fio's notes
+/// when its output went to a terminal).
+fn fio_json(text: &str, origin: &str) -> Result<Value> {
+    Ok(match read_kept(text) {
+        Ok(v) => v,
+        // Valid JSON, but more of it than a fio output holds.
+        Err(e) if e.is_data() => bail!("{origin}: {e}"),
+        Err(first) => match text.find("\n{") {
+            Some(i) => read_kept(&text[i + 1..])
+                .map_err(|_| anyhow!("{origin}: not valid JSON: {first}"))?,
+            None => bail!(
+                "{origin}: not valid JSON: {first}; expected the output of \
+                 fio --output-format=json"
+            ),
+        },
+    })
+}
+
+/// The disks fio's `disk_util` names.
+fn disk_names(obj: &serde_json::Map<String, Value>) -> Vec<String> {
+    obj.get("disk_util")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|d| d.get("name").and_then(Value::as_str).map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A job's options as pgiosim reads them.
+struct JobOptions {
+    rw: String,
+    bs_read: u64,
+    bs_write: u64,
+    iodepth: u32,
+    numjobs: u32,
+    sync: &'static str,
+}
+
+/// The options of job `at` (`name`) that say what it measured; an error
+/// names the option and its value.
+fn job_options(
+    at: &str,
+    name: &str,
+    opts: &BTreeMap<String, String>,
+) -> std::result::Result<JobOptions, String> {
+    let rw = opt_str(opts, "rw")
+        .or_else(|| opt_str(opts, "readwrite"))
+        .unwrap_or_else(|| "read".into());
+    let bs_text = opt_str(opts, "bs")
+        .or_else(|| opt_str(opts, "blocksize"))
+        .unwrap_or_else(|| "4k".into());
+    let mut parts = bs_text.split(',');
+    let first = parts.next().unwrap_or("4k");
+    let Some(bs_read) = parse_size(first) else {
+        return Err(format!(
+            "{at} '{name}': job options.bs: {bs_text:?} is not a block size pgiosim reads"
+        ));
+    };
+    let bs_write = match parts.next().filter(|s| !s.is_empty()) {
+        Some(w) => match parse_size(w) {
+            Some(b) => b,
+            None => {
+                return Err(format!(
+                    "{at} '{name}': job options.bs: {bs_text:?} is not a block size"
+                ));
+            }
+        },
+        None => bs_read,
+    };
+    let num_opt = |k: &str| -> std::result::Result<u32, String> {
+        match opts.get(k) {
+            None => Ok(1),
+            Some(s) => s
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n >= 1)
+                .ok_or_else(|| {
+                    format!("{at} '{name}': job options.{k}: {s:?} is not a whole number ≥ 1")
+                }),
+        }
+    };
+    let (iodepth, numjobs) = (num_opt("iodepth")?, num_opt("numjobs")?);
+    let set = |k: &str| opts.get(k).is_some_and(|v| v != "0");
+    let sync = if set("fdatasync") {
+        "fdatasync"
+    } else if set("fsync") {
+        "fsync"
+    } else if set("sync") && opts.get("sync").is_some_and(|v| v != "none") {
+        "sync"
+    } else {
+        ""
+    };
+    Ok(JobOptions {
+        rw,
+        bs_read,
+        bs_write,
+        iodepth,
+        numjobs,
+        sync,
+    })
 }
 
 mod build;
