@@ -158,46 +158,7 @@ impl Database {
                     return;
                 }
                 Step::RoundTrip => {
-                    let writers_cpu = self.writes_cost_cpu();
-                    let cl = &mut self.clients[ci];
-                    cl.pc += 1;
-                    let rt = self.cfg.round_trip;
-                    // With a core for every client (and for the WAL flush leaders)
-                    // the CPU never queues, so a round trip and the CPU burst
-                    // after it are one timer: same result, half the events
-                    // (this is most of `model`'s work on a cached data set).
-                    // Each background writer has at most one burst of its own.
-                    if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
-                        && self.cfg.cpus
-                            >= self.cfg.clients
-                                + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
-                                + if writers_cpu { WRITERS as u32 } else { 0 }
-                        && demand > 0
-                    {
-                        cl.pc += 1;
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Cpu;
-                        let demand = self.cfg.cpu_growth.statement(demand, self.active);
-                        if self.prefetching {
-                            self.prefetch_buffers(ci);
-                        }
-                        let finish = self
-                            .cpu
-                            .request(now + rt, Proc::Backend(c).into(), demand)
-                            .expect("a free core for every client");
-                        self.set_timer(
-                            finish,
-                            Timer::RoundTripThenCpu {
-                                client: c,
-                                cpu_start: now + rt,
-                            },
-                        );
-                        return;
-                    }
-                    if rt > 0 {
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Timer;
-                        self.set_timer(now + rt, Timer::Resume(c));
+                    if self.round_trip(now, c) {
                         return;
                     }
                 }
@@ -229,55 +190,7 @@ impl Database {
                 }
                 Step::Modify { block, wal_bytes } | Step::Extend { block, wal_bytes } => {
                     let extend = matches!(step, Step::Extend { .. });
-                    let Some(b) = self.access(now, c, block, extend) else {
-                        return;
-                    };
-                    if self.recovery.is_some() {
-                        // Redo writes no WAL: the page's LSN is its
-                        // record's, the replay position, which writing it
-                        // must see covered by minRecoveryPoint.
-                        let lsn = self.recovery.as_ref().map_or(0, Recovery::replayed);
-                        self.pool.mark_dirty(b, lsn);
-                        self.pool.unpin(b);
-                        self.clients[ci].pc += 1;
-                        continue;
-                    }
-                    // First change since the redo point: log the whole page
-                    // (a new page is initialised by its record instead).
-                    if !extend {
-                        self.count_dead_tuple(block);
-                    }
-                    let first_touch = self.touched.insert(block);
-                    let mut bytes = wal_bytes as u64;
-                    let image = first_touch && !extend && self.cfg.full_page_writes;
-                    if image {
-                        bytes += self.fpi_bytes;
-                        self.stats.counters.full_page_images += 1;
-                    }
-                    // A page changed by another page's record (the new home
-                    // of a moved row) takes that record's LSN: no record of its own.
-                    let lsn = if bytes == 0 {
-                        self.wal.insert_lsn()
-                    } else {
-                        self.wal.insert(bytes)
-                    };
-                    if image {
-                        self.log_image(lsn, self.fpi_bytes);
-                    }
-                    self.stats.second(now).wal_bytes += bytes;
-                    self.pool.mark_dirty(b, lsn);
-                    self.pool.unpin(b);
-                    let wal_cpu =
-                        if self.cfg.reclaim_cpu.per_kib_written > 0 && self.os_cache.is_full() {
-                            bytes * self.cfg.reclaim_cpu.per_kib_written / 1024
-                        } else {
-                            0
-                        };
-                    let cl = &mut self.clients[ci];
-                    cl.wal_cpu_due += wal_cpu;
-                    cl.has_xid = true;
-                    cl.pc += 1;
-                    if !self.wal_space(now, c) {
+                    if self.modify(now, c, block, wal_bytes, extend) {
                         return;
                     }
                 }
@@ -324,37 +237,9 @@ impl Database {
                     }
                 }
                 Step::ReadWal { bytes } => {
-                    let Some(rec) = self.recovery.as_mut() else {
-                        self.clients[ci].pc += 1;
-                        continue;
-                    };
-                    let need = rec.need_wal(u64::from(bytes));
-                    if let Some(w) = need.issue {
-                        rec.wal_issued(w);
-                        let (segment, offset) = w.place(self.cfg.wal_segments);
-                        self.issue(
-                            IoKind::WalRead {
-                                segment,
-                                offset,
-                                len: w.len,
-                            },
-                            Purpose::WalRead { client: c },
-                            now,
-                        );
-                    }
-                    if need.wait {
-                        // The WAL read's wait: `other` in the breakdown,
-                        // which has no client round trip in recovery.
-                        let cl = &mut self.clients[ci];
-                        cl.clock.switch(now, Bucket::Other);
-                        cl.wait = Wait::Read;
+                    if self.read_wal(now, c, bytes) {
                         return;
                     }
-                    if let Some(rec) = self.recovery.as_mut() {
-                        rec.replay(u64::from(bytes));
-                    }
-                    self.stats.second(now).wal_bytes += u64::from(bytes);
-                    self.clients[ci].pc += 1;
                 }
                 Step::Prefetch(block) => {
                     self.clients[ci].pc += 1;
@@ -362,6 +247,150 @@ impl Database {
                 }
             }
         }
+    }
+
+    /// Client `c`'s round trip to pgbench: true when it now waits (a timer,
+    /// or the round trip and the CPU burst after it as one).
+    fn round_trip(&mut self, now: Nanos, c: u32) -> bool {
+        let writers_cpu = self.writes_cost_cpu();
+        let ci = c as usize;
+        let cl = &mut self.clients[ci];
+        cl.pc += 1;
+        let rt = self.cfg.round_trip;
+        // With a core for every client (and for the WAL flush leaders)
+        // the CPU never queues, so a round trip and the CPU burst
+        // after it are one timer: same result, half the events
+        // (this is most of `model`'s work on a cached data set).
+        // Each background writer has at most one burst of its own.
+        if let Some(&Step::Cpu(demand)) = cl.steps.get(cl.pc)
+            && self.cfg.cpus
+                >= self.cfg.clients
+                    + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
+                    + if writers_cpu { WRITERS as u32 } else { 0 }
+            && demand > 0
+        {
+            cl.pc += 1;
+            cl.clock.switch(now, Bucket::Other);
+            cl.wait = Wait::Cpu;
+            let demand = self.cfg.cpu_growth.statement(demand, self.active);
+            if self.prefetching {
+                self.prefetch_buffers(ci);
+            }
+            let finish = self
+                .cpu
+                .request(now + rt, Proc::Backend(c).into(), demand)
+                .expect("a free core for every client");
+            self.set_timer(
+                finish,
+                Timer::RoundTripThenCpu {
+                    client: c,
+                    cpu_start: now + rt,
+                },
+            );
+            return true;
+        }
+        if rt > 0 {
+            cl.clock.switch(now, Bucket::Other);
+            cl.wait = Wait::Timer;
+            self.set_timer(now + rt, Timer::Resume(c));
+            return true;
+        }
+        false
+    }
+
+    /// Client `c` changes `block` (a new page when `extend`), logging
+    /// `wal_bytes`: true when it now waits (for the page, or for WAL space).
+    fn modify(&mut self, now: Nanos, c: u32, block: u64, wal_bytes: u32, extend: bool) -> bool {
+        let ci = c as usize;
+        let Some(b) = self.access(now, c, block, extend) else {
+            return true;
+        };
+        if self.recovery.is_some() {
+            // Redo writes no WAL: the page's LSN is its
+            // record's, the replay position, which writing it
+            // must see covered by minRecoveryPoint.
+            let lsn = self.recovery.as_ref().map_or(0, Recovery::replayed);
+            self.pool.mark_dirty(b, lsn);
+            self.pool.unpin(b);
+            self.clients[ci].pc += 1;
+            return false;
+        }
+        // First change since the redo point: log the whole page
+        // (a new page is initialised by its record instead).
+        if !extend {
+            self.count_dead_tuple(block);
+        }
+        let first_touch = self.touched.insert(block);
+        let mut bytes = wal_bytes as u64;
+        let image = first_touch && !extend && self.cfg.full_page_writes;
+        if image {
+            bytes += self.fpi_bytes;
+            self.stats.counters.full_page_images += 1;
+        }
+        // A page changed by another page's record (the new home
+        // of a moved row) takes that record's LSN: no record of its own.
+        let lsn = if bytes == 0 {
+            self.wal.insert_lsn()
+        } else {
+            self.wal.insert(bytes)
+        };
+        if image {
+            self.log_image(lsn, self.fpi_bytes);
+        }
+        self.stats.second(now).wal_bytes += bytes;
+        self.pool.mark_dirty(b, lsn);
+        self.pool.unpin(b);
+        let wal_cpu = if self.cfg.reclaim_cpu.per_kib_written > 0 && self.os_cache.is_full() {
+            bytes * self.cfg.reclaim_cpu.per_kib_written / 1024
+        } else {
+            0
+        };
+        let cl = &mut self.clients[ci];
+        cl.wal_cpu_due += wal_cpu;
+        cl.has_xid = true;
+        cl.pc += 1;
+        if !self.wal_space(now, c) {
+            return true;
+        }
+        false
+    }
+
+    /// The startup process (client `c`) replays `bytes` of WAL, reading
+    /// ahead: true when it now waits for the read.
+    fn read_wal(&mut self, now: Nanos, c: u32, bytes: u32) -> bool {
+        let ci = c as usize;
+        let Some(rec) = self.recovery.as_mut() else {
+            self.clients[ci].pc += 1;
+            return false;
+        };
+        let need = rec.need_wal(u64::from(bytes));
+        if let Some(w) = need.issue {
+            rec.wal_issued(w);
+            let (segment, offset) = w.place(self.cfg.wal_segments);
+            self.issue(
+                IoKind::WalRead {
+                    segment,
+                    offset,
+                    len: w.len,
+                },
+                Purpose::WalRead { client: c },
+                now,
+            );
+        }
+        if need.wait {
+            // The WAL read's wait: `other` in the breakdown,
+            // which has no client round trip in recovery.
+            let cl = &mut self.clients[ci];
+            cl.clock.switch(now, Bucket::Other);
+            cl.wait = Wait::Read;
+            return true;
+        }
+        if let Some(rec) = self.recovery.as_mut() {
+            rec.replay(u64::from(bytes));
+        }
+        self.stats.second(now).wal_bytes += u64::from(bytes);
+        self.clients[ci].pc += 1;
+        false
     }
 
     /// Get `block` into a pinned, valid buffer for client `c`; None if the
