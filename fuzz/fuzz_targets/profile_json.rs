@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pgiosim::device::{DeviceModel, Op, Profile};
+use pgiosim::device::{summary, DeviceModel, Op, Profile};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -16,7 +16,7 @@ fuzz_target!(|data: &[u8]| {
             return;
         }
     };
-    let _ = profile.summary_line();
+    let _ = summary::line(&profile);
     let _ = profile.caps_text();
     let _ = profile.to_json();
     for op in [Op::Read, Op::Write, Op::Flush] {
