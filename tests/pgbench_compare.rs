@@ -62,6 +62,9 @@ fn pgbench_compare_small_run() {
             "3",
             "--repeat",
             "2",
+            "--memory",
+            "1GB",
+            "--by-minute",
         ])
         .arg("--workdir")
         .arg(work.path())
@@ -90,6 +93,29 @@ fn pgbench_compare_small_run() {
         stdout.contains("checks vs real"),
         "no table on stdout:\n{stdout}"
     );
+    // --by-minute: one table per cell, its first minute with the real and
+    // the run side's tps.
+    for clients in [1, 4] {
+        let head = format!("s1 c{clients} local by minute");
+        let table = stdout
+            .split_once(&head)
+            .unwrap_or_else(|| panic!("no {head:?} table:\n{stdout}"))
+            .1;
+        let first = table
+            .lines()
+            .find(|l| l.trim_start().starts_with("1 "))
+            .unwrap_or_else(|| panic!("no minute 1 in {head:?}:\n{stdout}"));
+        let tps: Vec<f64> = first
+            .split_whitespace()
+            .skip(1)
+            .take(2)
+            .map(|v| v.trim().replace(',', "").parse().unwrap_or(0.0))
+            .collect();
+        assert!(
+            tps.len() == 2 && tps.iter().all(|&t| t > 0.0),
+            "{head}: minute 1 has no real and run tps: {first:?}"
+        );
+    }
 
     let doc: Value =
         serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON written"))
@@ -157,6 +183,14 @@ fn pgbench_compare_small_run() {
         // --repeat 2: both real runs are kept, and the one checked is the
         // median (for two runs, the slower), so a fast outlier cannot flatter
         // pgiosim.
+        // --memory 1GB went to each run's cgroup, and the server log was read
+        // for checkpoint starts (none are due in 4 s).
+        assert_eq!(cell["real"]["raw"]["memory_limit_bytes"], 1u64 << 30, "{tag}");
+        assert!(
+            cell["real"]["raw"]["checkpoint_starts_s"].is_array(),
+            "{tag}: {}",
+            cell["real"]["raw"]
+        );
         let reps = cell["real"]["repeats"].as_array().expect("repeats");
         assert_eq!(reps.len(), 2, "{tag}: {reps:?}");
         let medians: Vec<_> = reps.iter().filter(|r| r["median"] == true).collect();
