@@ -50,6 +50,7 @@ mod pgbench_threads;
 mod proc;
 mod vacuum_worker;
 mod wal_flush;
+mod walwriter;
 mod warmup;
 use backends::{Client, Wait};
 use bgwriter_proc::BgWriterProc;
@@ -61,6 +62,7 @@ use proc::{Background, Proc, WRITERS};
 use vacuum_worker::VacuumWorker;
 pub use vacuum_worker::{VacuumEvent, VacuumPhaseStats, VacuumSummary};
 use wal_flush::WalLeader;
+use walwriter::WalWriter;
 
 /// Buffer-pool and page-cache state above which transactions prefetch the
 /// lines they will touch: past a core's own cache (L2, 1-2 MB on today's
@@ -125,6 +127,7 @@ pub struct Database {
     writer_cpu: [(bool, Nanos); WRITERS],
     /// The backend that leads the next WAL flush, while it wakes.
     wal_leader: WalLeader,
+    walwriter: WalWriter,
     /// pgbench's worker threads on the database host (`-j`); none when the
     /// client's CPU is part of each statement's.
     threads: Vec<PgbenchThread>,
@@ -205,6 +208,7 @@ impl Database {
             bgwriter: BgWriterProc::new(&cfg),
             writer_cpu: [(false, 0); WRITERS],
             wal_leader: WalLeader::default(),
+            walwriter: WalWriter::new(cfg.wal_writer_delay, cfg.wal_writer_flush_after),
             threads: (0..cfg.client_threads)
                 .map(|_| PgbenchThread::default())
                 .collect(),
@@ -255,7 +259,7 @@ impl Database {
         let next = db.checkpointer.policy.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
         db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
-        db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
+        db.set_timer(db.walwriter.first_wake(0), Timer::WalWriter);
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
         match &db.cfg.mode {
             Mode::Bench if db.cfg.autovacuum => {
@@ -541,7 +545,11 @@ impl Database {
             Timer::CommitDelay => self.wal.handle_delay_done(),
             Timer::Checkpointer(generation) => self.checkpointer_wake(now, generation),
             Timer::BgWriter => self.bgwriter_wake(now),
-            Timer::WalWriter => self.wal_writer_wake(now),
+            Timer::WalWriter => {
+                let next = self.walwriter.handle_timeout(now);
+                self.wal.request_background_flush();
+                self.set_timer(next, Timer::WalWriter);
+            }
             Timer::Autovacuum => {
                 self.autovacuum_launch(now);
                 self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
@@ -583,6 +591,53 @@ impl Database {
             if self.ready.is_empty() {
                 return;
             }
+        }
+    }
+
+    /// Client `c` can go on (its latch is set): it joins the ready queue,
+    /// unless it stopped.
+    fn make_ready(&mut self, c: u32) {
+        let cl = &mut self.clients[c as usize];
+        if cl.wait != Wait::Stopped {
+            cl.wait = Wait::Running;
+            self.ready.push_back(c);
+        }
+    }
+
+    /// WAL became durable far enough for `w`: the process that waited for
+    /// it wakes.
+    fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
+        match w {
+            Waiter::Client(c) => {
+                let cl = &self.clients[c as usize];
+                match cl.wait {
+                    Wait::CommitFlush => {
+                        // The committer wakes and goes on with what follows
+                        // its commit record (the rest of the commit's CPU;
+                        // then the transaction ends and its locks go).
+                        self.stats.counters.sync_commits += 1;
+                        self.commit_flushed(now, c);
+                    }
+                    Wait::VictimFlush => self.start_victim_write(now, c),
+                    Wait::WalSpace => self.make_ready(c),
+                    other => panic!("client {c} woken by WAL flush while in {other:?}"),
+                }
+            }
+            Waiter::Checkpointer => self.checkpointer_flushed(now),
+            Waiter::Vacuum => self.vacuum_write(now),
+            Waiter::BgWriter => self.bgwriter_flushed(now),
+        }
+    }
+
+    /// A row version in `block` died (an UPDATE or DELETE): count it
+    /// against its table (n_dead_tup) for autovacuum.
+    fn count_dead_tuple(&mut self, block: u64) {
+        if let Some(i) = self
+            .tables
+            .iter()
+            .position(|t| block >= t.first && block < t.first + t.pages)
+        {
+            self.dead[i] += 1;
         }
     }
 

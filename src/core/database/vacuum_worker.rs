@@ -209,18 +209,6 @@ impl Database {
         self.vacuum_step(now);
     }
 
-    /// A row version in `block` died (an UPDATE or DELETE): count it
-    /// against its table (n_dead_tup) for autovacuum.
-    pub(super) fn count_dead_tuple(&mut self, block: u64) {
-        if let Some(i) = self
-            .tables
-            .iter()
-            .position(|t| block >= t.first && block < t.first + t.pages)
-        {
-            self.dead[i] += 1;
-        }
-    }
-
     /// The autovacuum launcher wakes: start a worker on the first table past
     /// its dead-tuple threshold, if none is running (one worker modelled).
     pub(super) fn autovacuum_launch(&mut self, now: Nanos) {
