@@ -49,6 +49,7 @@ mod io_table;
 mod pgbench_threads;
 mod proc;
 mod vacuum_worker;
+mod wakeups;
 mod wal_flush;
 mod walwriter;
 mod warmup;
@@ -209,9 +210,7 @@ impl Database {
             writer_cpu: [(false, 0); WRITERS],
             wal_leader: WalLeader::default(),
             walwriter: WalWriter::new(cfg.wal_writer_delay, cfg.wal_writer_flush_after),
-            threads: (0..cfg.client_threads)
-                .map(|_| PgbenchThread::default())
-                .collect(),
+            threads: (0..cfg.client_threads).map(PgbenchThread::new).collect(),
             stats: Stats::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],

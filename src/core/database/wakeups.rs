@@ -1,0 +1,58 @@
+//! The loop's side of the background processes: how an event reaches each
+//! process's component and how what it answers is applied to the shared
+//! memory (buffer pool, WAL, CPU, I/O table, timers) and to the processes it
+//! wakes. In PostgreSQL's terms, the latches: a process never calls into
+//! another's file; it sets a latch, and the loop here delivers it.
+
+use super::pgbench_threads::ThreadCpu;
+use super::*;
+
+impl Database {
+    /// Backend `c` sent its reply: it waits for pgbench's thread `t` to
+    /// read it and send the next statement.
+    pub(super) fn thread_reply(&mut self, now: Nanos, t: usize, c: u32) {
+        let th = &mut self.threads[t];
+        let p = th.proc();
+        let core = th.handle_reply(now, c, &mut self.cpu, self.cfg.client_cpu);
+        self.thread_core(now, p, core);
+    }
+
+    /// pgbench's thread `t` sent its client's next statement, which wakes
+    /// the backend. True if its core is dealt with (it goes on to the next
+    /// waiting client, there or queued for a core); false if it goes idle
+    /// (the caller frees the core).
+    pub(super) fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
+        let (c, spent) = self.threads[t].handle_served(now);
+        // The statement wakes the backend, on another core if one is idle
+        // (Linux's select_idle_sibling), else queued behind the thread,
+        // which is about to sleep. A wake-up onto an idle virtual CPU
+        // costs CPU (docs/validation.md, 2026-12-04, "The reference
+        // machine's process figures"), so the calibrated round trip
+        // (1-client latency less CPU and waits) is CPU added to the
+        // backend's next burst when a core was idle, and nothing when none
+        // was.
+        self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
+        self.make_ready(c);
+        self.stats.counters.client_thread_time.record(spent);
+        let th = &mut self.threads[t];
+        let p = th.proc();
+        let core = th.serve_next(now, &mut self.cpu, self.cfg.client_cpu);
+        self.thread_core(now, p, core)
+    }
+
+    /// Apply what thread `p`'s core does next: true unless it went idle.
+    fn thread_core(&mut self, now: Nanos, p: Proc, core: ThreadCpu) -> bool {
+        match core {
+            ThreadCpu::Idle => false,
+            ThreadCpu::Until(finish) => {
+                self.set_timer(finish, Timer::CpuDone(p));
+                true
+            }
+            ThreadCpu::Queued => true,
+            ThreadCpu::HandedOn(next) => {
+                self.cpu_handed_on(now, next);
+                true
+            }
+        }
+    }
+}
