@@ -22,7 +22,6 @@ use rand::SeedableRng;
 
 use super::SimRng;
 use super::archive::{ArchiveAction, ArchiveTimer, Archiver};
-use super::bgwriter::BgWriter;
 use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
@@ -257,7 +256,7 @@ impl Database {
         }
         let next = db.checkpointer.policy.next_timed();
         db.set_timer(next, Timer::Checkpointer(0));
-        db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
+        db.set_timer(db.bgwriter.first_wake(0), Timer::BgWriter);
         db.set_timer(db.walwriter.first_wake(0), Timer::WalWriter);
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
         match &db.cfg.mode {

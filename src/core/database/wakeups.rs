@@ -55,4 +55,52 @@ impl Database {
             }
         }
     }
+
+    /// bgwriter_delay is over: the background writer plans a round and
+    /// starts it, unless its last one is still writing; it sleeps again
+    /// either way.
+    pub(super) fn bgwriter_wake(&mut self, now: Nanos) {
+        let (round, next) = self.bgwriter.handle_timeout(now, &mut self.pool);
+        if round {
+            self.bgwriter_next(now);
+        }
+        self.set_timer(next, Timer::BgWriter);
+    }
+
+    /// The background writer's next write of its round, if any: it goes
+    /// out once the WAL covering it is durable.
+    fn bgwriter_next(&mut self, now: Nanos) {
+        let Some(w) = self.bgwriter.next_write(&mut self.pool) else {
+            return;
+        };
+        if self.flush_for_write(now, w.lsn, Waiter::BgWriter) {
+            self.bgwrite(now, w.buf, w.block);
+        } else {
+            self.bgwriter.wait_for_wal(w.buf, w.block);
+        }
+    }
+
+    /// The background writer's write of `buf` (`block`) is done: the next
+    /// one goes.
+    pub(super) fn bgwrite_done(&mut self, now: Nanos, buf: BufId, block: u64) {
+        self.pool.write_done(buf);
+        self.os_cache.write(block);
+        self.writer_cpu(now, Background::BgWriter);
+        self.stats.counters.bgwriter_writes += 1;
+        self.bgwriter.handle_write_done(buf);
+        self.bgwriter_next(now);
+    }
+
+    /// The WAL the background writer waited for is durable: the write it
+    /// held back goes out.
+    pub(super) fn bgwriter_flushed(&mut self, now: Nanos) {
+        let (buf, block) = self.bgwriter.handle_wal_flushed();
+        self.bgwrite(now, buf, block);
+    }
+
+    /// The background writer writes `buf` (`block`), whose WAL is durable.
+    fn bgwrite(&mut self, now: Nanos, buf: BufId, block: u64) {
+        let kind = self.bgwriter.write(buf, block);
+        self.issue(kind, Purpose::BgWrite { buf, block }, now);
+    }
 }
