@@ -25,7 +25,7 @@ use super::archive::{ArchiveAction, ArchiveTimer, Archiver};
 use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
-use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
+use super::checkpointer::Trigger;
 use super::config::{CoreConfig, Mode};
 use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
@@ -254,8 +254,8 @@ impl Database {
         if db.cfg.os_cache_after_load {
             db.warm_os_cache();
         }
-        let next = db.checkpointer.policy.next_timed();
-        db.set_timer(next, Timer::Checkpointer(0));
+        let (next, generation) = db.checkpointer.first_wake();
+        db.set_timer(next, Timer::Checkpointer(generation));
         db.set_timer(db.bgwriter.first_wake(0), Timer::BgWriter);
         db.set_timer(db.walwriter.first_wake(0), Timer::WalWriter);
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
@@ -439,7 +439,7 @@ impl Database {
     /// Checkpoints so far; past `SERIES_MAX_POINTS` of them, every
     /// second (fourth, ...) one, spread over the whole run.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {
-        self.checkpointer.events.as_slice()
+        self.checkpointer.events()
     }
 
     /// The workload being run.

@@ -4,6 +4,7 @@
 //! wakes. In PostgreSQL's terms, the latches: a process never calls into
 //! another's file; it sets a latch, and the loop here delivers it.
 
+use super::checkpointer_proc::{CkptFlushed, CkptStep};
 use super::pgbench_threads::ThreadCpu;
 use super::*;
 
@@ -102,5 +103,112 @@ impl Database {
     fn bgwrite(&mut self, now: Nanos, buf: BufId, block: u64) {
         let kind = self.bgwriter.write(buf, block);
         self.issue(kind, Purpose::BgWrite { buf, block }, now);
+    }
+
+    /// The checkpointer's wake-up timer of `generation` fired.
+    pub(super) fn checkpointer_wake(&mut self, now: Nanos, generation: u64) {
+        if self.checkpointer.handle_wake(generation) {
+            self.checkpointer_step(now);
+        }
+    }
+
+    /// A checkpoint is due that the sleeping checkpointer has not started.
+    pub(super) fn checkpoint_due(&self, now: Nanos) -> bool {
+        self.checkpointer.is_due(now, self.ckpt_lsn())
+    }
+
+    /// The WAL position checkpoints are measured by: the insert position,
+    /// or in recovery the replay position (a restartpoint is due after
+    /// max_wal_size's share of replayed WAL, as CheckPointSegments counts
+    /// it, or after checkpoint_timeout).
+    fn ckpt_lsn(&self) -> Lsn {
+        match &self.recovery {
+            Some(r) => r.replayed(),
+            None => self.wal.insert_lsn(),
+        }
+    }
+
+    /// The checkpointer is free to act at `now`.
+    pub(super) fn checkpointer_step(&mut self, now: Nanos) {
+        let lsn = self.ckpt_lsn();
+        let (started, step) = self.checkpointer.handle_free(now, lsn, &mut self.pool);
+        if let Some(trigger) = started {
+            // The redo point is the current insert position; every page
+            // changed after it gets a full-page image on its first change.
+            self.touched.clear();
+            let counters = &mut self.stats.counters;
+            counters.checkpoints_started += 1;
+            match trigger {
+                Trigger::Timed => counters.checkpoints_timed += 1,
+                Trigger::Wal => counters.checkpoints_requested += 1,
+            }
+            self.stats.second(now).checkpoint_starts += 1;
+        }
+        match step {
+            CkptStep::Sleep { at, generation } => {
+                self.set_timer(at, Timer::Checkpointer(generation))
+            }
+            CkptStep::Write { buf, block, lsn } => {
+                if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
+                    self.checkpoint_write(now, buf, block);
+                } else {
+                    self.checkpointer.wait_for_wal(buf, block);
+                }
+            }
+            CkptStep::Sync => {
+                self.stats.counters.data_syncs += 1;
+                self.issue(IoKind::DataSync, Purpose::DataSync, now);
+            }
+            CkptStep::Wait => {}
+        }
+    }
+
+    /// The checkpoint's write of `buf` (`block`) is done: it sleeps until
+    /// the next write is due on its schedule, or writes on if behind.
+    pub(super) fn checkpoint_write_done(&mut self, now: Nanos, buf: BufId, block: u64) {
+        self.pool.write_done(buf);
+        self.os_cache.write(block);
+        self.writer_cpu(now, Background::Checkpointer);
+        self.stats.counters.checkpoint_writes += 1;
+        match self.checkpointer.handle_write_done(now, self.ckpt_lsn()) {
+            Some((at, generation)) => self.set_timer(at, Timer::Checkpointer(generation)),
+            None => self.checkpointer_step(now),
+        }
+    }
+
+    /// The data files are synced: the checkpoint record is logged, and the
+    /// checkpointer waits for it to be durable.
+    pub(super) fn checkpoint_synced(&mut self, now: Nanos) {
+        self.checkpointer.handle_synced();
+        let lsn = self
+            .wal
+            .insert(self.workload.checkpoint_record_bytes() as u64);
+        if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
+            self.checkpoint_done(now);
+        }
+    }
+
+    /// The checkpoint record is durable: the checkpoint is done, and the
+    /// checkpointer acts again.
+    fn checkpoint_done(&mut self, now: Nanos) {
+        self.checkpointer.handle_record_flushed(now);
+        self.stats.counters.checkpoints_done += 1;
+        self.stats.second(now).checkpoint_ends += 1;
+        self.checkpointer_step(now);
+    }
+
+    /// The checkpointer writes `buf` (`block`), whose WAL is durable.
+    fn checkpoint_write(&mut self, now: Nanos, buf: BufId, block: u64) {
+        let kind = self.checkpointer.write(block);
+        self.issue(kind, Purpose::CheckpointWrite { buf, block }, now);
+    }
+
+    /// The WAL the checkpointer waited for is durable: the write it held
+    /// back goes out, or the checkpoint record is safe.
+    pub(super) fn checkpointer_flushed(&mut self, now: Nanos) {
+        match self.checkpointer.handle_wal_flushed() {
+            CkptFlushed::Write { buf, block } => self.checkpoint_write(now, buf, block),
+            CkptFlushed::Record => self.checkpoint_done(now),
+        }
     }
 }
