@@ -41,6 +41,7 @@ use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 use super::writeback::{WritebackContext, Writer};
 
+mod autovacuum;
 mod backends;
 mod bgwriter_proc;
 mod checkpointer_proc;
@@ -52,6 +53,7 @@ mod wakeups;
 mod wal_flush;
 mod walwriter;
 mod warmup;
+use autovacuum::AutovacuumLauncher;
 use backends::{Client, Wait};
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
@@ -137,6 +139,7 @@ pub struct Database {
     dead: Vec<u64>,
     /// The vacuum worker (autovacuum's, or the one-shot VACUUM).
     vacuum: VacuumWorker,
+    autovacuum: AutovacuumLauncher,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
     /// Clients inside a transaction (not waiting for their scheduled start,
@@ -217,6 +220,11 @@ impl Database {
                 writeback: WritebackContext::new(Writer::Vacuum, cfg.backend_flush_after),
                 ..VacuumWorker::default()
             },
+            autovacuum: AutovacuumLauncher::new(
+                cfg.autovacuum_naptime,
+                cfg.autovacuum_cost_limit,
+                cfg.autovacuum_cost_delay,
+            ),
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
@@ -261,7 +269,7 @@ impl Database {
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
         match &db.cfg.mode {
             Mode::Bench if db.cfg.autovacuum => {
-                db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
+                db.set_timer(db.autovacuum.first_wake(0), Timer::Autovacuum);
             }
             Mode::Vacuum(v) => {
                 let v = v.clone();
@@ -548,10 +556,7 @@ impl Database {
                 self.wal.request_background_flush();
                 self.set_timer(next, Timer::WalWriter);
             }
-            Timer::Autovacuum => {
-                self.autovacuum_launch(now);
-                self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
-            }
+            Timer::Autovacuum => self.autovacuum_wake(now),
             Timer::VacuumWake => self.vacuum_wake(now),
             Timer::Repl(t) => {
                 if let Some(r) = &mut self.repl {

@@ -211,4 +211,17 @@ impl Database {
             CkptFlushed::Record => self.checkpoint_done(now),
         }
     }
+
+    /// The autovacuum launcher's nap is over: it may hand the worker a
+    /// table to vacuum; it naps again either way.
+    pub(super) fn autovacuum_wake(&mut self, now: Nanos) {
+        let busy = self.vacuum.job.is_some();
+        let (job, next) = self
+            .autovacuum
+            .handle_timeout(now, busy, &self.tables, &mut self.dead);
+        if let Some(job) = job {
+            self.start_vacuum(now, job);
+        }
+        self.set_timer(next, Timer::Autovacuum);
+    }
 }
