@@ -404,7 +404,8 @@ fn defined(code: &str) -> BTreeSet<String> {
 /// defined in another: a method call (`.f(`, `Self::f(`) whose name only
 /// another process file defines, not the caller's own file, a shared file
 /// or the rest of the core (a name such as `write` that a core type also
-/// defines is not told apart).
+/// defines is not told apart; a process file's own function named as a
+/// standard library method, such as `take`, would be seen as called).
 fn cross_process_calls(
     files: &BTreeMap<String, String>,
     core_names: &BTreeSet<String>,

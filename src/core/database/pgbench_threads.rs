@@ -80,7 +80,7 @@ impl PgbenchThread {
             return ThreadCpu::Queued;
         }
         self.since = now;
-        self.take(now, cpu, demand, false)
+        self.take_client(now, cpu, demand, false)
     }
 
     /// Its CPU burst is over at `now`: the statement for the client it
@@ -97,12 +97,18 @@ impl PgbenchThread {
     /// The thread, on the core it still holds, takes its next waiting
     /// client, if any, and spends `demand` of CPU for it.
     pub(super) fn serve_next(&mut self, now: Nanos, cpu: &mut Cpu, demand: Nanos) -> ThreadCpu {
-        self.take(now, cpu, demand, true)
+        self.take_client(now, cpu, demand, true)
     }
 
     /// Take the next waiting client, if any, and spend its CPU: on the
     /// core the thread holds (`on_core`), or on one it asks for.
-    fn take(&mut self, now: Nanos, cpu: &mut Cpu, demand: Nanos, on_core: bool) -> ThreadCpu {
+    fn take_client(
+        &mut self,
+        now: Nanos,
+        cpu: &mut Cpu,
+        demand: Nanos,
+        on_core: bool,
+    ) -> ThreadCpu {
         debug_assert!(self.serving.is_none(), "one client at a time");
         let Some(c) = self.waiting.pop_front() else {
             return ThreadCpu::Idle;
