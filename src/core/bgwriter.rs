@@ -132,7 +132,7 @@ impl BgWriter {
                 None => {}
             }
         }
-        debug_assert!(
+        assert!(
             (0..=n).contains(&(abs(self.next_to_clean) - abs((hand, passes)))),
             "the writer's scan is neither behind the clock hand nor a lap ahead of it"
         );

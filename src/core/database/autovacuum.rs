@@ -48,7 +48,7 @@ impl AutovacuumLauncher {
         tables: &[TableHeap],
         dead: &mut [u64],
     ) -> (Option<VacuumJob>, Nanos) {
-        debug_assert_eq!(tables.len(), dead.len(), "a dead-tuple count a table");
+        assert_eq!(tables.len(), dead.len(), "a dead-tuple count a table");
         let next = now + self.naptime;
         if worker_busy {
             return (None, next);
@@ -59,7 +59,7 @@ impl AutovacuumLauncher {
         };
         let t = &tables[i];
         let share = vac::dirty_share(dead[i], t.pages);
-        debug_assert!((0.0..=1.0).contains(&share), "a share of pages: {share}");
+        assert!((0.0..=1.0).contains(&share), "a share of pages: {share}");
         dead[i] = 0;
         let cost = CostBalance::new(self.cost_limit, self.cost_delay);
         let job = VacuumJob::new(&t.name, t.first, t.pages, share, cost);

@@ -87,7 +87,7 @@ impl BgWriterProc {
     /// The next write of its round, the buffer's write started in `pool`;
     /// None when the round is over.
     pub(super) fn next_write(&mut self, pool: &mut BufferPool) -> Option<BgWrite> {
-        debug_assert!(self.busy && self.flush_wait.is_none() && self.writing.is_none());
+        assert!(self.busy && self.flush_wait.is_none() && self.writing.is_none());
         while let Some(buf) = self.queue.pop() {
             if pool.reusable(buf) != Some(true) {
                 continue;
@@ -102,7 +102,7 @@ impl BgWriterProc {
 
     /// It waits for the WAL to be durable before writing `buf` (`block`).
     pub(super) fn wait_for_wal(&mut self, buf: BufId, block: u64) {
-        debug_assert!(self.busy && self.writing.is_none());
+        assert!(self.busy && self.writing.is_none());
         self.flush_wait = Some((buf, block));
         self.check();
     }
@@ -115,8 +115,8 @@ impl BgWriterProc {
     /// Its write of `buf` (`block`), whose WAL is durable, goes out: the
     /// request to issue.
     pub(super) fn write(&mut self, buf: BufId, block: u64) -> IoKind {
-        debug_assert!(self.busy && self.flush_wait.is_none());
-        debug_assert!(self.writing.is_none(), "one write at a time");
+        assert!(self.busy && self.flush_wait.is_none());
+        assert!(self.writing.is_none(), "one write at a time");
         self.writing = Some(buf);
         self.writeback.write_page(block)
     }
@@ -124,7 +124,7 @@ impl BgWriterProc {
     /// Its write of `buf` is done: the loop asks for the next
     /// (`next_write`).
     pub(super) fn handle_write_done(&mut self, buf: BufId) {
-        debug_assert_eq!(self.writing, Some(buf), "the write it issued");
+        assert_eq!(self.writing, Some(buf), "the write it issued");
         self.writing = None;
         self.check();
     }
@@ -132,11 +132,11 @@ impl BgWriterProc {
     /// Its invariants: it writes or waits only inside a round, one buffer
     /// at a time.
     fn check(&self) {
-        debug_assert!(
+        assert!(
             !(self.flush_wait.is_some() && self.writing.is_some()),
             "the bgwriter both waits for WAL and writes"
         );
-        debug_assert!(
+        assert!(
             self.busy
                 || (self.queue.is_empty() && self.flush_wait.is_none() && self.writing.is_none()),
             "the bgwriter writes outside a round"

@@ -111,7 +111,7 @@ impl CheckpointerProc {
     /// Its wake-up timer of `generation` fired: true if it acts (no newer
     /// timer replaced that one, and it waits for nothing else).
     pub(super) fn handle_wake(&self, generation: u64) -> bool {
-        debug_assert!(generation <= self.generation, "a wake-up from the future");
+        assert!(generation <= self.generation, "a wake-up from the future");
         generation == self.generation && self.wait == CkptWait::Sleeping
     }
 
@@ -191,7 +191,7 @@ impl CheckpointerProc {
     /// sleeps until the time returned, a wake-up of the generation
     /// returned; behind, it writes on (None: the loop hands it `handle_free`).
     pub(super) fn handle_write_done(&mut self, now: Nanos, lsn: Lsn) -> Option<(Nanos, u64)> {
-        debug_assert_eq!(self.wait, CkptWait::Io, "a write it did not issue");
+        assert_eq!(self.wait, CkptWait::Io, "a write it did not issue");
         self.wait = CkptWait::Sleeping;
         if !self.policy.on_schedule(now, lsn) {
             return None;
@@ -203,7 +203,7 @@ impl CheckpointerProc {
     /// The data files are synced: it logs the checkpoint record (the loop
     /// inserts it) and waits for it to be durable.
     pub(super) fn handle_synced(&mut self) {
-        debug_assert_eq!(self.wait, CkptWait::Io, "a sync it did not issue");
+        assert_eq!(self.wait, CkptWait::Io, "a sync it did not issue");
         self.policy.synced();
         self.wait = CkptWait::Record;
         self.check();
@@ -212,7 +212,7 @@ impl CheckpointerProc {
     /// The checkpoint record is durable at `now`: the checkpoint is done
     /// (the loop then hands it `handle_free`).
     pub(super) fn handle_record_flushed(&mut self, now: Nanos) {
-        debug_assert_eq!(self.wait, CkptWait::Record);
+        assert_eq!(self.wait, CkptWait::Record);
         self.policy.finished();
         self.wait = CkptWait::Sleeping;
         if let Some(e) = self.events.last_mut() {
@@ -239,7 +239,7 @@ impl CheckpointerProc {
             CkptWait::Io => matches!(phase, Phase::Writing | Phase::Syncing),
             CkptWait::Record => phase == &Phase::Finishing,
         };
-        debug_assert!(ok, "checkpointer waits {:?} in {phase:?}", self.wait);
+        assert!(ok, "checkpointer waits {:?} in {phase:?}", self.wait);
     }
 }
 

@@ -71,7 +71,7 @@ impl PgbenchThread {
         cpu: &mut Cpu,
         demand: Nanos,
     ) -> ThreadCpu {
-        debug_assert!(
+        assert!(
             self.serving != Some(c) && !self.waiting.contains(&c),
             "client {c} waits for its thread twice"
         );
@@ -88,7 +88,7 @@ impl PgbenchThread {
     /// on (or waiting for) a core since it was last counted.
     pub(super) fn handle_served(&mut self, now: Nanos) -> (u32, Nanos) {
         let c = self.serving.take().expect("a client served");
-        debug_assert!(self.since <= now, "the thread's time runs forwards");
+        assert!(self.since <= now, "the thread's time runs forwards");
         let spent = now - self.since;
         self.since = now;
         (c, spent)
@@ -109,7 +109,7 @@ impl PgbenchThread {
         demand: Nanos,
         on_core: bool,
     ) -> ThreadCpu {
-        debug_assert!(self.serving.is_none(), "one client at a time");
+        assert!(self.serving.is_none(), "one client at a time");
         let Some(c) = self.waiting.pop_front() else {
             return ThreadCpu::Idle;
         };

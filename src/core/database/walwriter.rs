@@ -28,7 +28,7 @@ impl WalWriter {
             delay,
             flush_after_pages: (flush_after_bytes / PAGE_BYTES).max(1),
         };
-        debug_assert!(w.flush_after_pages >= 1, "a flush needs a page");
+        assert!(w.flush_after_pages >= 1, "a flush needs a page");
         w
     }
 
@@ -42,7 +42,7 @@ impl WalWriter {
     /// time returned.
     pub(super) fn handle_timeout(&self, now: Nanos) -> Nanos {
         let next = now + self.delay;
-        debug_assert!(next > now, "the WAL writer sleeps a positive delay");
+        assert!(next > now, "the WAL writer sleeps a positive delay");
         next
     }
 
