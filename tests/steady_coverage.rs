@@ -69,7 +69,12 @@ fn steady_coverage_checks_answers_against_longer_runs_of_other_seeds() {
     let mean = refs.iter().map(|r| f(&r["tps"])).sum::<f64>() / 2.0;
     let ref_tps = f(&case["ref_tps"]);
     assert!((ref_tps - mean).abs() < 1e-9 * mean, "{case}");
-    let own = refs.iter().map(|r| f(&r["ci95"]).powi(2)).sum::<f64>().sqrt() / 2.0;
+    let own = refs
+        .iter()
+        .map(|r| f(&r["ci95"]).powi(2))
+        .sum::<f64>()
+        .sqrt()
+        / 2.0;
     let u = f(&case["ref_ci95"]);
     assert!(u >= own * (1.0 - 1e-12), "{case}");
 
@@ -99,8 +104,46 @@ fn steady_coverage_checks_answers_against_longer_runs_of_other_seeds() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("talk-nvme"));
 }
 
+/// The script's arithmetic on figures whose verdicts are known: answers
+/// 0.5, 1.5, 4 and 6 away from a reference of 100 ± 2, each with an
+/// interval of ±3, and one that reached no steady state.
+fn steady_coverage_counts_intervals_and_brackets_them_by_the_reference() {
+    let scripts = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts");
+    let code = r#"
+import importlib.machinery, sys
+m = importlib.machinery.SourceFileLoader("sc", sys.argv[1] + "/steady-coverage").load_module()
+rows = [{"answer_tps": a, "answer_ci95": 3.0} for a in (100.5, 101.5, 96.0, 106.0)] + [{"answer_tps": None}]
+print(*m.judge(rows, 100.0, 2.0)[:3])
+print(*("%.4f" % x for x in m.judge(rows, 100.0, 2.0)[3]))
+refs = [{"tps": t, "ci95": 1.0} for t in (98.0, 102.0)]
+print(*("%.4f" % x for x in m.reference(refs)))
+"#;
+    let o = std::process::Command::new("python3")
+        .arg("-c")
+        .arg(code)
+        .arg(&scripts)
+        .current_dir(&scripts)
+        .output()
+        .unwrap_or_else(|e| panic!("python3: {e}"));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    // Holding 100: 100.5 and 101.5; holding all of 98..102: 100.5 only;
+    // holding some of it: 96 too (99 is in both), never 106.
+    assert_eq!(lines[0], "2 1 3", "{out}");
+    assert_eq!(lines[1], "0.5000 1.5000 -4.0000 6.0000", "{out}");
+    // Mean 100; own intervals sqrt(2)/2 = 0.7071; spread t(1) 12.706 x
+    // 2.8284 / sqrt(2) = 25.412, the larger.
+    assert_eq!(lines[2], "100.0000 25.4120 25.4120", "{out}");
+}
+
 fn main() -> std::process::ExitCode {
     common::harness::run(common::trials![
-        steady_coverage_checks_answers_against_longer_runs_of_other_seeds
+        steady_coverage_checks_answers_against_longer_runs_of_other_seeds,
+        steady_coverage_counts_intervals_and_brackets_them_by_the_reference
     ])
 }
