@@ -100,7 +100,7 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
     (
         "docs/benchmarks.md",
         "cargo build --release && scripts/steady-coverage ",
-        "forty model runs of up to 1800 s: minutes of two cores",
+        "six cases of 20 model runs and 4 runs four times as long: over an hour of a core",
     ),
     (
         "docs/cpu-model.md",
