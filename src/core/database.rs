@@ -36,6 +36,7 @@ use super::replication::{ReplAction, ReplTimer, Replication};
 use super::stats::Stats;
 use super::time::{MS, Nanos};
 use super::timer_queue::TimerQueue;
+use super::vacuum;
 use super::vacuum::{self as vac, CostBalance, VacuumJob};
 use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
@@ -448,6 +449,38 @@ impl Database {
     /// second (fourth, ...) one, spread over the whole run.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {
         self.checkpointer.events()
+    }
+
+    /// The first autovacuum still to come of a table not yet vacuumed in
+    /// this run, as its dead tuples so far foretell it: the table and when
+    /// its n_dead_tup, which starts the run at 0 and grows at the rate it
+    /// has grown, passes autovacuum's threshold. None without autovacuum
+    /// or where no such table gathers dead tuples. A rate measured before
+    /// that vacuum leaves out its cost, however steady it looks.
+    pub fn first_autovacuum_due(&self, now: Nanos) -> Option<(&str, Nanos)> {
+        if !(matches!(self.cfg.mode, Mode::Bench) && self.cfg.autovacuum) || now == 0 {
+            return None;
+        }
+        let vacuumed = self.vacuums();
+        self.tables
+            .iter()
+            .zip(&self.dead)
+            .filter(|&(t, &dead)| {
+                // Past its threshold already, it waits for the worker: not
+                // a vacuum still to come but one the launcher has not
+                // reached.
+                dead > 0
+                    && !vacuum::needs_vacuum(dead, t.rows)
+                    && !vacuumed.iter().any(|v| v.table == t.name)
+            })
+            .map(|(t, &dead)| {
+                let at = now as f64 * vacuum::vacuum_threshold(t.rows) / dead as f64;
+                (
+                    t.name.as_str(),
+                    (at.min(u64::MAX as f64 / 2.0) as Nanos).max(now),
+                )
+            })
+            .min_by_key(|&(_, at)| at)
     }
 
     /// The workload being run.

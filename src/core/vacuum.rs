@@ -520,7 +520,13 @@ impl ReadAhead {
 /// autovacuum_vacuum_threshold (50) + autovacuum_vacuum_scale_factor (0.2) ×
 /// reltuples.
 pub fn needs_vacuum(dead_tuples: u64, reltuples: u64) -> bool {
-    dead_tuples as f64 > 50.0 + 0.2 * reltuples as f64
+    dead_tuples as f64 > vacuum_threshold(reltuples)
+}
+
+/// The dead tuples past which autovacuum vacuums a table of `reltuples`
+/// rows ([`needs_vacuum`]).
+pub fn vacuum_threshold(reltuples: u64) -> f64 {
+    50.0 + 0.2 * reltuples as f64
 }
 
 /// Share of `pages` holding at least one of `dead_tuples` dead tuples

@@ -209,3 +209,32 @@ fn autovacuum_starts_when_dead_tuples_pass_the_threshold() {
     let o = simulate(cfg, 1, FAST);
     assert_eq!(o.db.stats().counters.vacuum_runs, 0);
 }
+
+#[test]
+fn the_first_autovacuum_to_come_is_foretold_from_the_dead_tuples_rate() {
+    // Scale 1: pgbench_accounts' 100,000 rows pass their threshold at
+    // 20,050 dead tuples, far past this short run; its dead tuples so far
+    // foretell when, at the rate they gathered. The small tables are
+    // vacuumed (or waiting for the worker) and are not named.
+    let mut cfg = config(4, 4096);
+    cfg.autovacuum_naptime = SEC / 2;
+    let o = simulate(cfg.clone(), 1, FAST);
+    let end = o.db.end_time().unwrap();
+    let dead = o.db.dead[o
+        .db
+        .tables
+        .iter()
+        .position(|t| t.name == "pgbench_accounts")
+        .unwrap()];
+    assert!(dead > 0 && dead < 20_050, "{dead}");
+    let (table, due) = o.db.first_autovacuum_due(end).expect("one to come");
+    assert_eq!(table, "pgbench_accounts");
+    let expected = end as f64 * 20_050.0 / dead as f64;
+    assert!(
+        (due as f64 - expected).abs() <= 1e-6 * expected,
+        "{due} vs {expected}"
+    );
+    cfg.autovacuum = false;
+    let o = simulate(cfg, 1, FAST);
+    assert_eq!(o.db.first_autovacuum_due(o.db.end_time().unwrap()), None);
+}
