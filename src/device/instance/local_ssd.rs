@@ -310,7 +310,10 @@ pub fn profile(
     machine_type: Option<&str>,
 ) -> Result<(Profile, Option<String>), String> {
     let l = local_ssd(count, machine_type)?;
-    let on = l.machine_type.map(|t| format!(" on {t}")).unwrap_or_default();
+    let on = l
+        .machine_type
+        .map(|t| format!(" on {t}"))
+        .unwrap_or_default();
     let name = match l.machine_type {
         Some(t) => format!("{}-{LOCAL_SSD}-{count}", t.to_ascii_lowercase()),
         None => format!("{LOCAL_SSD}-{count}"),
@@ -480,7 +483,10 @@ mod tests {
     fn a_count_without_a_measurement_takes_googles_limits() {
         // n2-standard-32 has a row for 8 disks only: 4 disks are Google's.
         let l = local_ssd(4, Some("n2-standard-32")).unwrap();
-        assert_eq!((l.store.read_iops, l.store.write_iops), (680000.0, 360000.0));
+        assert_eq!(
+            (l.store.read_iops, l.store.write_iops),
+            (680000.0, 360000.0)
+        );
         assert_eq!(l.store.read_mb_s, 2778.7264);
         assert_eq!(l.notice, None);
         // No type: Google's limits for the count.
@@ -489,7 +495,8 @@ mod tests {
         assert!((mb_s(p.caps.read_mib_s) - 9814.67136).abs() < 1e-6);
         assert_eq!(p.name, "local-ssd-24");
         assert!(
-            p.source.contains("row local_ssd_nvme 24: 2,400,000 / 1,200,000 IOPS")
+            p.source
+                .contains("row local_ssd_nvme 24: 2,400,000 / 1,200,000 IOPS")
                 && p.source.contains("Not a measurement"),
             "{}",
             p.source
@@ -523,10 +530,7 @@ mod tests {
         assert_eq!(counts(), vec![1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32]);
         for n in [0, 9, 12, 33] {
             let e = local_ssd(n, None).unwrap_err();
-            assert!(
-                e.contains("for 1-8, 16, 24 or 32 disks, not"),
-                "{n}: {e}"
-            );
+            assert!(e.contains("for 1-8, 16, 24 or 32 disks, not"), "{n}: {e}");
         }
         let e = local_ssd(8, Some("c3-standard-8")).unwrap_err();
         assert!(e.contains("c3-standard-N-lssd"), "{e}");
@@ -535,7 +539,10 @@ mod tests {
         let e = local_ssd(1, Some("z3-highmem-8-highlssd")).unwrap_err();
         assert!(e.contains("instance-store"), "{e}");
         let e = local_ssd(8, Some("e2-standard-8")).unwrap_err();
-        assert!(e.contains("n2-standard-32") && e.contains("c2-standard-60"), "{e}");
+        assert!(
+            e.contains("n2-standard-32") && e.contains("c2-standard-60"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -451,7 +451,7 @@ impl Instance {
             None => "CPU not fixed".to_string(),
         };
         format!(
-            "{:<18} {:<7} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
+            "{:<27} {:<7} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
             self.name,
             self.provider.name(),
             self.vcpus,
