@@ -318,3 +318,196 @@ fn the_checks_see_what_they_should() {
     assert!(layer_of["device"] < layer_of["standby"]);
     assert!(!layer_of.contains_key("instance"));
 }
+
+/// The files of src/core/database/ that are a PostgreSQL process: each
+/// keeps its own state and is reached only through the loop, never by
+/// another process's file (docs/architecture.md, "The processes as
+/// components").
+const PROCESS_FILES: &[&str] = &[
+    "autovacuum.rs",
+    "backends.rs",
+    "bgwriter_proc.rs",
+    "checkpointer_proc.rs",
+    "pgbench_threads.rs",
+    "vacuum_worker.rs",
+    "walwriter.rs",
+];
+
+/// The process files that are components: a struct handed the shared
+/// memory it needs, with no `impl Database` of their own. The backends and
+/// the vacuum worker still work on the database's fields directly.
+const COMPONENT_FILES: &[&str] = &[
+    "autovacuum.rs",
+    "bgwriter_proc.rs",
+    "checkpointer_proc.rs",
+    "pgbench_threads.rs",
+    "walwriter.rs",
+];
+
+/// The other files: the database's shared memory and its loop, which hands
+/// events to the processes and applies what they answer.
+const SHARED_FILES: &[&str] = &[
+    "io_table.rs",
+    "proc.rs",
+    "wakeups.rs",
+    "wal_flush.rs",
+    "warmup.rs",
+];
+
+/// `text`'s code: comments and an inline `#[cfg(test)]` module dropped.
+fn code_only(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if line.trim() == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|next| next.trim_start().starts_with("mod ") && next.ends_with('{'))
+        {
+            break;
+        }
+        out.push_str(line.split("//").next().unwrap_or(""));
+        out.push('\n');
+    }
+    out
+}
+
+/// The identifiers in `code` right after `prefix` and followed by `(`.
+fn called_after(code: &str, prefix: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(at) = rest.find(prefix) {
+        let after = &rest[at + prefix.len()..];
+        let end = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        if end > 0 && after[end..].starts_with('(') {
+            out.insert(after[..end].to_string());
+        }
+        rest = &after[end..];
+    }
+    out
+}
+
+/// The functions `code` defines.
+fn defined(code: &str) -> BTreeSet<String> {
+    code.split("fn ")
+        .skip(1)
+        .filter_map(|s| {
+            let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+            (end > 0).then(|| s[..end].to_string())
+        })
+        .collect()
+}
+
+/// The calls in `files` (name → code) from one process file to a function
+/// defined in another: a method call (`.f(`, `Self::f(`) whose name only
+/// another process file defines, not the caller's own file, a shared file
+/// or the rest of the core (a name such as `write` that a core type also
+/// defines is not told apart; a process file's own function named as a
+/// standard library method, such as `take`, would be seen as called).
+fn cross_process_calls(
+    files: &BTreeMap<String, String>,
+    core_names: &BTreeSet<String>,
+) -> Vec<String> {
+    let defs: BTreeMap<&String, BTreeSet<String>> =
+        files.iter().map(|(f, code)| (f, defined(code))).collect();
+    let mut bad = Vec::new();
+    for (file, code) in files {
+        if !PROCESS_FILES.contains(&file.as_str()) {
+            continue;
+        }
+        let calls: BTreeSet<String> = called_after(code, ".")
+            .into_iter()
+            .chain(called_after(code, "Self::"))
+            .collect();
+        for name in calls {
+            let elsewhere = |f: &&String| *f != file && defs[f].contains(&name);
+            let owners: Vec<&&String> = defs
+                .keys()
+                .filter(|f| PROCESS_FILES.contains(&f.as_str()) && elsewhere(f))
+                .collect();
+            let shared = defs
+                .keys()
+                .any(|f| !PROCESS_FILES.contains(&f.as_str()) && defs[f].contains(&name));
+            if !owners.is_empty()
+                && !defs[file].contains(&name)
+                && !shared
+                && !core_names.contains(&name)
+            {
+                bad.push(format!("{file} calls {name}, defined in {owners:?}"));
+            }
+        }
+    }
+    bad
+}
+
+/// The code of src/core/database.rs and the files of src/core/database/
+/// (not the tests), by file name; and the functions the rest of the core
+/// defines.
+fn database_files() -> (BTreeMap<String, String>, BTreeSet<String>) {
+    let core = root().join("src/core");
+    let mut files = BTreeMap::new();
+    let main = std::fs::read_to_string(core.join("database.rs")).unwrap();
+    files.insert("database.rs".to_string(), code_only(&main));
+    for entry in std::fs::read_dir(core.join("database")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if path.is_file() && name.ends_with(".rs") && name != "tests.rs" {
+            files.insert(name, code_only(&std::fs::read_to_string(&path).unwrap()));
+        }
+    }
+    let mut core_names = BTreeSet::new();
+    for entry in std::fs::read_dir(&core).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() && path.file_name().is_some_and(|n| n != "database.rs") {
+            core_names.extend(defined(&code_only(
+                &std::fs::read_to_string(&path).unwrap(),
+            )));
+        }
+    }
+    (files, core_names)
+}
+
+#[test]
+fn no_process_file_calls_into_another_process_file() {
+    let (files, core_names) = database_files();
+    for file in files.keys().filter(|f| *f != "database.rs") {
+        assert!(
+            PROCESS_FILES.contains(&file.as_str()) || SHARED_FILES.contains(&file.as_str()),
+            "src/core/database/{file} is neither a process nor shared memory: \
+             list it in tests/layering.rs and docs/architecture.md"
+        );
+    }
+    let bad = cross_process_calls(&files, &core_names);
+    assert!(
+        bad.is_empty(),
+        "processes call each other's files:\n{}",
+        bad.join("\n")
+    );
+    for file in COMPONENT_FILES {
+        assert!(
+            !files[*file].contains("impl Database"),
+            "{file} is a component: the loop hands it what it needs"
+        );
+    }
+}
+
+#[test]
+fn the_cross_process_check_sees_a_call_into_another_process() {
+    let (mut files, core_names) = database_files();
+    // The vacuum worker's start, called from a backend: caught.
+    let backends = files.get_mut("backends.rs").unwrap();
+    backends.push_str("fn f(db: &mut Database) { db.start_vacuum(0, job); }\n");
+    let bad = cross_process_calls(&files, &core_names);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(
+        bad[0].starts_with("backends.rs calls start_vacuum"),
+        "{bad:?}"
+    );
+    // The same call from the loop is how events reach a process: allowed.
+    let (mut files, _) = database_files();
+    let wakeups = files.get_mut("wakeups.rs").unwrap();
+    wakeups.push_str("fn f(db: &mut Database) { db.start_vacuum(0, job); }\n");
+    assert!(cross_process_calls(&files, &core_names).is_empty());
+}

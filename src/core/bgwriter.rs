@@ -132,6 +132,10 @@ impl BgWriter {
                 None => {}
             }
         }
+        assert!(
+            (0..=n).contains(&(abs(self.next_to_clean) - abs((hand, passes)))),
+            "the writer's scan is neither behind the clock hand nor a lap ahead of it"
+        );
     }
 }
 
@@ -228,6 +232,26 @@ mod tests {
             "{first} then {}",
             out.len()
         );
+    }
+
+    #[test]
+    fn rounds_without_allocations_never_lap_the_clock_hand() {
+        // No allocations between rounds: the hand stands still, and each
+        // round scans on from where the last stopped, never a lap past it.
+        let mut p = sparse_pool(100, 1, 100);
+        let mut w = BgWriter::new(1000, 2.0, 200, 100);
+        let mut out = Vec::new();
+        let (hand, passes) = p.strategy_position();
+        let at = |(b, q): (BufId, u64)| q as i64 * 100 + i64::from(b);
+        for _ in 0..10 {
+            w.plan(&mut p, &mut out);
+            for &b in &out {
+                let _ = p.start_write(b);
+                p.write_done(b);
+            }
+            let ahead = at(w.next_to_clean) - at((hand, passes));
+            assert!((0..=100).contains(&ahead), "{ahead}");
+        }
     }
 
     #[test]

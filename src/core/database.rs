@@ -22,11 +22,10 @@ use rand::SeedableRng;
 
 use super::SimRng;
 use super::archive::{ArchiveAction, ArchiveTimer, Archiver};
-use super::bgwriter::BgWriter;
 use super::block_set::BlockSet;
 use super::breakdown::{Bucket, TxClock};
 use super::buffer_pool::{BufId, BufferPool, Lookup};
-use super::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
+use super::checkpointer::Trigger;
 use super::config::{CoreConfig, Mode};
 use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
@@ -42,6 +41,7 @@ use super::wal::{Lsn, Waiter, Wal, WalAction, WalCounters, WalIo};
 use super::workload::{Step, TableHeap, Workload};
 use super::writeback::{WritebackContext, Writer};
 
+mod autovacuum;
 mod backends;
 mod bgwriter_proc;
 mod checkpointer_proc;
@@ -49,8 +49,11 @@ mod io_table;
 mod pgbench_threads;
 mod proc;
 mod vacuum_worker;
+mod wakeups;
 mod wal_flush;
+mod walwriter;
 mod warmup;
+use autovacuum::AutovacuumLauncher;
 use backends::{Client, Wait};
 use bgwriter_proc::BgWriterProc;
 pub use checkpointer_proc::CheckpointEvent;
@@ -61,6 +64,7 @@ use proc::{Background, Proc, WRITERS};
 use vacuum_worker::VacuumWorker;
 pub use vacuum_worker::{VacuumEvent, VacuumPhaseStats, VacuumSummary};
 use wal_flush::WalLeader;
+use walwriter::WalWriter;
 
 /// Buffer-pool and page-cache state above which transactions prefetch the
 /// lines they will touch: past a core's own cache (L2, 1-2 MB on today's
@@ -125,6 +129,7 @@ pub struct Database {
     writer_cpu: [(bool, Nanos); WRITERS],
     /// The backend that leads the next WAL flush, while it wakes.
     wal_leader: WalLeader,
+    walwriter: WalWriter,
     /// pgbench's worker threads on the database host (`-j`); none when the
     /// client's CPU is part of each statement's.
     threads: Vec<PgbenchThread>,
@@ -134,6 +139,7 @@ pub struct Database {
     dead: Vec<u64>,
     /// The vacuum worker (autovacuum's, or the one-shot VACUUM).
     vacuum: VacuumWorker,
+    autovacuum: AutovacuumLauncher,
     clients: Vec<Client>,
     ready: VecDeque<u32>,
     /// Clients inside a transaction (not waiting for their scheduled start,
@@ -205,9 +211,8 @@ impl Database {
             bgwriter: BgWriterProc::new(&cfg),
             writer_cpu: [(false, 0); WRITERS],
             wal_leader: WalLeader::default(),
-            threads: (0..cfg.client_threads)
-                .map(|_| PgbenchThread::default())
-                .collect(),
+            walwriter: WalWriter::new(cfg.wal_writer_delay, cfg.wal_writer_flush_after),
+            threads: (0..cfg.client_threads).map(PgbenchThread::new).collect(),
             stats: Stats::new(),
             tables: workload.tables(),
             dead: vec![0; workload.tables().len()],
@@ -215,6 +220,11 @@ impl Database {
                 writeback: WritebackContext::new(Writer::Vacuum, cfg.backend_flush_after),
                 ..VacuumWorker::default()
             },
+            autovacuum: AutovacuumLauncher::new(
+                cfg.autovacuum_naptime,
+                cfg.autovacuum_cost_limit,
+                cfg.autovacuum_cost_delay,
+            ),
             clients,
             ready: (0..cfg.clients).collect(),
             timers: TimerQueue::new(),
@@ -252,14 +262,14 @@ impl Database {
         if db.cfg.os_cache_after_load {
             db.warm_os_cache();
         }
-        let next = db.checkpointer.policy.next_timed();
-        db.set_timer(next, Timer::Checkpointer(0));
-        db.set_timer(db.cfg.bgwriter_delay, Timer::BgWriter);
-        db.set_timer(db.cfg.wal_writer_delay, Timer::WalWriter);
+        let (next, generation) = db.checkpointer.first_wake();
+        db.set_timer(next, Timer::Checkpointer(generation));
+        db.set_timer(db.bgwriter.first_wake(0), Timer::BgWriter);
+        db.set_timer(db.walwriter.first_wake(0), Timer::WalWriter);
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
         match &db.cfg.mode {
             Mode::Bench if db.cfg.autovacuum => {
-                db.set_timer(db.cfg.autovacuum_naptime, Timer::Autovacuum);
+                db.set_timer(db.autovacuum.first_wake(0), Timer::Autovacuum);
             }
             Mode::Vacuum(v) => {
                 let v = v.clone();
@@ -437,7 +447,7 @@ impl Database {
     /// Checkpoints so far; past `SERIES_MAX_POINTS` of them, every
     /// second (fourth, ...) one, spread over the whole run.
     pub fn checkpoints(&self) -> &[CheckpointEvent] {
-        self.checkpointer.events.as_slice()
+        self.checkpointer.events()
     }
 
     /// The workload being run.
@@ -541,11 +551,12 @@ impl Database {
             Timer::CommitDelay => self.wal.handle_delay_done(),
             Timer::Checkpointer(generation) => self.checkpointer_wake(now, generation),
             Timer::BgWriter => self.bgwriter_wake(now),
-            Timer::WalWriter => self.wal_writer_wake(now),
-            Timer::Autovacuum => {
-                self.autovacuum_launch(now);
-                self.set_timer(now + self.cfg.autovacuum_naptime, Timer::Autovacuum);
+            Timer::WalWriter => {
+                let next = self.walwriter.handle_timeout(now);
+                self.wal.request_background_flush();
+                self.set_timer(next, Timer::WalWriter);
             }
+            Timer::Autovacuum => self.autovacuum_wake(now),
             Timer::VacuumWake => self.vacuum_wake(now),
             Timer::Repl(t) => {
                 if let Some(r) = &mut self.repl {
@@ -583,6 +594,53 @@ impl Database {
             if self.ready.is_empty() {
                 return;
             }
+        }
+    }
+
+    /// Client `c` can go on (its latch is set): it joins the ready queue,
+    /// unless it stopped.
+    fn make_ready(&mut self, c: u32) {
+        let cl = &mut self.clients[c as usize];
+        if cl.wait != Wait::Stopped {
+            cl.wait = Wait::Running;
+            self.ready.push_back(c);
+        }
+    }
+
+    /// WAL became durable far enough for `w`: the process that waited for
+    /// it wakes.
+    fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
+        match w {
+            Waiter::Client(c) => {
+                let cl = &self.clients[c as usize];
+                match cl.wait {
+                    Wait::CommitFlush => {
+                        // The committer wakes and goes on with what follows
+                        // its commit record (the rest of the commit's CPU;
+                        // then the transaction ends and its locks go).
+                        self.stats.counters.sync_commits += 1;
+                        self.commit_flushed(now, c);
+                    }
+                    Wait::VictimFlush => self.start_victim_write(now, c),
+                    Wait::WalSpace => self.make_ready(c),
+                    other => panic!("client {c} woken by WAL flush while in {other:?}"),
+                }
+            }
+            Waiter::Checkpointer => self.checkpointer_flushed(now),
+            Waiter::Vacuum => self.vacuum_write(now),
+            Waiter::BgWriter => self.bgwriter_flushed(now),
+        }
+    }
+
+    /// A row version in `block` died (an UPDATE or DELETE): count it
+    /// against its table (n_dead_tup) for autovacuum.
+    fn count_dead_tuple(&mut self, block: u64) {
+        if let Some(i) = self
+            .tables
+            .iter()
+            .position(|t| block >= t.first && block < t.first + t.pages)
+        {
+            self.dead[i] += 1;
         }
     }
 

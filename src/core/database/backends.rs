@@ -123,15 +123,6 @@ impl Database {
         self.start_cpu(now, c, demand);
     }
 
-    /// Client `c` can go on: it joins the ready queue, unless it stopped.
-    pub(super) fn make_ready(&mut self, c: u32) {
-        let cl = &mut self.clients[c as usize];
-        if cl.wait != Wait::Stopped {
-            cl.wait = Wait::Running;
-            self.ready.push_back(c);
-        }
-    }
-
     /// Advance client `c` through its steps until it has to wait.
     pub(super) fn advance(&mut self, now: Nanos, c: u32) {
         loop {

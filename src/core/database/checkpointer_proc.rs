@@ -3,13 +3,25 @@
 //! order and at the pace `core::checkpointer` sets, each after the WAL
 //! covering it is durable, syncs the data files and logs the checkpoint
 //! record. In recovery the same steps make a restartpoint.
+//!
+//! It owns its schedule, what it waits for, its wake-up generations, its
+//! writeback and its list of checkpoints; the buffer pool is shared and
+//! handed in, and the WAL position it measures by is given with each event.
+//! It answers with its next step ([`CkptStep`]); the loop (`wakeups`)
+//! flushes the WAL, issues its I/O and sets its timers.
 
-use super::*;
+use crate::core::buffer_pool::{BufId, BufferPool};
+use crate::core::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
+use crate::core::config::CoreConfig;
+use crate::core::io::IoKind;
 use crate::core::thinned::Thinned;
+use crate::core::time::Nanos;
+use crate::core::wal::Lsn;
+use crate::core::writeback::{WritebackContext, Writer};
 
 /// What the checkpointer process is doing between events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum CkptWait {
+enum CkptWait {
     /// Asleep until a timer (idle, or paced between writes).
     Sleeping,
     /// Waiting for WAL to be flushed before writing a buffer.
@@ -23,16 +35,51 @@ pub(super) enum CkptWait {
 /// The checkpointer process's state.
 pub(super) struct CheckpointerProc {
     /// When checkpoints are due and the buffers the one in progress writes.
-    pub(super) policy: Checkpointer,
+    policy: Checkpointer,
     /// What it is doing between events.
-    pub(super) wait: CkptWait,
+    wait: CkptWait,
     /// Its wake-up timers' generation: a timer of an older one is stale.
-    pub(super) generation: u64,
+    generation: u64,
     /// Checkpoints so far, for reports: bounded, as a run of
     /// max_wal_size=2MB for pgbench's longest -T would start billions.
-    pub(super) events: Thinned<CheckpointEvent>,
+    events: Thinned<CheckpointEvent>,
     /// Its pending writeback (checkpoint_flush_after).
-    pub(super) writeback: WritebackContext,
+    writeback: WritebackContext,
+}
+
+/// One checkpoint, for reports.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CheckpointEvent {
+    /// When it started and (if it did) finished.
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+    /// Timed or requested by WAL volume.
+    pub trigger: Trigger,
+    /// Buffers dirty at its start.
+    pub buffers: u64,
+}
+
+/// What the checkpointer does next, free to act.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CkptStep {
+    /// Nothing is due: it sleeps until `at`, a wake-up of `generation`.
+    Sleep { at: Nanos, generation: u64 },
+    /// It started writing `buf` (`block`): the write goes out once the
+    /// WAL is durable up to `lsn` (`write`), else it waits (`wait_for_wal`).
+    Write { buf: BufId, block: u64, lsn: Lsn },
+    /// Every buffer is written: the data files are synced.
+    Sync,
+    /// It waits for an I/O or the WAL: nothing to do.
+    Wait,
+}
+
+/// What the WAL the checkpointer waited for lets it do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CkptFlushed {
+    /// Write the buffer it held back.
+    Write { buf: BufId, block: u64 },
+    /// The checkpoint record is durable: the checkpoint is done.
+    Record,
 }
 
 impl CheckpointerProc {
@@ -50,157 +97,229 @@ impl CheckpointerProc {
             writeback: WritebackContext::new(Writer::Checkpointer, cfg.checkpoint_flush_after),
         }
     }
-}
 
-/// One checkpoint, for reports.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CheckpointEvent {
-    /// When it started and (if it did) finished.
-    pub start: Nanos,
-    pub end: Option<Nanos>,
-    /// Timed or requested by WAL volume.
-    pub trigger: Trigger,
-    /// Buffers dirty at its start.
-    pub buffers: u64,
-}
-
-impl Database {
-    /// Its wake-up timer of `generation` fired: it acts unless a newer
-    /// timer replaced that one or it waits for something else.
-    pub(super) fn checkpointer_wake(&mut self, now: Nanos, generation: u64) {
-        if generation == self.checkpointer.generation
-            && self.checkpointer.wait == CkptWait::Sleeping
-        {
-            self.checkpointer_step(now);
-        }
+    /// Its first wake-up: the first timed checkpoint, of generation 0.
+    pub(super) fn first_wake(&self) -> (Nanos, u64) {
+        (self.policy.next_timed(), self.generation)
     }
 
-    /// A checkpoint is due and the checkpointer, idle and asleep, has not
-    /// started it: WAL volume reached its trigger between its wake-ups.
-    pub(super) fn checkpoint_due(&self, now: Nanos) -> bool {
-        self.checkpointer.wait == CkptWait::Sleeping
-            && self.checkpointer.policy.phase() == &Phase::Idle
-            && self.checkpointer.policy.due(now, self.ckpt_lsn()).is_some()
+    /// Checkpoints so far (thinned past `SERIES_MAX_POINTS`).
+    pub(super) fn events(&self) -> &[CheckpointEvent] {
+        self.events.as_slice()
     }
 
-    /// The checkpointer is free to act at `now`.
-    pub(super) fn checkpointer_step(&mut self, now: Nanos) {
-        if self.checkpointer.policy.phase() == &Phase::Idle {
-            let Some(trigger) = self.checkpointer.policy.due(now, self.ckpt_lsn()) else {
-                self.checkpointer.generation += 1;
-                self.set_timer(
-                    self.checkpointer.policy.next_timed(),
-                    Timer::Checkpointer(self.checkpointer.generation),
+    /// Its wake-up timer of `generation` fired: true if it acts (no newer
+    /// timer replaced that one, and it waits for nothing else).
+    pub(super) fn handle_wake(&self, generation: u64) -> bool {
+        assert!(generation <= self.generation, "a wake-up from the future");
+        generation == self.generation && self.wait == CkptWait::Sleeping
+    }
+
+    /// A checkpoint is due at `now` with the WAL at `lsn` and the
+    /// checkpointer, idle and asleep, has not started it (WAL volume
+    /// reached its trigger between its wake-ups).
+    pub(super) fn is_due(&self, now: Nanos, lsn: Lsn) -> bool {
+        self.wait == CkptWait::Sleeping
+            && self.policy.phase() == &Phase::Idle
+            && self.policy.due(now, lsn).is_some()
+    }
+
+    /// Free to act at `now`, the WAL at `lsn`: it starts a checkpoint if
+    /// one is due (returned, for the loop to count; its redo point is
+    /// `lsn`), and says what it does next.
+    pub(super) fn handle_free(
+        &mut self,
+        now: Nanos,
+        lsn: Lsn,
+        pool: &mut BufferPool,
+    ) -> (Option<Trigger>, CkptStep) {
+        self.check();
+        let mut started = None;
+        if self.policy.phase() == &Phase::Idle {
+            let Some(trigger) = self.policy.due(now, lsn) else {
+                self.generation += 1;
+                let at = self.policy.next_timed();
+                return (
+                    None,
+                    CkptStep::Sleep {
+                        at,
+                        generation: self.generation,
+                    },
                 );
-                return;
             };
-            // The redo point is the current insert position; every page
-            // changed after it gets a full-page image on its first change.
-            let redo = self.ckpt_lsn();
-            self.touched.clear();
-            self.checkpointer.policy.start(now, redo, &mut self.pool);
-            let counters = &mut self.stats.counters;
-            counters.checkpoints_started += 1;
-            match trigger {
-                Trigger::Timed => counters.checkpoints_timed += 1,
-                Trigger::Wal => counters.checkpoints_requested += 1,
-            }
-            self.stats.second(now).checkpoint_starts += 1;
-            self.checkpointer.events.push(CheckpointEvent {
+            self.policy.start(now, lsn, pool);
+            self.events.push(CheckpointEvent {
                 start: now,
                 end: None,
                 trigger,
-                buffers: self.checkpointer.policy.to_write() as u64,
+                buffers: self.policy.to_write() as u64,
             });
+            started = Some(trigger);
         }
-        if self.checkpointer.policy.phase() != &Phase::Writing {
-            return;
+        if self.policy.phase() != &Phase::Writing {
+            return (started, CkptStep::Wait);
         }
-        match self.checkpointer.policy.next_write(&self.pool) {
+        let step = match self.policy.next_write(pool) {
             Some(buf) => {
-                let (block, lsn) = self.pool.start_write(buf);
-                if self.flush_for_write(now, lsn, Waiter::Checkpointer) {
-                    self.checkpoint_write(now, buf, block);
-                } else {
-                    self.checkpointer.wait = CkptWait::WalFlush { buf, block };
-                }
+                let (block, lsn) = pool.start_write(buf);
+                CkptStep::Write { buf, block, lsn }
             }
             None => {
-                self.checkpointer.wait = CkptWait::Io;
-                self.stats.counters.data_syncs += 1;
-                self.issue(IoKind::DataSync, Purpose::DataSync, now);
+                self.wait = CkptWait::Io;
+                CkptStep::Sync
             }
-        }
+        };
+        self.check();
+        (started, step)
     }
 
-    /// The WAL position checkpoints are measured by: the insert position,
-    /// or in recovery the replay position (a restartpoint is due after
-    /// max_wal_size's share of replayed WAL, as CheckPointSegments counts
-    /// it, or after checkpoint_timeout).
-    pub(super) fn ckpt_lsn(&self) -> Lsn {
-        match &self.recovery {
-            Some(r) => r.replayed(),
-            None => self.wal.insert_lsn(),
-        }
+    /// It waits for the WAL to be durable before writing `buf` (`block`).
+    pub(super) fn wait_for_wal(&mut self, buf: BufId, block: u64) {
+        self.wait = CkptWait::WalFlush { buf, block };
+        self.check();
     }
 
-    pub(super) fn checkpoint_done(&mut self, now: Nanos) {
-        self.checkpointer.policy.finished();
-        self.checkpointer.wait = CkptWait::Sleeping;
-        self.stats.counters.checkpoints_done += 1;
-        self.stats.second(now).checkpoint_ends += 1;
-        if let Some(e) = self.checkpointer.events.last_mut() {
+    /// It writes `buf` (`block`), whose WAL is durable, and waits for the
+    /// write: the request to issue.
+    pub(super) fn write(&mut self, block: u64) -> IoKind {
+        self.wait = CkptWait::Io;
+        self.check();
+        self.writeback.write_page(block)
+    }
+
+    /// Its write is done at `now`, the WAL at `lsn`: ahead of schedule it
+    /// sleeps until the time returned, a wake-up of the generation
+    /// returned; behind, it writes on (None: the loop hands it `handle_free`).
+    pub(super) fn handle_write_done(&mut self, now: Nanos, lsn: Lsn) -> Option<(Nanos, u64)> {
+        assert_eq!(self.wait, CkptWait::Io, "a write it did not issue");
+        self.wait = CkptWait::Sleeping;
+        if !self.policy.on_schedule(now, lsn) {
+            return None;
+        }
+        self.generation += 1;
+        Some((now + WRITE_DELAY, self.generation))
+    }
+
+    /// The data files are synced: it logs the checkpoint record (the loop
+    /// inserts it) and waits for it to be durable.
+    pub(super) fn handle_synced(&mut self) {
+        assert_eq!(self.wait, CkptWait::Io, "a sync it did not issue");
+        self.policy.synced();
+        self.wait = CkptWait::Record;
+        self.check();
+    }
+
+    /// The checkpoint record is durable at `now`: the checkpoint is done
+    /// (the loop then hands it `handle_free`).
+    pub(super) fn handle_record_flushed(&mut self, now: Nanos) {
+        assert_eq!(self.wait, CkptWait::Record);
+        self.policy.finished();
+        self.wait = CkptWait::Sleeping;
+        if let Some(e) = self.events.last_mut() {
             e.end = Some(now);
         }
-        self.checkpointer_step(now);
+        self.check();
     }
 
-    /// The checkpoint's write of `buf` (`block`) is done: it sleeps until the
-    /// next write is due on its schedule, or writes on if behind.
-    pub(super) fn checkpoint_write_done(&mut self, now: Nanos, buf: BufId, block: u64) {
-        self.pool.write_done(buf);
-        self.os_cache.write(block);
-        self.writer_cpu(now, Background::Checkpointer);
-        self.stats.counters.checkpoint_writes += 1;
-        self.checkpointer.wait = CkptWait::Sleeping;
-        if self.checkpointer.policy.on_schedule(now, self.ckpt_lsn()) {
-            self.checkpointer.generation += 1;
-            self.set_timer(
-                now + WRITE_DELAY,
-                Timer::Checkpointer(self.checkpointer.generation),
-            );
-        } else {
-            self.checkpointer_step(now);
-        }
-    }
-
-    /// The data files are synced: it logs the checkpoint record and waits
-    /// for it to be durable.
-    pub(super) fn checkpoint_synced(&mut self, now: Nanos) {
-        self.checkpointer.policy.synced();
-        let lsn = self
-            .wal
-            .insert(self.workload.checkpoint_record_bytes() as u64);
-        self.checkpointer.wait = CkptWait::Record;
-        if self.wal.wait_for_flush(lsn, Waiter::Checkpointer) {
-            self.checkpoint_done(now);
-        }
-    }
-
-    /// Write `buf` (`block`), whose WAL is durable; it waits for the write.
-    fn checkpoint_write(&mut self, now: Nanos, buf: BufId, block: u64) {
-        self.checkpointer.wait = CkptWait::Io;
-        let kind = self.checkpointer.writeback.write_page(block);
-        self.issue(kind, Purpose::CheckpointWrite { buf, block }, now);
-    }
-
-    /// The WAL it waited for is durable: the write it held back goes out,
-    /// or the checkpoint record is safe and the checkpoint is done.
-    pub(super) fn checkpointer_flushed(&mut self, now: Nanos) {
-        match self.checkpointer.wait {
-            CkptWait::WalFlush { buf, block } => self.checkpoint_write(now, buf, block),
-            CkptWait::Record => self.checkpoint_done(now),
+    /// The WAL it waited for is durable: what that lets it do.
+    pub(super) fn handle_wal_flushed(&self) -> CkptFlushed {
+        match self.wait {
+            CkptWait::WalFlush { buf, block } => CkptFlushed::Write { buf, block },
+            CkptWait::Record => CkptFlushed::Record,
             other => panic!("checkpointer woken by WAL flush while {other:?}"),
         }
+    }
+
+    /// Its invariants: what it waits for matches its checkpoint's phase.
+    fn check(&self) {
+        let phase = self.policy.phase();
+        let ok = match self.wait {
+            CkptWait::Sleeping => matches!(phase, Phase::Idle | Phase::Writing),
+            CkptWait::WalFlush { .. } => phase == &Phase::Writing,
+            CkptWait::Io => matches!(phase, Phase::Writing | Phase::Syncing),
+            CkptWait::Record => phase == &Phase::Finishing,
+        };
+        assert!(ok, "checkpointer waits {:?} in {phase:?}", self.wait);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::test_support::config;
+    use crate::core::time::SEC;
+
+    /// A pool of `n` buffers holding blocks 0.., all dirty at LSN 10.
+    fn dirty_pool(n: u32) -> BufferPool {
+        let mut p = BufferPool::new(n);
+        for blk in 0..u64::from(n) {
+            let b = p.clock_sweep().unwrap();
+            p.assign(b, blk);
+            p.read_done(b);
+            p.mark_dirty(b, 10);
+            p.unpin(b);
+        }
+        p
+    }
+
+    #[test]
+    fn sleeps_until_timed_then_writes_syncs_and_logs_its_record() {
+        let cfg = config(1, 4);
+        let mut pool = dirty_pool(4);
+        let mut c = CheckpointerProc::new(&cfg);
+        let (first, g0) = c.first_wake();
+        assert_eq!(first, cfg.checkpoint_timeout);
+        // Too early: it sleeps, and the older wake-up is stale.
+        let (started, step) = c.handle_free(SEC, 0, &mut pool);
+        assert_eq!(started, None);
+        assert_eq!(
+            step,
+            CkptStep::Sleep {
+                at: first,
+                generation: g0 + 1
+            }
+        );
+        assert!(!c.handle_wake(g0));
+        assert!(c.handle_wake(g0 + 1));
+        // Due: it starts and writes the dirty buffers one by one.
+        let (started, mut step) = c.handle_free(first, 100, &mut pool);
+        assert_eq!(started, Some(Trigger::Timed));
+        let mut written = 0;
+        while let CkptStep::Write { buf, block, lsn } = step {
+            assert_eq!(lsn, 10);
+            c.wait_for_wal(buf, block);
+            assert_eq!(c.handle_wal_flushed(), CkptFlushed::Write { buf, block });
+            let _ = c.write(block);
+            pool.write_done(buf);
+            written += 1;
+            // Far behind its schedule: it writes on at once.
+            assert_eq!(c.handle_write_done(first + 100 * SEC, 1 << 40), None);
+            step = c.handle_free(first + 100 * SEC, 1 << 40, &mut pool).1;
+        }
+        assert_eq!(written, 4);
+        assert_eq!(step, CkptStep::Sync);
+        c.handle_synced();
+        assert_eq!(c.handle_wal_flushed(), CkptFlushed::Record);
+        c.handle_record_flushed(first + 101 * SEC);
+        assert_eq!(c.events().len(), 1);
+        assert_eq!(c.events()[0].end, Some(first + 101 * SEC));
+        assert_eq!(c.events()[0].buffers, 4);
+    }
+
+    #[test]
+    fn ahead_of_schedule_it_sleeps_a_write_delay_of_a_new_generation() {
+        let cfg = config(1, 4);
+        let mut pool = dirty_pool(4);
+        let mut c = CheckpointerProc::new(&cfg);
+        let (first, _) = c.first_wake();
+        let (_, step) = c.handle_free(first, 0, &mut pool);
+        let CkptStep::Write { buf, block, .. } = step else {
+            panic!("{step:?}")
+        };
+        let _ = c.write(block);
+        pool.write_done(buf);
+        let (at, generation) = c.handle_write_done(first, 0).expect("ahead");
+        assert_eq!(at, first + WRITE_DELAY);
+        assert!(c.handle_wake(generation));
     }
 }

@@ -1,16 +1,28 @@
 //! pgbench's worker threads on the database host (`-j`): each reads its
 //! clients' replies and sends their next statements, one client at a time,
 //! on a core of the same CPU as the backends.
+//!
+//! A thread owns its queue of clients and the client it serves; the CPU
+//! scheduler is shared and handed in. It is told of a reply and of the end
+//! of its CPU burst, and answers with what its core does next
+//! ([`ThreadCpu`]); the loop (`wakeups`) sets the timers and wakes the
+//! backend it served.
 
-use super::*;
+use std::collections::VecDeque;
+
+use super::proc::Proc;
+use crate::core::cpu::Cpu;
+use crate::core::time::Nanos;
 
 /// One of pgbench's worker threads on the database host. pgbench's loop
 /// reads each ready connection's reply and sends its next statement in
 /// turn, so the thread serves its clients one at a time; it needs a core
 /// like any process, and keeps it while replies wait, as long as the scheduler
 /// lets it (`Cpu::extend`).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct PgbenchThread {
+    /// Its name for the CPU scheduler.
+    proc: Proc,
     /// Clients whose reply waits for the thread, in arrival order.
     waiting: VecDeque<u32>,
     /// The client it serves now (on a core or queued for one).
@@ -19,77 +31,130 @@ pub(super) struct PgbenchThread {
     since: Nanos,
 }
 
-impl Database {
-    /// Backend `c` sent its reply: it waits for thread `t` to read it and
-    /// send the next statement, which an idle thread starts on at once.
-    pub(super) fn thread_reply(&mut self, now: Nanos, t: usize, c: u32) {
-        self.threads[t].waiting.push_back(c);
-        if self.threads[t].serving.is_none() {
-            self.thread_next(now, t);
+/// What a thread's core does once it has looked for its next client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ThreadCpu {
+    /// Nobody waits: the thread goes idle (the caller frees a core it held).
+    Idle,
+    /// Its burst for the next client runs until then.
+    Until(Nanos),
+    /// It queues for a core it did not hold.
+    Queued,
+    /// The scheduler gave the core it held to the process returned (if
+    /// any), due first, while the thread queues.
+    HandedOn(Option<(u32, Nanos)>),
+}
+
+impl PgbenchThread {
+    /// Thread `t`, idle.
+    pub(super) fn new(t: u32) -> PgbenchThread {
+        PgbenchThread {
+            proc: Proc::PgbenchThread(t),
+            waiting: VecDeque::new(),
+            serving: None,
+            since: 0,
         }
     }
 
-    /// Idle thread `t` takes its next waiting client, if any, and asks for a
-    /// core to serve it.
-    fn thread_next(&mut self, now: Nanos, t: usize) {
-        self.threads[t].since = now;
-        self.thread_take(now, t, false);
+    /// Its name for the CPU scheduler.
+    pub(super) fn proc(&self) -> Proc {
+        self.proc
     }
 
-    /// Thread `t` takes its next waiting client, if any, and spends its CPU
-    /// for it: on the core it holds (`on_core`), or on one it asks for. True
-    /// if the core it held is dealt with (kept, or handed on by the
-    /// scheduler while the thread queues); false if nobody is waiting (the
-    /// caller frees the core).
-    fn thread_take(&mut self, now: Nanos, t: usize, on_core: bool) -> bool {
-        let th = &mut self.threads[t];
-        let Some(c) = th.waiting.pop_front() else {
-            return false;
-        };
-        th.serving = Some(c);
-        let p = Proc::PgbenchThread(t as u32);
-        let demand = self.cfg.client_cpu;
-        let finish = if on_core {
-            match self.cpu.extend(now, p.into(), demand) {
-                Some(finish) => Some(finish),
-                None => {
-                    // The scheduler gives its core to someone due first.
-                    let next = self.cpu.preempt(now, p.into(), demand);
-                    self.cpu_handed_on(now, next);
-                    return true;
-                }
-            }
-        } else {
-            self.cpu.request(now, p.into(), demand)
-        };
-        if let Some(finish) = finish {
-            self.set_timer(finish, Timer::CpuDone(p));
+    /// Backend `c` sent its reply at `now`: it waits for the thread to read
+    /// it and send the next statement, which an idle thread starts on at
+    /// once, asking `cpu` for a core for `demand`.
+    pub(super) fn handle_reply(
+        &mut self,
+        now: Nanos,
+        c: u32,
+        cpu: &mut Cpu,
+        demand: Nanos,
+    ) -> ThreadCpu {
+        assert!(
+            self.serving != Some(c) && !self.waiting.contains(&c),
+            "client {c} waits for its thread twice"
+        );
+        self.waiting.push_back(c);
+        if self.serving.is_some() {
+            return ThreadCpu::Queued;
         }
-        on_core
+        self.since = now;
+        self.take_client(now, cpu, demand, false)
     }
 
-    /// Thread `t` sent its client's next statement, which wakes the
-    /// backend. True if its core is dealt with (it goes
-    /// on to the next waiting client, there or queued for a core); false if
-    /// it goes idle (the caller frees the core).
-    pub(super) fn thread_served(&mut self, now: Nanos, t: usize) -> bool {
-        let c = self.threads[t].serving.take().expect("a client served");
-        // The statement wakes the backend, on another core if one is idle
-        // (Linux's select_idle_sibling), else queued behind the thread,
-        // which is about to sleep. A wake-up onto an idle virtual CPU
-        // costs CPU (docs/validation.md, 2026-12-04, "The reference
-        // machine's process figures"), so the calibrated round trip
-        // (1-client latency less CPU and waits) is CPU added to the
-        // backend's next burst when a core was idle, and nothing when none
-        // was.
-        self.clients[c as usize].idle_wake = self.cpu.busy() < self.cfg.cpus;
-        self.make_ready(c);
-        let th = &mut self.threads[t];
-        self.stats
-            .counters
-            .client_thread_time
-            .record(now - th.since);
-        th.since = now;
-        self.thread_take(now, t, true)
+    /// Its CPU burst is over at `now`: the statement for the client it
+    /// served is sent. Returns that client and the time the thread spent
+    /// on (or waiting for) a core since it was last counted.
+    pub(super) fn handle_served(&mut self, now: Nanos) -> (u32, Nanos) {
+        let c = self.serving.take().expect("a client served");
+        assert!(self.since <= now, "the thread's time runs forwards");
+        let spent = now - self.since;
+        self.since = now;
+        (c, spent)
+    }
+
+    /// The thread, on the core it still holds, takes its next waiting
+    /// client, if any, and spends `demand` of CPU for it.
+    pub(super) fn serve_next(&mut self, now: Nanos, cpu: &mut Cpu, demand: Nanos) -> ThreadCpu {
+        self.take_client(now, cpu, demand, true)
+    }
+
+    /// Take the next waiting client, if any, and spend its CPU: on the
+    /// core the thread holds (`on_core`), or on one it asks for.
+    fn take_client(
+        &mut self,
+        now: Nanos,
+        cpu: &mut Cpu,
+        demand: Nanos,
+        on_core: bool,
+    ) -> ThreadCpu {
+        assert!(self.serving.is_none(), "one client at a time");
+        let Some(c) = self.waiting.pop_front() else {
+            return ThreadCpu::Idle;
+        };
+        self.serving = Some(c);
+        let id = self.proc.into();
+        if !on_core {
+            return cpu
+                .request(now, id, demand)
+                .map_or(ThreadCpu::Queued, ThreadCpu::Until);
+        }
+        match cpu.extend(now, id, demand) {
+            Some(finish) => ThreadCpu::Until(finish),
+            // The scheduler gives its core to someone due first.
+            None => ThreadCpu::HandedOn(cpu.preempt(now, id, demand)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu(cores: u32) -> Cpu {
+        Cpu::new(cores)
+    }
+
+    #[test]
+    fn serves_one_client_at_a_time_in_arrival_order() {
+        let mut cpu = cpu(4);
+        let mut t = PgbenchThread::new(0);
+        assert_eq!(t.handle_reply(0, 7, &mut cpu, 10), ThreadCpu::Until(10));
+        // A second reply waits behind the first.
+        assert_eq!(t.handle_reply(2, 3, &mut cpu, 10), ThreadCpu::Queued);
+        assert_eq!(t.handle_served(10), (7, 10));
+        // It keeps its core for the next one.
+        assert_eq!(t.serve_next(10, &mut cpu, 10), ThreadCpu::Until(20));
+        assert_eq!(t.handle_served(20), (3, 10));
+        assert_eq!(t.serve_next(20, &mut cpu, 10), ThreadCpu::Idle);
+    }
+
+    #[test]
+    fn an_idle_thread_queues_for_a_busy_cpu() {
+        let mut cpu = cpu(1);
+        assert!(cpu.request(0, 0, 100).is_some());
+        let mut t = PgbenchThread::new(0);
+        assert_eq!(t.handle_reply(5, 1, &mut cpu, 10), ThreadCpu::Queued);
     }
 }

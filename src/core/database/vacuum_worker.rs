@@ -1,4 +1,5 @@
-//! The vacuum worker: autovacuum's launcher and its one worker, and the
+//! The vacuum worker: autovacuum's one worker (its launcher is
+//! `autovacuum`), and the
 //! one-shot VACUUM of `pgiosim vacuum`, reading through a ring buffer,
 //! pruning, logging and writing pages under the cost limit.
 
@@ -209,39 +210,7 @@ impl Database {
         self.vacuum_step(now);
     }
 
-    /// A row version in `block` died (an UPDATE or DELETE): count it
-    /// against its table (n_dead_tup) for autovacuum.
-    pub(super) fn count_dead_tuple(&mut self, block: u64) {
-        if let Some(i) = self
-            .tables
-            .iter()
-            .position(|t| block >= t.first && block < t.first + t.pages)
-        {
-            self.dead[i] += 1;
-        }
-    }
-
-    /// The autovacuum launcher wakes: start a worker on the first table past
-    /// its dead-tuple threshold, if none is running (one worker modelled).
-    pub(super) fn autovacuum_launch(&mut self, now: Nanos) {
-        if self.vacuum.job.is_some() {
-            return;
-        }
-        let Some(i) =
-            (0..self.tables.len()).find(|&i| vac::needs_vacuum(self.dead[i], self.tables[i].rows))
-        else {
-            return;
-        };
-        let t = self.tables[i].clone();
-        let share = vac::dirty_share(self.dead[i], t.pages);
-        self.dead[i] = 0;
-        let cost = CostBalance::new(
-            self.cfg.autovacuum_cost_limit,
-            self.cfg.autovacuum_cost_delay,
-        );
-        self.start_vacuum(now, VacuumJob::new(&t.name, t.first, t.pages, share, cost));
-    }
-
+    /// Start `job` at `now`: the worker runs until it has to wait.
     pub(super) fn start_vacuum(&mut self, now: Nanos, job: VacuumJob) {
         self.stats.counters.vacuum_runs += 1;
         self.vacuum.events.push(VacuumEvent {

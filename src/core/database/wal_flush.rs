@@ -1,7 +1,8 @@
 //! The WAL's flushes as processes do them: the WAL writes and fdatasyncs
 //! `core::wal` asks for, the process that wakes from each flush and the
-//! backend that leads the next one, the WAL writer's background flushes,
-//! and who is woken once the WAL they wait for is durable.
+//! backend that leads the next one, and the flush a data-page write waits
+//! for (`XLogFlush`, or minRecoveryPoint in recovery). Shared memory
+//! (xlog.c's part of it), not a process: every process calls it.
 
 use super::*;
 
@@ -34,13 +35,6 @@ impl Database {
         } else {
             self.wal_io_done(now);
         }
-    }
-
-    /// wal_writer_delay is over: the WAL writer flushes what async commits
-    /// left, and sleeps again.
-    pub(super) fn wal_writer_wake(&mut self, now: Nanos) {
-        self.wal.request_background_flush();
-        self.set_timer(now + self.cfg.wal_writer_delay, Timer::WalWriter);
     }
 
     /// Hand the WAL's writes and fdatasyncs to the device and its
@@ -135,30 +129,6 @@ impl Database {
         }
     }
 
-    /// WAL became durable far enough for `w`.
-    pub(super) fn wal_flushed_for(&mut self, now: Nanos, w: Waiter) {
-        match w {
-            Waiter::Client(c) => {
-                let cl = &self.clients[c as usize];
-                match cl.wait {
-                    Wait::CommitFlush => {
-                        // The committer wakes and goes on with what follows
-                        // its commit record (the rest of the commit's CPU;
-                        // then the transaction ends and its locks go).
-                        self.stats.counters.sync_commits += 1;
-                        self.commit_flushed(now, c);
-                    }
-                    Wait::VictimFlush => self.start_victim_write(now, c),
-                    Wait::WalSpace => self.make_ready(c),
-                    other => panic!("client {c} woken by WAL flush while in {other:?}"),
-                }
-            }
-            Waiter::Checkpointer => self.checkpointer_flushed(now),
-            Waiter::Vacuum => self.vacuum_write(now),
-            Waiter::BgWriter => self.bgwriter_flushed(now),
-        }
-    }
-
     /// Before a data page changed at `lsn` is written: the WAL must be
     /// durable up to it (`XLogFlush`), or in recovery minRecoveryPoint must
     /// cover it (`UpdateMinRecoveryPoint`: a control file write and fsync,
@@ -193,19 +163,14 @@ impl Database {
         self.cfg.wal_segments.saturating_sub(1)
     }
 
-    /// An asynchronous commit wakes the WAL writer when it fills a page
-    /// (`XLogSetAsyncXactLSN`); the writer flushes only once
-    /// wal_writer_flush_after blocks are unflushed (`XLogBackgroundFlush`;
-    /// 0 flushes at every wake-up), otherwise its wal_writer_delay timer
-    /// does. The pages it writes
-    /// without flushing in between go to the kernel's cache and are not
-    /// modelled.
+    /// An asynchronous commit sets the WAL writer's latch when it fills a
+    /// page (`XLogSetAsyncXactLSN`); the writer decides whether that is
+    /// enough to flush now, otherwise its wal_writer_delay timer does.
     pub(super) fn async_commit_nudge(&mut self) {
-        // 0 flushes at every wake-up: "always flushed immediately".
-        let limit = (self.cfg.wal_writer_flush_after / PAGE_BYTES).max(1);
-        // The writer is one process: WAL inserted while its flush runs is
-        // judged when it is done, against what that flush covered.
-        if self.wal.pages_not_requested() >= limit {
+        if self
+            .walwriter
+            .handle_async_commit(self.wal.pages_not_requested())
+        {
             self.wal.request_background_flush();
         }
     }
