@@ -157,6 +157,73 @@ fn the_instance_store_is_the_default_device() {
 }
 
 #[test]
+fn gcp_local_ssd_by_disk_count() {
+    // n2-standard-32 with 8 local SSDs: ScyllaDB's measured row.
+    let r = model(&with(&[
+        "--instance",
+        "n2-standard-32",
+        "--device",
+        "local-ssd:count=8",
+    ]));
+    let dev = &r["run"]["device"];
+    assert_eq!(dev["name"], "n2-standard-32-local-ssd-8");
+    assert_eq!(dev["caps"]["read_iops"], 719943.0);
+    assert_eq!(dev["caps"]["write_iops"], 399649.0);
+    assert_eq!(r["run"]["cpus"], 32);
+    let same = model(&with(&[
+        "--cpus",
+        "32",
+        "--device",
+        "local-ssd:count=8,type=n2-standard-32",
+    ]));
+    assert_eq!(same["run"]["device"], *dev);
+    // 4 disks: no measurement, Google's published limits.
+    let r = model(&with(&[
+        "--instance",
+        "n2-standard-32",
+        "--device",
+        "local-ssd:count=4",
+    ]));
+    assert_eq!(r["run"]["device"]["caps"]["read_iops"], 680000.0);
+    // Too few vCPUs for Google's 24-disk limits: a notice, not a refusal.
+    let mut v = vec!["model", "--json", "-"];
+    v.extend(with(&[
+        "--instance",
+        "n2-standard-16",
+        "--device",
+        "local-ssd:count=24",
+    ]));
+    let o = pgiosim(&v);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("need 24 or more vCPUs on n2 (n2-standard-16 has 16)"),
+        "{err}"
+    );
+    // A count GCP does not offer, and a type that takes none: one line,
+    // exit 2.
+    model_fails(
+        &["--device", "local-ssd:count=9"],
+        &[
+            "local-ssd:count=9: count=9: Google publishes Local SSD (NVMe) figures for 1-8, 16, 24 or 32 disks, not 9",
+        ],
+    );
+    model_fails(
+        &[
+            "--instance",
+            "c3-standard-8",
+            "--device",
+            "local-ssd:count=8",
+        ],
+        &["c3-standard-N-lssd"],
+    );
+    // z3 brings its own Titanium SSD: the preset's store.
+    let z = model(&with(&["--instance", "z3-highmem-14-standardlssd"]));
+    assert_eq!(z["run"]["device"]["caps"]["read_iops"], 750000.0);
+    assert_eq!(z["run"]["threads_per_core"], 2);
+}
+
+#[test]
 fn more_provisioned_iops_lift_an_io_bound_run() {
     // Scale 50 (about 800 MB) with 128 MB of shared_buffers and no page
     // cache: every client waits on reads, and gp3's 3,000 IOPS bind.
@@ -337,6 +404,7 @@ fn devices_and_instances_list_types_and_sources() {
         "hetzner-volume",
         "Provisioned volumes, --device TYPE:KEY=VALUE",
         "instance-store",
+        "local-ssd",
         "gp3: shared/reference/device-facts.md",
     ] {
         assert!(t.contains(part), "devices lacks {part:?}");
@@ -362,6 +430,9 @@ fn devices_and_instances_list_types_and_sources() {
         "azure_io_params.yaml",
         "n2d-standard-16",
         "| CPU xeon-8481c ×0.83 |",
+        "z3-highmem-88-highlssd",
+        "9,000,000 read / 6,000,000 write IOPS, 38,655 / 32,212 MB/s (published limits)",
+        "gcp_io_params.yaml at commit 054c771a6bcefea2394419b97da63b84d908c511",
         "ccx33",
         "local NVMe 1 × 246 GB: not measured, no store profile",
         "volume limits: none published",

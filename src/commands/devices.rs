@@ -45,7 +45,15 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
         "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
          --device instance-store; see pgiosim instances)",
         crate::device::name::INSTANCE_STORE,
-        "AWS"
+        "any"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} count=N (1-8, 16, 24, 32),type=TYPE: N local SSDs of 375 GiB on an n2, n2d \
+         or c2 VM (or --instance TYPE): ScyllaDB's measurement for the type and count, else \
+         Google's published limits",
+        crate::device::instance::local_ssd::LOCAL_SSD,
+        "GCP"
     );
     let _ = writeln!(
         o,

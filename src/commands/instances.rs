@@ -99,7 +99,10 @@ fn show(a: &ShowArgs) -> Result<()> {
             crate::device::instance::Provider::Azure => {
                 "an Azure volume such as azure-premium-ssd:tier=p30"
             }
-            crate::device::instance::Provider::Gcp => "a GCP volume such as pd-balanced",
+            crate::device::instance::Provider::Gcp => {
+                "a GCP volume such as pd-balanced, or local-ssd:count=N for N local SSDs on n2 \
+                 and n2d"
+            }
             crate::device::instance::Provider::Hetzner => {
                 "hetzner-volume, hetzner-nvme or a calibrated profile"
             }
@@ -141,8 +144,10 @@ pub fn instances() -> Result<()> {
          limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
          30 minutes where the size bursts); --device instance-store is the size's local NVMe, \
          capped at its read and write IOPS and MB/s (measured: ScyllaDB's iotune figures; \
-         derived: AWS's published IOPS, MB/s scaled from a measured size; each store \
-         profile's source gives its row or its arithmetic).\nSources:",
+         derived: AWS's published IOPS, MB/s scaled from a measured size; published limits: \
+         Google's, as ScyllaDB's data copies them; each store profile's source gives its row \
+         or its arithmetic); on GCP n2 and n2d, --device local-ssd:count=N is N attached local \
+         SSDs (see pgiosim devices).\nSources:",
         OVERHEAD_FRACTION * 100.0,
         crate::units::format_memory(OVERHEAD_MIN_BYTES)
     );
@@ -153,6 +158,11 @@ pub fn instances() -> Result<()> {
         o,
         "  instance stores: {}",
         crate::device::instance::aws_store::SCYLLA_SOURCE
+    );
+    let _ = writeln!(
+        o,
+        "  GCP local SSD: {}",
+        crate::device::instance::aws_store::SCYLLA_GCP_SOURCE
     );
     // The classes, their figures and sources are `pgiosim cpus`'s, once.
     let _ = writeln!(

@@ -22,7 +22,10 @@ pub struct ModelArgs {
     /// provisioned volume as TYPE:KEY=VALUE,... (gp3:iops=16000,mibps=1000;
     /// io2:iops=20000; azure-premium-ssd:tier=p40; pd-ssd:size_gib=1000),
     /// instance-store (with --instance) or an instance size with a store
-    /// (m6id.4xlarge: its instance store), or a path to a profile JSON
+    /// (m6id.4xlarge: its instance store), GCP Local SSD as
+    /// local-ssd:count=N (1-8, 16, 24 or 32 disks; for --instance's type,
+    /// or type=TYPE: ScyllaDB's measurement for the type and count where
+    /// there is one, else Google's published limits), or a path to a profile JSON
     /// [default: nvme; with --instance, its instance store].
     #[arg(long, value_name = "NAME|TYPE:KEY=VALUE,...|FILE")]
     pub device: Option<String>,

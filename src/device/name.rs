@@ -16,7 +16,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::device::instance::server::HostLimits;
-use crate::device::instance::{self, Instance};
+use crate::device::instance::{self, Instance, local_ssd};
 use crate::device::profile::{self, Profile};
 use crate::device::provisioned;
 use crate::error::usage;
@@ -68,6 +68,9 @@ pub fn lookup(arg: &str) -> Option<std::result::Result<Profile, String>> {
             store_sizes()
         )));
     }
+    if let Some(req) = local_ssd::parse(arg) {
+        return Some(req.and_then(|r| local_ssd_profile(r.count, r.machine_type).map(|p| p.0)));
+    }
     if let Some(rest) = arg.strip_prefix("instance-store:") {
         let size = rest.strip_prefix("type=").unwrap_or(rest).trim();
         return Some(instance_store(size));
@@ -99,6 +102,17 @@ pub fn instance_store(size: &str) -> std::result::Result<Profile, String> {
             store_sizes()
         )
     })
+}
+
+/// `count` GCP Local SSD disks on `machine_type`, with the `nvme` profile's
+/// latencies, and the notice when the type has too few vCPUs for Google's
+/// limits ([`local_ssd::profile`]).
+fn local_ssd_profile(
+    count: u32,
+    machine_type: Option<&str>,
+) -> std::result::Result<(Profile, Option<String>), String> {
+    let base = Profile::shipped("nvme").expect("nvme is shipped");
+    local_ssd::profile(&base, count, machine_type)
 }
 
 /// What `flag` (`--device`, `--emulate`, `--base`, ...) takes: a name
@@ -196,6 +210,18 @@ pub fn model_device(
     };
     match device {
         None | Some(INSTANCE_STORE) => store(),
+        // Local SSD attached to this machine type (or the one it names).
+        Some(d) if local_ssd::parse(d).is_some() => {
+            let named = |e: String| usage(format!("--device {d}: {e}"));
+            let req = local_ssd::parse(d).expect("checked").map_err(named)?;
+            let (p, notice) =
+                local_ssd_profile(req.count, Some(req.machine_type.unwrap_or(i.name)))
+                    .map_err(named)?;
+            if let Some(n) = notice.filter(|_| !quiet) {
+                eprintln!("notice: --device {d}: {n}");
+            }
+            Ok(p)
+        }
         // Another size's store, or the store named by its size: no volume
         // limits apply to a local disk.
         Some(d) if d.starts_with("instance-store:") || instance::lookup(d).is_some() => {

@@ -92,12 +92,20 @@ use crate::device::profile::{CHANNELS_MAX, Profile, fmt_num};
 const SCYLLA_TSV: &str = include_str!("scylla_aws_io.tsv");
 /// The rows of ScyllaDB's `azure_io_params.yaml` used here: see the file.
 const SCYLLA_AZURE_TSV: &str = include_str!("scylla_azure_io.tsv");
+/// The rows of ScyllaDB's `gcp_io_params.yaml`: see the file.
+const SCYLLA_GCP_TSV: &str = include_str!("scylla_gcp_io.tsv");
 
 /// Where [`SCYLLA_TSV`]'s and [`SCYLLA_AZURE_TSV`]'s rows come from.
 pub const SCYLLA_SOURCE: &str = "ScyllaDB's iotune measurements, \
      github.com/scylladb/scylla-machine-image common/aws_io_params.yaml and \
      common/azure_io_params.yaml at commit \
      f25b2c54217316e6881a2fbfcbbb66f5609de7bd (2026-06-11)";
+
+/// Where [`SCYLLA_GCP_TSV`]'s rows come from.
+pub const SCYLLA_GCP_SOURCE: &str = "ScyllaDB's GCP local-SSD figures, \
+     github.com/scylladb/scylla-machine-image common/gcp_io_params.yaml at commit \
+     054c771a6bcefea2394419b97da63b84d908c511 (src/device/instance/scylla_gcp_io.tsv \
+     says which rows are measured and which are Google's published limits)";
 
 /// One row of ScyllaDB's dataset.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -113,10 +121,31 @@ pub struct ScyllaRow {
     /// One volume's figures (times the size's volume count), or the whole
     /// instance's.
     pub per_volume: bool,
+    /// Measured (iotune, or ScyllaDB's test job), or a provider's published
+    /// limit copied into the yaml (GCP's z3 rows and `local_ssd_nvme`).
+    pub measured: bool,
+    /// The number of local disks the row is for, where the yaml keys it by
+    /// one (GCP's `local_ssd_nvme` and `measured_local_ssd`); None where the
+    /// size fixes its disks.
+    pub disks: Option<u32>,
     /// The yaml the row is copied from: `aws_io_params.yaml`,
-    /// `azure_io_params.yaml`.
+    /// `azure_io_params.yaml`, `gcp_io_params.yaml`.
     pub yaml: &'static str,
 }
+
+impl ScyllaRow {
+    /// Where the row comes from: the repository, file and commit.
+    pub fn source(&self) -> &'static str {
+        if self.yaml == GCP_YAML {
+            SCYLLA_GCP_SOURCE
+        } else {
+            SCYLLA_SOURCE
+        }
+    }
+}
+
+/// [`ScyllaRow::yaml`] of the GCP rows.
+pub const GCP_YAML: &str = "gcp_io_params.yaml";
 
 static SCYLLA: LazyLock<Vec<ScyllaRow>> = LazyLock::new(|| {
     let mut rows = parse_scylla(SCYLLA_TSV)
@@ -127,12 +156,30 @@ static SCYLLA: LazyLock<Vec<ScyllaRow>> = LazyLock::new(|| {
         yaml: "azure_io_params.yaml",
         ..r
     }));
+    let gcp = parse_scylla(SCYLLA_GCP_TSV)
+        .unwrap_or_else(|e| panic!("src/device/instance/scylla_gcp_io.tsv: {e}"));
+    rows.extend(gcp.into_iter().map(|r| ScyllaRow {
+        yaml: GCP_YAML,
+        ..r
+    }));
     rows
 });
 
-/// ScyllaDB's row `key`.
+/// ScyllaDB's row `key` for a size that fixes its disks.
 pub fn scylla_row(key: &str) -> Option<&'static ScyllaRow> {
-    SCYLLA.iter().find(|r| r.key == key)
+    SCYLLA.iter().find(|r| r.key == key && r.disks.is_none())
+}
+
+/// ScyllaDB's row `key` for `disks` local disks attached (GCP).
+pub fn scylla_disk_row(key: &str, disks: u32) -> Option<&'static ScyllaRow> {
+    SCYLLA
+        .iter()
+        .find(|r| r.key == key && r.disks == Some(disks))
+}
+
+/// Every row keyed by a disk count, in the table's order.
+pub fn scylla_disk_rows() -> impl Iterator<Item = &'static ScyllaRow> {
+    SCYLLA.iter().filter(|r| r.disks.is_some())
 }
 
 fn parse_scylla(text: &'static str) -> Result<Vec<ScyllaRow>, String> {
@@ -149,13 +196,25 @@ fn parse_scylla(text: &'static str) -> Result<Vec<ScyllaRow>, String> {
                 .map(|v| v as f64)
                 .ok_or_else(|| format!("line {}: column {} is not a count above 0", n + 1, i + 1))
         };
-        let per_volume = match c.get(5) {
-            Some(&"drive") => true,
-            Some(&"instance") => false,
-            _ => return Err(format!("line {}: column 6 is drive or instance", n + 1)),
+        // What the row covers, and whether it was measured.
+        let (per_volume, measured) = match c.get(5) {
+            Some(&"drive") => (true, true),
+            Some(&"instance" | &"measured") => (false, true),
+            Some(&"limit") => (false, false),
+            _ => {
+                return Err(format!(
+                    "line {}: column 6 is drive, instance, measured or limit",
+                    n + 1
+                ));
+            }
         };
-        if c.len() != 6 {
-            return Err(format!("line {}: {} columns, not 6", n + 1, c.len()));
+        // A seventh column: the disk count the row is for, or '-'.
+        let disks = match c.get(6) {
+            None | Some(&"-") => None,
+            Some(_) => Some(num(6)? as u32),
+        };
+        if !(6..=7).contains(&c.len()) {
+            return Err(format!("line {}: {} columns, not 6 or 7", n + 1, c.len()));
         }
         rows.push(ScyllaRow {
             key: c[0],
@@ -164,6 +223,8 @@ fn parse_scylla(text: &'static str) -> Result<Vec<ScyllaRow>, String> {
             write_iops: num(3)?,
             write_bandwidth: num(4)?,
             per_volume,
+            measured,
+            disks,
             yaml: "aws_io_params.yaml",
         });
     }
@@ -187,6 +248,9 @@ pub(super) struct Published {
 pub enum StoreFigures {
     /// ScyllaDB's row, times the volume count when it is one volume's.
     Measured { row: &'static ScyllaRow },
+    /// A provider's published limits as ScyllaDB's yaml copies them (GCP's
+    /// z3 types and Local SSD disk counts): the whole VM's, taken once.
+    Published { row: &'static ScyllaRow },
     /// AWS's published IOPS; MB/s scaled from the measured preset `from`
     /// ([`derived_mb_s`]).
     Derived {
@@ -257,7 +321,11 @@ pub(super) fn figures(rows: Vec<Row>) -> Result<Vec<Instance>, String> {
             published_read_iops: p.read_iops,
             published_write_iops: p.write_iops,
             provider: inst.provider,
-            figures: StoreFigures::Measured { row },
+            figures: if row.measured {
+                StoreFigures::Measured { row }
+            } else {
+                StoreFigures::Published { row }
+            },
         }))
     };
     let mut out = Vec::with_capacity(rows.len());
@@ -365,7 +433,17 @@ impl Store {
                 iops(self.published_write_iops)
             ),
         };
+        if let Some(text) = self.gcp_figures_source() {
+            return text;
+        }
         match self.figures {
+            StoreFigures::Published { row } => format!(
+                "{}: {}, {} row {}: a published limit, not a measurement",
+                self.figures_text(),
+                row.source(),
+                row.yaml,
+                row.key
+            ),
             StoreFigures::Measured { row } => {
                 let times = if row.per_volume {
                     format!("one volume's figures × {} volumes", self.volumes)
@@ -379,13 +457,10 @@ impl Store {
                     _ => "the measurement is used.",
                 };
                 format!(
-                    "{} read / {} write IOPS, {} / {} MB/s (10^6 bytes/s) read / write: \
-                     {SCYLLA_SOURCE}, {} row {}: {} / {} IOPS, {} / {} bytes/s, {times}. \
+                    "{}: {}, {} row {}: {} / {} IOPS, {} / {} bytes/s, {times}. \
                      {published}; {used}",
-                    fmt_num(self.read_iops),
-                    fmt_num(self.write_iops),
-                    fmt2(self.read_mb_s),
-                    fmt2(self.write_mb_s),
+                    self.figures_text(),
+                    row.source(),
                     row.yaml,
                     row.key,
                     fmt_num(row.read_iops),
@@ -418,60 +493,92 @@ impl Store {
     }
 }
 
-impl Instance {
-    /// The instance store as a device: `base`'s latencies and flush (AWS and
-    /// Azure publish none for local disks), its channels and medium
-    /// bandwidth once per store volume, and the size's read and write IOPS
-    /// and MB/s as per-direction caps. None when the size has no store.
-    pub fn store_profile(&self, base: &Profile) -> Option<Profile> {
-        let s = self.store?;
+impl Store {
+    /// The four figures, as the sources give them: "1,262 read / 534 write
+    /// IOPS, ... MB/s (10^6 bytes/s) read / write".
+    pub(super) fn figures_text(&self) -> String {
+        format!(
+            "{} read / {} write IOPS, {} / {} MB/s (10^6 bytes/s) read / write",
+            fmt_num(self.read_iops),
+            fmt_num(self.write_iops),
+            fmt2(self.read_mb_s),
+            fmt2(self.write_mb_s)
+        )
+    }
+
+    /// The store as a device named `name`: `base`'s latencies and flush
+    /// (no provider publishes them for local disks), its channels and
+    /// medium bandwidth once per volume, and the store's read and write
+    /// IOPS and MB/s as per-direction caps. `what` heads the description
+    /// ("Local NVMe of a Standard_L8s_v3 (1 × 1,920 GB)"), `source_head` the
+    /// source (where the figures come from).
+    pub fn profile(&self, base: &Profile, name: String, what: &str, source_head: &str) -> Profile {
         let mut p = base.clone();
-        let n = s.volumes;
-        p.name = format!("{}-store", self.tag());
-        let what = match self.provider {
-            super::Provider::Aws => "Instance-store NVMe of an",
-            _ => "Local NVMe of a",
-        };
+        let n = self.volumes;
+        p.name = name;
         p.description = format!(
-            "{what} {} ({}): {} read / {} write IOPS, {} / {} MB/s",
-            self.name,
-            s.volumes_text(),
-            fmt_num(s.read_iops),
-            fmt_num(s.write_iops),
-            fmt_num(s.read_mb_s.round()),
-            fmt_num(s.write_mb_s.round())
+            "{what}: {} read / {} write IOPS, {} / {} MB/s",
+            fmt_num(self.read_iops),
+            fmt_num(self.write_iops),
+            fmt_num(self.read_mb_s.round()),
+            fmt_num(self.write_mb_s.round())
         );
         p.channels = base.channels.saturating_mul(n).min(CHANNELS_MAX);
         p.bandwidth_mib_s = base.bandwidth_mib_s * f64::from(n);
         p.write_bandwidth_mib_s = base.write_bandwidth_mib_s.map(|w| w * f64::from(n));
-        p.caps.read_iops = Some(s.read_iops);
-        p.caps.write_iops = Some(s.write_iops);
+        p.caps.read_iops = Some(self.read_iops);
+        p.caps.write_iops = Some(self.write_iops);
         // MiB/s to 6 decimals (a millionth of a MiB/s, far below any
         // figure's precision), so that the profile reads back from its JSON
         // as it was written.
         let mib_s = |mb_s: f64| (mb_s * 1e6 / MIB * 1e6).round() / 1e6;
-        p.caps.read_mib_s = Some(mib_s(s.read_mb_s));
-        p.caps.write_mib_s = Some(mib_s(s.write_mb_s));
+        p.caps.read_mib_s = Some(mib_s(self.read_mb_s));
+        p.caps.write_mib_s = Some(mib_s(self.write_mb_s));
         p.caps.op_size_kib = None;
         let prov = self.provider.name();
+        let disks = match self.provider {
+            super::Provider::Gcp => "local SSDs",
+            _ => "instance stores",
+        };
         p.source = format!(
-            "Instance store of {} ({}): {} Enforced as per-direction token buckets (IOPS and \
+            "{source_head} Enforced as per-direction token buckets (IOPS and \
              MB/s): {prov} does not say how a size's share of the drive is paced, nor whether \
              reads and writes share one budget (a guess: separate), nor how an 8 KiB I/O \
              counts against the IOPS (a guess: one operation; the MB/s caps charge its \
              bytes). Latencies and flush are the {} profile's, as {prov} publishes none for \
-             instance stores; its channels and medium bandwidth are counted once per volume \
+             {disks}; its channels and medium bandwidth are counted once per volume \
              ({} × {} channels, {} MiB/s): {}",
-            self.name,
-            s.volumes_text(),
-            s.figures_source(),
             base.name,
             n,
             base.channels,
             fmt_num(p.bandwidth_mib_s),
             base.source
         );
-        Some(p)
+        p
+    }
+}
+
+impl Instance {
+    /// The instance store as a device ([`Store::profile`] with `base`'s
+    /// latencies: AWS, Azure and GCP publish none for local disks). None
+    /// when the size has no store.
+    pub fn store_profile(&self, base: &Profile) -> Option<Profile> {
+        let s = self.store?;
+        let what = match self.provider {
+            super::Provider::Aws => "Instance-store NVMe of an",
+            _ => "Local NVMe of a",
+        };
+        Some(s.profile(
+            base,
+            format!("{}-store", self.tag()),
+            &format!("{what} {} ({})", self.name, s.volumes_text()),
+            &format!(
+                "Instance store of {} ({}): {}",
+                self.name,
+                s.volumes_text(),
+                s.figures_source()
+            ),
+        ))
     }
 }
 

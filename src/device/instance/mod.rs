@@ -43,10 +43,12 @@
 //!   n2d-standard and c3-standard from the same page, checked against Spare
 //!   Cores' dataset. GCP's per-VM Persistent Disk and Hyperdisk limits depend
 //!   on the disk type and the vCPU count together and are not applied: the
-//!   pd-* and hyperdisk profiles carry their per-disk limits only. No GCP
-//!   preset has a local SSD: it is optional on n2 and n2d (a count the user
-//!   picks) and a separate `-lssd` type on c3, and the only GCP figures in
-//!   ScyllaDB's data are z3's round published-looking limits.
+//!   pd-* and hyperdisk profiles carry their per-disk limits only. Local SSD
+//!   is optional on n2 and n2d (a count the user picks: `--device
+//!   local-ssd:count=N`, [`local_ssd`]) and a separate `-lssd` type on c3
+//!   (not modelled). `gcp-z3`: the z3 types, from Spare Cores' records (lscpu,
+//!   dmidecode, lsblk), with their Titanium SSD's figures from ScyllaDB's
+//!   data, Google's limits rather than measurements.
 //! * Hetzner `hetzner`: CCX (dedicated vCPUs), CPX and CX (shared), CAX
 //!   (Arm). Hetzner publishes no per-type table in the sources read, so
 //!   vCPUs, memory and the local disk's size are Spare Cores' record of each
@@ -55,8 +57,8 @@
 //!   ([`Instance::unmeasured_disk`]) but have no store profile.
 //!
 //! The local stores' IOPS and MB/s are ScyllaDB's measurements where the
-//! size was measured (AWS, Azure), and derived from them where not (AWS):
-//! [`aws_store`].
+//! size was measured (AWS, Azure), derived from them where not (AWS), and
+//! Google's limits as ScyllaDB's data copies them (GCP z3): [`aws_store`].
 //!
 //! Each row also names the processor the size runs on, a class of
 //! [`cpu_class`] with its speed per core relative to the EPYC 9454P that
@@ -66,6 +68,7 @@ pub mod aws_store;
 pub mod cpu_class;
 pub mod cpu_name;
 pub mod io_cpu;
+pub mod local_ssd;
 pub mod server;
 
 use std::sync::LazyLock;
@@ -428,6 +431,7 @@ impl Instance {
                 fmt_num(s.write_mb_s.round()),
                 match s.figures {
                     StoreFigures::Measured { .. } => "measured",
+                    StoreFigures::Published { .. } => "published limits",
                     StoreFigures::Derived { .. } => "derived",
                 }
             ),
@@ -447,7 +451,7 @@ impl Instance {
             None => "CPU not fixed".to_string(),
         };
         format!(
-            "{:<18} {:<7} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
+            "{:<27} {:<7} {:>3} vCPUs ({} per core) {:>6} GiB | {cpu} | {limits}{store}",
             self.name,
             self.provider.name(),
             self.vcpus,
@@ -478,7 +482,8 @@ impl Instance {
     }
 
     /// The family, for messages that list sizes: m6id.4xlarge → m6id,
-    /// Standard_L16s_v3 → Lsv3, n2d-standard-16 → n2d-standard, ccx33 → ccx.
+    /// Standard_L16s_v3 → Lsv3, n2d-standard-16 → n2d-standard,
+    /// z3-highmem-8-highlssd → z3-highmem-highlssd, ccx33 → ccx.
     pub fn family(&self) -> String {
         match self.provider {
             Provider::Aws => self.name.split('.').next().unwrap_or(self.name).into(),
@@ -489,11 +494,13 @@ impl Instance {
                 let rest = s[digits..].trim_start_matches(|c: char| c.is_ascii_digit());
                 format!("{}{}", &s[..digits], rest.replace('_', ""))
             }
+            // Without the vCPU count: z3-highmem-8-highlssd → z3-highmem-highlssd.
             Provider::Gcp => self
                 .name
-                .rsplit_once('-')
-                .map_or(self.name, |(f, _)| f)
-                .into(),
+                .split('-')
+                .filter(|p| !p.bytes().all(|b| b.is_ascii_digit()))
+                .collect::<Vec<_>>()
+                .join("-"),
             Provider::Hetzner => self
                 .name
                 .trim_end_matches(|c: char| c.is_ascii_digit())
@@ -610,7 +617,10 @@ mod tests {
                 Provider::Aws => family.contains('d') || family.starts_with('i'),
                 // Edsv5's temp disk (unmeasured) is not modelled.
                 Provider::Azure => family.starts_with('L'),
-                Provider::Gcp | Provider::Hetzner => false,
+                // z3 comes with Titanium SSD; n2 and n2d attach Local SSD
+                // on request (--device local-ssd), c3 sells it as -lssd types.
+                Provider::Gcp => family.starts_with("z3"),
+                Provider::Hetzner => false,
             };
             assert_eq!(i.store.is_some(), sold, "{}", i.name);
             assert_eq!(
@@ -780,5 +790,9 @@ mod tests {
             assert_eq!(i.memory_gib, 4.0 * f64::from(i.vcpus), "{name}");
         }
         assert_eq!(lookup("c3-standard-22").unwrap().family(), "c3-standard");
+        assert_eq!(
+            lookup("z3-highmem-8-highlssd").unwrap().family(),
+            "z3-highmem-highlssd"
+        );
     }
 }
