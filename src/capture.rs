@@ -213,123 +213,44 @@ pub fn watch(
         None
     };
     let asking = format!("reading statistics from {target}");
-
-    // Version and settings.
-    let (version_num, version, database, settings) = {
-        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-        let mut tx = client
-            .build_transaction()
-            .read_only(true)
-            .start()
-            .map_err(|e| anyhow!("cannot start a read-only transaction: {}", chain(&e)))?;
-        let row = sample::query_one(&mut tx, &VERSION_QUERY, &[])?;
-        let version_num: i32 = row.try_get(0)?;
-        let version: String = row.try_get(1)?;
-        let database: String = row.try_get(2)?;
-        let names: Vec<&str> = crate::settings::Settings::NAMES
-            .iter()
-            .chain(INFO_SETTINGS)
-            .copied()
-            .collect();
-        let settings = sample::query(&mut tx, &SETTINGS_QUERY, &[&names])?
-            .iter()
-            .map(|r| {
-                Ok(ServerSetting {
-                    name: r.try_get(0)?,
-                    setting: r.try_get(1)?,
-                    unit: r.try_get(2)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        tx.commit()?;
-        (version_num as u32, version, database, settings)
-    };
-    let queries =
-        queries::queries_for(version_num).with_context(|| format!("the server at {target}"))?;
-    if !queries::checked(version_num) && !quiet {
+    let server = read_server(&mut client, &asking)?;
+    let queries = queries::queries_for(server.version_num)
+        .with_context(|| format!("the server at {target}"))?;
+    let version = &server.version;
+    if !queries::checked(server.version_num) && !quiet {
         eprintln!(
             "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
         );
     }
     if !quiet {
         eprintln!(
-            "capture: database {database:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            "capture: database {:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            server.database,
             duration.as_secs_f64()
         );
     }
 
-    // The capture's own transactions before the start (the session's SETs,
-    // the version and settings) must be counted before the start sample, so
-    // that only the samples themselves need subtracting.
-    let mut own_commits = match &queries.force_flush {
-        Some(q) => {
-            let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-            let mut tx = client.build_transaction().read_only(true).start()?;
-            sample::query(&mut tx, q, &[])?;
-            tx.commit()?;
-            1
-        }
-        None => {
-            // Before 15, a backend reports at most every 500 ms: the two
-            // earlier transactions go with the start sample's report.
-            std::thread::sleep(Duration::from_millis(600));
-            3
-        }
-    };
+    let mut own_commits = own_commits_before_start(&mut client, &queries, &asking)?;
     let start = {
         let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
         sample::take(&mut client, &queries)?
     };
     let cpu_start = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
-    let started = Instant::now();
-    let mut clients = start.clients_connected;
-    let mut active_sum = start.clients_active as f64;
-    let mut samples = 1u32;
-    let mut last = start.clone();
-    let mut next_progress = progress.map(|p| started + p);
-    let mut partial = false;
-    loop {
-        let now = Instant::now();
-        if now >= started + duration {
-            break;
-        }
-        if stop.is_set() {
-            partial = true;
-            break;
-        }
-        if let Some(at) = next_progress
-            && now >= at
-        {
-            let s = {
-                let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-                sample::take(&mut client, &queries)?
-            };
-            own_commits += 1;
-            clients = clients.max(s.clients_connected);
-            active_sum += s.clients_active as f64;
-            samples += 1;
-            if !quiet {
-                eprintln!("{}", progress_line(&start, &last, &s));
-            }
-            last = s;
-            next_progress = Some(at + progress.unwrap());
-            continue;
-        }
-        let until = next_progress
-            .unwrap_or(started + duration)
-            .min(started + duration);
-        std::thread::sleep(
-            until
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(100)),
-        );
-    }
+    let mut interval = Interval {
+        client: &mut client,
+        queries: &queries,
+        asking: &asking,
+        start: &start,
+        connections: Connections::at_start(&start),
+        quiet,
+    };
+    let (progress_samples, partial) = interval.wait_out(duration, progress, stop)?;
+    own_commits += progress_samples;
+    let mut connections = interval.connections;
     let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
     let end = sample::take(&mut client, &queries)?;
     let cpu_end = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
-    clients = clients.max(end.clients_connected);
-    active_sum += end.clients_active as f64;
-    samples += 1;
+    connections.saw(&end);
     let sizes = match read_sizes(&mut client, &queries) {
         Ok(s) => Some(s),
         Err(e) => {
@@ -343,18 +264,18 @@ pub fn watch(
     drop(_deadline);
 
     let obs = Observation {
-        version_num,
-        version: version.clone(),
-        database,
+        version_num: server.version_num,
+        version: server.version.clone(),
+        database: server.database,
         server: target,
         started_at: start.at_text.clone(),
         delta: Delta::between(&start, &end)?,
         own_commits,
         db_size_bytes: end.db_size_bytes,
         sizes,
-        settings,
-        clients,
-        active_mean: active_sum / samples as f64,
+        settings: server.settings,
+        clients: connections.most,
+        active_mean: connections.active_mean(),
         wal_io_source: queries.wal_io_source.into(),
         checkpoint_source: queries.checkpoint_source.into(),
         partial,
@@ -364,6 +285,163 @@ pub fn watch(
         cpu_start,
         cpu_end,
     })
+}
+
+/// What the server is, read once before the start sample.
+struct ServerIdentity {
+    version_num: u32,
+    version: String,
+    database: String,
+    settings: Vec<ServerSetting>,
+}
+
+/// The server's version, database and the settings pgiosim reads, in one
+/// read-only transaction.
+fn read_server(client: &mut postgres::Client, asking: &str) -> Result<ServerIdentity> {
+    let _deadline = watchdog::arm(asking, QUERY_TIMEOUT);
+    let mut tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .map_err(|e| anyhow!("cannot start a read-only transaction: {}", chain(&e)))?;
+    let row = sample::query_one(&mut tx, &VERSION_QUERY, &[])?;
+    let version_num: i32 = row.try_get(0)?;
+    let version: String = row.try_get(1)?;
+    let database: String = row.try_get(2)?;
+    let names: Vec<&str> = crate::settings::Settings::NAMES
+        .iter()
+        .chain(INFO_SETTINGS)
+        .copied()
+        .collect();
+    let settings = sample::query(&mut tx, &SETTINGS_QUERY, &[&names])?
+        .iter()
+        .map(|r| {
+            Ok(ServerSetting {
+                name: r.try_get(0)?,
+                setting: r.try_get(1)?,
+                unit: r.try_get(2)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    tx.commit()?;
+    Ok(ServerIdentity {
+        version_num: version_num as u32,
+        version,
+        database,
+        settings,
+    })
+}
+
+/// The capture's own transactions before the start (the session's SETs,
+/// the version and settings): they must be counted before the start sample,
+/// so that only the samples themselves need subtracting.
+fn own_commits_before_start(
+    client: &mut postgres::Client,
+    queries: &Queries,
+    asking: &str,
+) -> Result<i64> {
+    Ok(match &queries.force_flush {
+        Some(q) => {
+            let _deadline = watchdog::arm(asking, QUERY_TIMEOUT);
+            let mut tx = client.build_transaction().read_only(true).start()?;
+            sample::query(&mut tx, q, &[])?;
+            tx.commit()?;
+            1
+        }
+        None => {
+            // Before 15, a backend reports at most every 500 ms: the two
+            // earlier transactions go with the start sample's report.
+            std::thread::sleep(Duration::from_millis(600));
+            3
+        }
+    })
+}
+
+/// The client connections the samples saw: the most at once, and the
+/// active ones summed for their mean.
+struct Connections {
+    most: i64,
+    active_sum: f64,
+    samples: u32,
+}
+
+impl Connections {
+    fn at_start(start: &Sample) -> Self {
+        Self {
+            most: start.clients_connected,
+            active_sum: start.clients_active as f64,
+            samples: 1,
+        }
+    }
+
+    fn saw(&mut self, s: &Sample) {
+        self.most = self.most.max(s.clients_connected);
+        self.active_sum += s.clients_active as f64;
+        self.samples += 1;
+    }
+
+    fn active_mean(&self) -> f64 {
+        self.active_sum / self.samples as f64
+    }
+}
+
+/// The capture's interval between its start and end samples.
+struct Interval<'a> {
+    client: &'a mut postgres::Client,
+    queries: &'a Queries,
+    asking: &'a str,
+    start: &'a Sample,
+    connections: Connections,
+    quiet: bool,
+}
+
+impl Interval<'_> {
+    /// Wait out `duration`, sampling every `progress` (a line each unless
+    /// quiet): the progress samples taken, and whether `stop` ended it early.
+    fn wait_out(
+        &mut self,
+        duration: Duration,
+        progress: Option<Duration>,
+        stop: &Stop,
+    ) -> Result<(i64, bool)> {
+        let started = Instant::now();
+        let mut last = self.start.clone();
+        let mut next_progress = progress.map(|p| started + p);
+        let mut taken = 0;
+        loop {
+            let now = Instant::now();
+            if now >= started + duration {
+                return Ok((taken, false));
+            }
+            if stop.is_set() {
+                return Ok((taken, true));
+            }
+            if let Some(at) = next_progress
+                && now >= at
+            {
+                let s = {
+                    let _deadline = watchdog::arm(self.asking, QUERY_TIMEOUT);
+                    sample::take(self.client, self.queries)?
+                };
+                taken += 1;
+                self.connections.saw(&s);
+                if !self.quiet {
+                    eprintln!("{}", progress_line(self.start, &last, &s));
+                }
+                last = s;
+                next_progress = Some(at + progress.unwrap());
+                continue;
+            }
+            let until = next_progress
+                .unwrap_or(started + duration)
+                .min(started + duration);
+            std::thread::sleep(
+                until
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(100)),
+            );
+        }
+    }
 }
 
 /// The server's CPU over the capture into the workload's figures
