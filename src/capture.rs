@@ -24,7 +24,7 @@ use postgres::{Config, NoTls};
 
 use crate::error::UsageError;
 use crate::stop::Stop;
-use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
+use build::{Captured, Figures, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
 use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
 use sample::{Delta, Sample};
 
@@ -202,32 +202,13 @@ pub fn watch(
     let target = describe_target(config);
     watchdog::start(stop);
     let mut client = connect(config)?;
-    // A server on this host: its processes' CPU from /proc.
-    let postmaster = if local_cpu {
-        client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .ok()
-            .and_then(|r| r.try_get::<_, i32>(0).ok())
-            .and_then(|pid| proc_cpu::local_postmaster(Path::new("/proc"), pid as u32))
-    } else {
-        None
-    };
+    let postmaster = local_cpu.then(|| local_postmaster(&mut client)).flatten();
     let asking = format!("reading statistics from {target}");
     let server = read_server(&mut client, &asking)?;
     let queries = queries::queries_for(server.version_num)
         .with_context(|| format!("the server at {target}"))?;
-    let version = &server.version;
-    if !queries::checked(server.version_num) && !quiet {
-        eprintln!(
-            "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
-        );
-    }
     if !quiet {
-        eprintln!(
-            "capture: database {:?} on PostgreSQL {version} at {target}, for {:.0} s",
-            server.database,
-            duration.as_secs_f64()
-        );
+        server.announce(&target, duration);
     }
 
     let mut own_commits = own_commits_before_start(&mut client, &queries, &asking)?;
@@ -251,15 +232,7 @@ pub fn watch(
     let end = sample::take(&mut client, &queries)?;
     let cpu_end = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
     connections.saw(&end);
-    let sizes = match read_sizes(&mut client, &queries) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            if !quiet {
-                eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
-            }
-            None
-        }
-    };
+    let sizes = sizes_or_pgbench_width(&mut client, &queries, quiet);
     drop(client);
     drop(_deadline);
 
@@ -293,6 +266,51 @@ struct ServerIdentity {
     version: String,
     database: String,
     settings: Vec<ServerSetting>,
+}
+
+impl ServerIdentity {
+    /// The line that says what is being watched, after a notice for a
+    /// release newer than the views pgiosim knows.
+    fn announce(&self, target: &str, duration: Duration) {
+        let version = &self.version;
+        if !queries::checked(self.version_num) {
+            eprintln!(
+                "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
+            );
+        }
+        eprintln!(
+            "capture: database {:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            self.database,
+            duration.as_secs_f64()
+        );
+    }
+}
+
+/// The user tables' sizes, or none (with a notice unless `quiet`) for
+/// pgbench's row width to stand in.
+fn sizes_or_pgbench_width(
+    client: &mut postgres::Client,
+    queries: &Queries,
+    quiet: bool,
+) -> Option<TableSizes> {
+    match read_sizes(client, queries) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if !quiet {
+                eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
+            }
+            None
+        }
+    }
+}
+
+/// A server on this host: its postmaster, whose processes' CPU /proc shows.
+fn local_postmaster(client: &mut postgres::Client) -> Option<u32> {
+    client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .ok()
+        .and_then(|r| r.try_get::<_, i32>(0).ok())
+        .and_then(|pid| proc_cpu::local_postmaster(Path::new("/proc"), pid as u32))
 }
 
 /// The server's version, database and the settings pgiosim reads, in one
@@ -540,7 +558,32 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             ""
         }
     );
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<18}{v}\n"));
+    s.push_str(&activity_lines(f));
+    s.push_str(&page_lines(f));
+    s.push_str(&format!(
+        "wrote {json_name} ({} transaction type{}) and {conf_name}\n",
+        c.spec.transactions.len(),
+        if c.spec.transactions.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    ));
+    s.push_str(&format!(
+        "replay: pgiosim run --workload {json_name} --config {conf_name} -s {} -c {}   (add -R {:.0} for the observed rate; `model` takes the same flags)\n",
+        c.scale, c.clients, f.tps
+    ));
+    s
+}
+
+/// One line of the summary: the figure's name in a column, then its value.
+fn line(s: &mut String, k: &str, v: String) {
+    s.push_str(&format!("  {k:<18}{v}\n"));
+}
+
+/// The summary's transactions and WAL lines.
+fn activity_lines(f: &Figures) -> String {
+    let mut s = String::new();
     line(
         &mut s,
         "transactions",
@@ -571,6 +614,12 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             format!("{w:.3} writes, {y:.3} syncs per transaction"),
         );
     }
+    s
+}
+
+/// The summary's lines on pages: blocks, rows, checkpoints and the database's size.
+fn page_lines(f: &Figures) -> String {
+    let mut s = String::new();
     line(
         &mut s,
         "blocks",
@@ -613,19 +662,6 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             crate::units::pretty_bytes(f.db_size_bytes.max(0) as u64)
         ),
     );
-    s.push_str(&format!(
-        "wrote {json_name} ({} transaction type{}) and {conf_name}\n",
-        c.spec.transactions.len(),
-        if c.spec.transactions.len() == 1 {
-            ""
-        } else {
-            "s"
-        }
-    ));
-    s.push_str(&format!(
-        "replay: pgiosim run --workload {json_name} --config {conf_name} -s {} -c {}   (add -R {:.0} for the observed rate; `model` takes the same flags)\n",
-        c.scale, c.clients, f.tps
-    ));
     s
 }
 
