@@ -24,7 +24,7 @@ use postgres::{Config, NoTls};
 
 use crate::error::UsageError;
 use crate::stop::Stop;
-use build::{Captured, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
+use build::{Captured, Figures, INFO_SETTINGS, Observation, ServerSetting, TableSizes};
 use queries::{Queries, SETTINGS_QUERY, VERSION_QUERY};
 use sample::{Delta, Sample};
 
@@ -202,68 +202,165 @@ pub fn watch(
     let target = describe_target(config);
     watchdog::start(stop);
     let mut client = connect(config)?;
-    // A server on this host: its processes' CPU from /proc.
-    let postmaster = if local_cpu {
-        client
-            .query_one("SELECT pg_backend_pid()", &[])
-            .ok()
-            .and_then(|r| r.try_get::<_, i32>(0).ok())
-            .and_then(|pid| proc_cpu::local_postmaster(Path::new("/proc"), pid as u32))
-    } else {
-        None
-    };
+    let postmaster = local_cpu.then(|| local_postmaster(&mut client)).flatten();
     let asking = format!("reading statistics from {target}");
-
-    // Version and settings.
-    let (version_num, version, database, settings) = {
-        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-        let mut tx = client
-            .build_transaction()
-            .read_only(true)
-            .start()
-            .map_err(|e| anyhow!("cannot start a read-only transaction: {}", chain(&e)))?;
-        let row = sample::query_one(&mut tx, &VERSION_QUERY, &[])?;
-        let version_num: i32 = row.try_get(0)?;
-        let version: String = row.try_get(1)?;
-        let database: String = row.try_get(2)?;
-        let names: Vec<&str> = crate::settings::Settings::NAMES
-            .iter()
-            .chain(INFO_SETTINGS)
-            .copied()
-            .collect();
-        let settings = sample::query(&mut tx, &SETTINGS_QUERY, &[&names])?
-            .iter()
-            .map(|r| {
-                Ok(ServerSetting {
-                    name: r.try_get(0)?,
-                    setting: r.try_get(1)?,
-                    unit: r.try_get(2)?,
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        tx.commit()?;
-        (version_num as u32, version, database, settings)
-    };
-    let queries =
-        queries::queries_for(version_num).with_context(|| format!("the server at {target}"))?;
-    if !queries::checked(version_num) && !quiet {
-        eprintln!(
-            "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
-        );
-    }
+    let server = read_server(&mut client, &asking)?;
+    let queries = queries::queries_for(server.version_num)
+        .with_context(|| format!("the server at {target}"))?;
     if !quiet {
+        server.announce(&target, duration);
+    }
+
+    let mut own_commits = own_commits_before_start(&mut client, &queries, &asking)?;
+    let start = {
+        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
+        sample::take(&mut client, &queries)?
+    };
+    let cpu_start = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
+    let mut interval = Interval {
+        client: &mut client,
+        queries: &queries,
+        asking: &asking,
+        start: &start,
+        connections: Connections::at_start(&start),
+        quiet,
+    };
+    let (progress_samples, partial) = interval.wait_out(duration, progress, stop)?;
+    own_commits += progress_samples;
+    let mut connections = interval.connections;
+    let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
+    let end = sample::take(&mut client, &queries)?;
+    let cpu_end = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
+    connections.saw(&end);
+    let sizes = sizes_or_pgbench_width(&mut client, &queries, quiet);
+    drop(client);
+    drop(_deadline);
+
+    let obs = Observation {
+        version_num: server.version_num,
+        version: server.version.clone(),
+        database: server.database,
+        server: target,
+        started_at: start.at_text.clone(),
+        delta: Delta::between(&start, &end)?,
+        own_commits,
+        db_size_bytes: end.db_size_bytes,
+        sizes,
+        settings: server.settings,
+        clients: connections.most,
+        active_mean: connections.active_mean(),
+        wal_io_source: queries.wal_io_source.into(),
+        checkpoint_source: queries.checkpoint_source.into(),
+        partial,
+    };
+    Ok(Watched {
+        obs,
+        cpu_start,
+        cpu_end,
+    })
+}
+
+/// What the server is, read once before the start sample.
+struct ServerIdentity {
+    version_num: u32,
+    version: String,
+    database: String,
+    settings: Vec<ServerSetting>,
+}
+
+impl ServerIdentity {
+    /// The line that says what is being watched, after a notice for a
+    /// release newer than the views pgiosim knows.
+    fn announce(&self, target: &str, duration: Duration) {
+        let version = &self.version;
+        if !queries::checked(self.version_num) {
+            eprintln!(
+                "notice: PostgreSQL {version} is newer than 18; reading its statistics views as 18's"
+            );
+        }
         eprintln!(
-            "capture: database {database:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            "capture: database {:?} on PostgreSQL {version} at {target}, for {:.0} s",
+            self.database,
             duration.as_secs_f64()
         );
     }
+}
 
-    // The capture's own transactions before the start (the session's SETs,
-    // the version and settings) must be counted before the start sample, so
-    // that only the samples themselves need subtracting.
-    let mut own_commits = match &queries.force_flush {
+/// The user tables' sizes, or none (with a notice unless `quiet`) for
+/// pgbench's row width to stand in.
+fn sizes_or_pgbench_width(
+    client: &mut postgres::Client,
+    queries: &Queries,
+    quiet: bool,
+) -> Option<TableSizes> {
+    match read_sizes(client, queries) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            if !quiet {
+                eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
+            }
+            None
+        }
+    }
+}
+
+/// A server on this host: its postmaster, whose processes' CPU /proc shows.
+fn local_postmaster(client: &mut postgres::Client) -> Option<u32> {
+    client
+        .query_one("SELECT pg_backend_pid()", &[])
+        .ok()
+        .and_then(|r| r.try_get::<_, i32>(0).ok())
+        .and_then(|pid| proc_cpu::local_postmaster(Path::new("/proc"), pid as u32))
+}
+
+/// The server's version, database and the settings pgiosim reads, in one
+/// read-only transaction.
+fn read_server(client: &mut postgres::Client, asking: &str) -> Result<ServerIdentity> {
+    let _deadline = watchdog::arm(asking, QUERY_TIMEOUT);
+    let mut tx = client
+        .build_transaction()
+        .read_only(true)
+        .start()
+        .map_err(|e| anyhow!("cannot start a read-only transaction: {}", chain(&e)))?;
+    let row = sample::query_one(&mut tx, &VERSION_QUERY, &[])?;
+    let version_num: i32 = row.try_get(0)?;
+    let version: String = row.try_get(1)?;
+    let database: String = row.try_get(2)?;
+    let names: Vec<&str> = crate::settings::Settings::NAMES
+        .iter()
+        .chain(INFO_SETTINGS)
+        .copied()
+        .collect();
+    let settings = sample::query(&mut tx, &SETTINGS_QUERY, &[&names])?
+        .iter()
+        .map(|r| {
+            Ok(ServerSetting {
+                name: r.try_get(0)?,
+                setting: r.try_get(1)?,
+                unit: r.try_get(2)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    tx.commit()?;
+    Ok(ServerIdentity {
+        version_num: version_num as u32,
+        version,
+        database,
+        settings,
+    })
+}
+
+/// The capture's own transactions before the start (the session's SETs,
+/// the version and settings): they must be counted before the start sample,
+/// so that only the samples themselves need subtracting.
+fn own_commits_before_start(
+    client: &mut postgres::Client,
+    queries: &Queries,
+    asking: &str,
+) -> Result<i64> {
+    Ok(match &queries.force_flush {
         Some(q) => {
-            let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
+            let _deadline = watchdog::arm(asking, QUERY_TIMEOUT);
             let mut tx = client.build_transaction().read_only(true).start()?;
             sample::query(&mut tx, q, &[])?;
             tx.commit()?;
@@ -275,95 +372,94 @@ pub fn watch(
             std::thread::sleep(Duration::from_millis(600));
             3
         }
-    };
-    let start = {
-        let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-        sample::take(&mut client, &queries)?
-    };
-    let cpu_start = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
-    let started = Instant::now();
-    let mut clients = start.clients_connected;
-    let mut active_sum = start.clients_active as f64;
-    let mut samples = 1u32;
-    let mut last = start.clone();
-    let mut next_progress = progress.map(|p| started + p);
-    let mut partial = false;
-    loop {
-        let now = Instant::now();
-        if now >= started + duration {
-            break;
-        }
-        if stop.is_set() {
-            partial = true;
-            break;
-        }
-        if let Some(at) = next_progress
-            && now >= at
-        {
-            let s = {
-                let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-                sample::take(&mut client, &queries)?
-            };
-            own_commits += 1;
-            clients = clients.max(s.clients_connected);
-            active_sum += s.clients_active as f64;
-            samples += 1;
-            if !quiet {
-                eprintln!("{}", progress_line(&start, &last, &s));
-            }
-            last = s;
-            next_progress = Some(at + progress.unwrap());
-            continue;
-        }
-        let until = next_progress
-            .unwrap_or(started + duration)
-            .min(started + duration);
-        std::thread::sleep(
-            until
-                .saturating_duration_since(now)
-                .min(Duration::from_millis(100)),
-        );
-    }
-    let _deadline = watchdog::arm(&asking, QUERY_TIMEOUT);
-    let end = sample::take(&mut client, &queries)?;
-    let cpu_end = postmaster.map(|pm| proc_cpu::read(Path::new("/proc"), pm));
-    clients = clients.max(end.clients_connected);
-    active_sum += end.clients_active as f64;
-    samples += 1;
-    let sizes = match read_sizes(&mut client, &queries) {
-        Ok(s) => Some(s),
-        Err(e) => {
-            if !quiet {
-                eprintln!("notice: table sizes not read ({e:#}); assuming pgbench's row width");
-            }
-            None
-        }
-    };
-    drop(client);
-    drop(_deadline);
-
-    let obs = Observation {
-        version_num,
-        version: version.clone(),
-        database,
-        server: target,
-        started_at: start.at_text.clone(),
-        delta: Delta::between(&start, &end)?,
-        own_commits,
-        db_size_bytes: end.db_size_bytes,
-        sizes,
-        settings,
-        clients,
-        active_mean: active_sum / samples as f64,
-        wal_io_source: queries.wal_io_source.into(),
-        checkpoint_source: queries.checkpoint_source.into(),
-        partial,
-    };
-    Ok(Watched {
-        obs,
-        cpu_start,
-        cpu_end,
     })
+}
+
+/// The client connections the samples saw: the most at once, and the
+/// active ones summed for their mean.
+struct Connections {
+    most: i64,
+    active_sum: f64,
+    samples: u32,
+}
+
+impl Connections {
+    fn at_start(start: &Sample) -> Self {
+        Self {
+            most: start.clients_connected,
+            active_sum: start.clients_active as f64,
+            samples: 1,
+        }
+    }
+
+    fn saw(&mut self, s: &Sample) {
+        self.most = self.most.max(s.clients_connected);
+        self.active_sum += s.clients_active as f64;
+        self.samples += 1;
+    }
+
+    fn active_mean(&self) -> f64 {
+        self.active_sum / self.samples as f64
+    }
+}
+
+/// The capture's interval between its start and end samples.
+struct Interval<'a> {
+    client: &'a mut postgres::Client,
+    queries: &'a Queries,
+    asking: &'a str,
+    start: &'a Sample,
+    connections: Connections,
+    quiet: bool,
+}
+
+impl Interval<'_> {
+    /// Wait out `duration`, sampling every `progress` (a line each unless
+    /// quiet): the progress samples taken, and whether `stop` ended it early.
+    fn wait_out(
+        &mut self,
+        duration: Duration,
+        progress: Option<Duration>,
+        stop: &Stop,
+    ) -> Result<(i64, bool)> {
+        let started = Instant::now();
+        let mut last = self.start.clone();
+        let mut next_progress = progress.map(|p| started + p);
+        let mut taken = 0;
+        loop {
+            let now = Instant::now();
+            if now >= started + duration {
+                return Ok((taken, false));
+            }
+            if stop.is_set() {
+                return Ok((taken, true));
+            }
+            if let Some(at) = next_progress
+                && now >= at
+            {
+                let s = {
+                    let _deadline = watchdog::arm(self.asking, QUERY_TIMEOUT);
+                    sample::take(self.client, self.queries)?
+                };
+                taken += 1;
+                self.connections.saw(&s);
+                if !self.quiet {
+                    eprintln!("{}", progress_line(self.start, &last, &s));
+                }
+                last = s;
+                next_progress = Some(at + progress.unwrap());
+                continue;
+            }
+            let until = next_progress
+                .unwrap_or(started + duration)
+                .min(started + duration);
+            std::thread::sleep(
+                until
+                    .saturating_duration_since(now)
+                    .min(Duration::from_millis(100)),
+            );
+        }
+    }
 }
 
 /// The server's CPU over the capture into the workload's figures
@@ -462,7 +558,32 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             ""
         }
     );
-    let line = |s: &mut String, k: &str, v: String| s.push_str(&format!("  {k:<18}{v}\n"));
+    s.push_str(&activity_lines(f));
+    s.push_str(&page_lines(f));
+    s.push_str(&format!(
+        "wrote {json_name} ({} transaction type{}) and {conf_name}\n",
+        c.spec.transactions.len(),
+        if c.spec.transactions.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    ));
+    s.push_str(&format!(
+        "replay: pgiosim run --workload {json_name} --config {conf_name} -s {} -c {}   (add -R {:.0} for the observed rate; `model` takes the same flags)\n",
+        c.scale, c.clients, f.tps
+    ));
+    s
+}
+
+/// One line of the summary: the figure's name in a column, then its value.
+fn line(s: &mut String, k: &str, v: String) {
+    s.push_str(&format!("  {k:<18}{v}\n"));
+}
+
+/// The summary's transactions and WAL lines.
+fn activity_lines(f: &Figures) -> String {
+    let mut s = String::new();
     line(
         &mut s,
         "transactions",
@@ -493,6 +614,12 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             format!("{w:.3} writes, {y:.3} syncs per transaction"),
         );
     }
+    s
+}
+
+/// The summary's lines on pages: blocks, rows, checkpoints and the database's size.
+fn page_lines(f: &Figures) -> String {
+    let mut s = String::new();
     line(
         &mut s,
         "blocks",
@@ -535,19 +662,6 @@ pub fn summary(c: &Captured, obs: &Observation, json_name: &str, conf_name: &str
             crate::units::pretty_bytes(f.db_size_bytes.max(0) as u64)
         ),
     );
-    s.push_str(&format!(
-        "wrote {json_name} ({} transaction type{}) and {conf_name}\n",
-        c.spec.transactions.len(),
-        if c.spec.transactions.len() == 1 {
-            ""
-        } else {
-            "s"
-        }
-    ));
-    s.push_str(&format!(
-        "replay: pgiosim run --workload {json_name} --config {conf_name} -s {} -c {}   (add -R {:.0} for the observed rate; `model` takes the same flags)\n",
-        c.scale, c.clients, f.tps
-    ));
     s
 }
 

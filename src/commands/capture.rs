@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 use clap::Args;
 
+use crate::capture::build::Captured;
 use crate::capture::{
     Watched, build, conf_path, parse_dsn, proc_cpu, server_cpu_into, summary, watch,
 };
@@ -79,6 +80,51 @@ pub fn capture(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
             "-o -: capture writes a workload and a .conf beside it; name a file",
         ));
     }
+    let (duration, progress) = watch_times(args)?;
+    let config = parse_dsn(args.dsn.as_deref().unwrap_or(""))?;
+    let conf_out = conf_path(&args.output);
+    check_output(&args.output)?;
+    let name = match &args.name {
+        Some(n) => n.clone(),
+        None => args
+            .output
+            .file_stem()
+            .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
+    };
+
+    let speed = server_speed(args)?;
+    let Watched {
+        obs,
+        cpu_start,
+        cpu_end,
+    } = watch(
+        &config,
+        duration,
+        progress,
+        args.cpu_utilization.is_none(),
+        args.quiet,
+        stop,
+    )?;
+    let json_name = args.output.display().to_string();
+    let conf_name = conf_out.display().to_string();
+    let mut captured = build::derive(&obs, &name, &json_name, &conf_name)?;
+    let cpu_seconds = server_cpu_seconds(args, &captured, &cpu_start, &cpu_end);
+    if let Some((secs, from)) = cpu_seconds {
+        server_cpu_into(&mut captured, secs, &from, speed, args.quiet)?;
+    } else if !args.quiet {
+        eprintln!(
+            "notice: the server's CPU is not on this host and --cpu-utilization was not given: the workload keeps pgiosim's default CPU figures"
+        );
+    }
+    output::write_file("-o", &args.output, &captured.spec_json)?;
+    output::write_file("-o (its .conf)", &conf_out, &captured.conf)?;
+    let summary = summary(&captured, &obs, &json_name, &conf_name);
+    print_summary(args.json.as_deref(), &captured, &summary)?;
+    Ok(if obs.partial { 130 } else { 0 })
+}
+
+/// -T and -P: how long to watch, at least a second, and how often to print progress.
+fn watch_times(args: &CaptureArgs) -> Result<(Duration, Option<Duration>)> {
     let duration = match crate::units::parse_duration(&args.time) {
         Ok(ns) if ns >= 1_000_000_000 => Duration::from_nanos(ns),
         Err(
@@ -105,32 +151,33 @@ pub fn capture(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
             )));
         }
     };
-    let config = parse_dsn(args.dsn.as_deref().unwrap_or(""))?;
-    let conf_out = conf_path(&args.output);
-    if args.output.extension().is_some_and(|e| e == "conf") {
+    Ok((duration, progress))
+}
+
+/// The workload file's name: not a .conf (its companion would overwrite it), in a directory that exists.
+fn check_output(output: &Path) -> Result<()> {
+    if output.extension().is_some_and(|e| e == "conf") {
         return Err(usage(format!(
             "-o {}: the workload file would be overwritten by its .conf; name it x.json",
-            args.output.display()
+            output.display()
         )));
     }
-    if let Some(parent) = args.output.parent()
+    if let Some(parent) = output.parent()
         && !parent.as_os_str().is_empty()
         && !parent.is_dir()
     {
         anyhow::bail!(
             "-o {}: no such directory {}",
-            args.output.display(),
+            output.display(),
             parent.display()
         );
     }
-    let name = match &args.name {
-        Some(n) => n.clone(),
-        None => args
-            .output
-            .file_stem()
-            .map_or("captured".into(), |s| s.to_string_lossy().into_owned()),
-    };
+    Ok(())
+}
 
+/// The server's per-core speed, from --instance or --cpu-speed (after
+/// --cpu-utilization is checked).
+fn server_speed(args: &CaptureArgs) -> Result<Option<f64>> {
     if let Some(p) = args.cpu_utilization
         && !(p.is_finite() && p > 0.0 && p <= 100.0)
     {
@@ -142,28 +189,23 @@ pub fn capture(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
         let (lo, hi) = crate::units::CPU_SPEED_RANGE;
         crate::units::check_f64("--cpu-speed", f, lo, hi, "a factor (1 = the EPYC 9454P)")?;
     }
-    let speed = match (&args.instance, args.cpu_speed) {
+    Ok(match (&args.instance, args.cpu_speed) {
         (Some(name), _) => {
             Some(crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?)
         }
         (None, f) => f,
-    };
-    let Watched {
-        obs,
-        cpu_start,
-        cpu_end,
-    } = watch(
-        &config,
-        duration,
-        progress,
-        args.cpu_utilization.is_none(),
-        args.quiet,
-        stop,
-    )?;
-    let json_name = args.output.display().to_string();
-    let conf_name = conf_out.display().to_string();
-    let mut captured = build::derive(&obs, &name, &json_name, &conf_name)?;
-    let cpu_seconds = match (args.cpu_utilization, args.vcpus, &cpu_start, &cpu_end) {
+    })
+}
+
+/// The server's CPU seconds over the capture and where they come from: its
+/// console's utilisation, or /proc for a server on this host.
+fn server_cpu_seconds(
+    args: &CaptureArgs,
+    captured: &Captured,
+    cpu_start: &Option<proc_cpu::Reading>,
+    cpu_end: &Option<proc_cpu::Reading>,
+) -> Option<(f64, String)> {
+    match (args.cpu_utilization, args.vcpus, cpu_start, cpu_end) {
         (Some(pct), Some(v), _, _) => Some((
             pct / 100.0 * f64::from(v) * captured.figures.seconds,
             format!("{pct}% of {v} vCPUs (the server's console)"),
@@ -176,18 +218,13 @@ pub fn capture(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
             ),
         )),
         _ => None,
-    };
-    if let Some((secs, from)) = cpu_seconds {
-        server_cpu_into(&mut captured, secs, &from, speed, args.quiet)?;
-    } else if !args.quiet {
-        eprintln!(
-            "notice: the server's CPU is not on this host and --cpu-utilization was not given: the workload keeps pgiosim's default CPU figures"
-        );
     }
-    output::write_file("-o", &args.output, &captured.spec_json)?;
-    output::write_file("-o (its .conf)", &conf_out, &captured.conf)?;
-    let summary = summary(&captured, &obs, &json_name, &conf_name);
-    match &args.json {
+}
+
+/// The summary, and the observed figures as JSON with --json (to standard
+/// output, the summary then to standard error).
+fn print_summary(json: Option<&Path>, captured: &Captured, summary: &str) -> Result<()> {
+    match json {
         Some(p) if p == Path::new("-") => {
             output::stdout(&(serde_json::to_string_pretty(&captured.figures)? + "\n"))?;
             eprint!("{summary}");
@@ -198,9 +235,9 @@ pub fn capture(args: &CaptureArgs, stop: &Stop) -> Result<i32> {
                 p,
                 &(serde_json::to_string_pretty(&captured.figures)? + "\n"),
             )?;
-            output::stdout(&summary)?;
+            output::stdout(summary)?;
         }
-        None => output::stdout(&summary)?,
+        None => output::stdout(summary)?,
     }
-    Ok(if obs.partial { 130 } else { 0 })
+    Ok(())
 }

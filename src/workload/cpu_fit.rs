@@ -136,6 +136,50 @@ pub fn fit(spec: &WorkloadSpec, m: &CpuMeasurements) -> Result<CpuFit, String> {
         .map(|t| t.statements.len())
         .filter(|n| *n > 0)
         .ok_or("the workload has no statements")? as f64;
+    let (lo, hi, one) = checked_runs(m)?;
+    let was = Was {
+        cpu_us_per_statement: spec.cpu_us_per_statement,
+        cpu_us_per_read: spec.cpu_us_per_read,
+        cpu_us_per_write: spec.cpu_us_per_write,
+        round_trip_us_per_statement: spec.round_trip_us_per_statement,
+    };
+    let mut fitting = Fitting {
+        lo,
+        statements,
+        run: format!(
+            "pgbench -b {} -c {} -j 2 -T {}",
+            spec.name, lo.low.clients, lo.duration_s
+        ),
+        was: &was,
+        sources: Vec::new(),
+    };
+    let (per_read, per_write, per_io_fitted) = fitting.per_io(hi);
+    let (per_stmt, client_stmt) = fitting.per_statement(per_read, per_write);
+    let growth = fit_growth(&m.runs, statements, per_stmt, per_read, per_write);
+    fitting.growth_sources(&growth);
+    let rt = fitting.round_trip(one);
+    let sources = fitting.sources;
+    let l = &lo.low;
+    Ok(CpuFit {
+        cpu_us_per_statement: per_stmt,
+        client_cpu_us_per_statement: client_stmt,
+        cpu_us_per_read: per_read,
+        cpu_us_per_write: per_write,
+        per_io_fitted,
+        round_trip_us_per_statement: rt,
+        cpu_growth: growth,
+        cpu_us_per_tx: l.cpu_us_per_tx,
+        core_us_per_tx: l.core_us_per_tx,
+        was,
+        sources,
+    })
+}
+
+/// The smallest scale's runs, the largest's if there are two, and the
+/// smallest's one-client run; an error for figures the fit cannot use.
+fn checked_runs(
+    m: &CpuMeasurements,
+) -> Result<(&ScaleRuns, Option<&ScaleRuns>, &OneClient), String> {
     let lo = m.runs.first().ok_or("no runs: \"runs\" is empty")?;
     if m.runs.len() > 2 {
         return Err(format!(
@@ -171,124 +215,130 @@ pub fn fit(spec: &WorkloadSpec, m: &CpuMeasurements) -> Result<CpuFit, String> {
             ));
         }
     }
-    let was = Was {
-        cpu_us_per_statement: spec.cpu_us_per_statement,
-        cpu_us_per_read: spec.cpu_us_per_read,
-        cpu_us_per_write: spec.cpu_us_per_write,
-        round_trip_us_per_statement: spec.round_trip_us_per_statement,
-    };
-    let mut sources = Vec::new();
-    let (low, high) = (lo.low.clients, lo.high.clients);
-    let run = format!(
-        "pgbench -b {} -c {low} -j 2 -T {}",
-        spec.name, lo.duration_s
-    );
+    Ok((lo, hi, one))
+}
 
-    // The page I/O CPU: the growth of the cores' time between the scales
-    // over the growth of their page I/Os, read or written alike.
-    let (per_read, per_write, per_io_fitted) = match hi {
-        Some(h) if io(&h.low) - io(&lo.low) >= MIN_IO_LEVER => {
-            let per_io = ((h.low.core_us_per_tx - lo.low.core_us_per_tx)
-                / (io(&h.low) - io(&lo.low)))
-            .max(0.0);
-            let src = format!(
-                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host, {run} at two scales: the growth of the cores' time per transaction between scale {} ({:.0} us, {:.2} page I/Os) and scale {} ({:.0} us, {:.2} page I/Os), per page I/O, read or written alike (the workload file says {} per read and {} per write)",
-                lo.scale,
-                lo.low.core_us_per_tx,
-                io(&lo.low),
-                h.scale,
-                h.low.core_us_per_tx,
-                io(&h.low),
-                was.cpu_us_per_read,
-                was.cpu_us_per_write
-            );
-            sources.push(("cpu_us_per_read", src.clone()));
-            sources.push(("cpu_us_per_write", src));
-            (per_io, per_io, true)
+/// One fit's inputs, and the sources of the figures fitted so far.
+struct Fitting<'a> {
+    /// The smallest scale's runs.
+    lo: &'a ScaleRuns,
+    statements: f64,
+    /// The low-client pgbench command, for the sources.
+    run: String,
+    was: &'a Was,
+    sources: Vec<(&'static str, String)>,
+}
+
+impl Fitting<'_> {
+    /// The page I/O CPU: the growth of the cores' time between the scales
+    /// over the growth of their page I/Os, read or written alike; the
+    /// workload file's figures without a second scale whose I/O differs enough.
+    fn per_io(&mut self, hi: Option<&ScaleRuns>) -> (f64, f64, bool) {
+        let (lo, was, run) = (self.lo, self.was, &self.run);
+        match hi {
+            Some(h) if io(&h.low) - io(&lo.low) >= MIN_IO_LEVER => {
+                let per_io = ((h.low.core_us_per_tx - lo.low.core_us_per_tx)
+                    / (io(&h.low) - io(&lo.low)))
+                .max(0.0);
+                let src = format!(
+                    "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host, {run} at two scales: the growth of the cores' time per transaction between scale {} ({:.0} us, {:.2} page I/Os) and scale {} ({:.0} us, {:.2} page I/Os), per page I/O, read or written alike (the workload file says {} per read and {} per write)",
+                    lo.scale,
+                    lo.low.core_us_per_tx,
+                    io(&lo.low),
+                    h.scale,
+                    h.low.core_us_per_tx,
+                    io(&h.low),
+                    was.cpu_us_per_read,
+                    was.cpu_us_per_write
+                );
+                self.sources.push(("cpu_us_per_read", src.clone()));
+                self.sources.push(("cpu_us_per_write", src));
+                (per_io, per_io, true)
+            }
+            _ => (was.cpu_us_per_read, was.cpu_us_per_write, false),
         }
-        _ => (was.cpu_us_per_read, was.cpu_us_per_write, false),
-    };
-
-    // pgbench's share of the cores' time is its threads'; the rest, less
-    // the page I/O CPU, is the statements'.
-    let l = &lo.low;
-    let client_part = if l.cpu_us_per_tx > 0.0 {
-        l.client_cpu_us_per_tx / l.cpu_us_per_tx
-    } else {
-        0.0
-    };
-    let client_stmt = l.core_us_per_tx * client_part / statements;
-    let per_stmt = ((l.core_us_per_tx * (1.0 - client_part)
-        - l.blocks_read_per_tx * per_read
-        - l.blocks_written_per_tx * per_write)
-        / statements)
-        .max(1.0);
-    sources.push((
-        "cpu_us_per_statement",
-        format!(
-            "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: {run} at scale {} used {:.0} us of postgres + pgbench CPU per transaction while {:.2} of {} cores were busy, so {:.0} us of the cores' time; postgres's {:.0}% of it, less {:.2} blocks read at {per_read:.1} us and {:.2} written at {per_write:.1} us, over {statements} statements (the workload file says {})",
-            lo.scale,
-            l.cpu_us_per_tx,
-            l.busy_cores,
-            l.cores,
-            l.core_us_per_tx,
-            100.0 * (1.0 - client_part),
-            l.blocks_read_per_tx,
-            l.blocks_written_per_tx,
-            was.cpu_us_per_statement
-        ),
-    ));
-    sources.push((
-        "client_cpu_us_per_statement",
-        format!(
-            "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: in the same run pgbench's threads spent {:.0}% of the CPU ({:.0} us per transaction), {client_stmt:.1} us of the cores' time per statement",
-            100.0 * client_part,
-            l.client_cpu_us_per_tx
-        ),
-    ));
-
-    let growth = fit_growth(&m.runs, statements, per_stmt, per_read, per_write);
-    let growth_src = format!(
-        "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: the backends' CPU per transaction with {high} clients against {low} ({})",
-        growth.how
-    );
-    for k in [
-        "cpu_growth_per_backend",
-        "io_cpu_growth_per_backend",
-        "cpu_growth_above_backends",
-    ] {
-        sources.push((k, growth_src.clone()));
     }
 
-    // The round trip: the one-client latency less its CPU and I/O waits.
-    let rt = ((one.latency_us - l.core_us_per_tx - one.wal_sync_us_per_tx - one.read_us_per_tx)
-        / statements)
-        .max(1.0);
-    sources.push((
-        "round_trip_us_per_statement",
-        format!(
-            "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: with 1 client at scale {} a transaction took {:.0} us, of which {:.0} us of the cores' time (as above), {:.0} us WAL sync (pg_stat_wal) and {:.0} us data-file reads (blk_read_time): the rest over {statements} statements (the workload file says {})",
-            lo.scale,
-            one.latency_us,
-            l.core_us_per_tx,
-            one.wal_sync_us_per_tx,
-            one.read_us_per_tx,
-            was.round_trip_us_per_statement
-        ),
-    ));
-    Ok(CpuFit {
-        cpu_us_per_statement: per_stmt,
-        client_cpu_us_per_statement: client_stmt,
-        cpu_us_per_read: per_read,
-        cpu_us_per_write: per_write,
-        per_io_fitted,
-        round_trip_us_per_statement: rt,
-        cpu_growth: growth,
-        cpu_us_per_tx: l.cpu_us_per_tx,
-        core_us_per_tx: l.core_us_per_tx,
-        was,
-        sources,
-    })
+    /// The statements' CPU and pgbench's: pgbench's share of the cores' time
+    /// is its threads'; the rest, less the page I/O CPU, is the statements'.
+    fn per_statement(&mut self, per_read: f64, per_write: f64) -> (f64, f64) {
+        let (lo, was, run, statements) = (self.lo, self.was, &self.run, self.statements);
+        let l = &lo.low;
+        let client_part = if l.cpu_us_per_tx > 0.0 {
+            l.client_cpu_us_per_tx / l.cpu_us_per_tx
+        } else {
+            0.0
+        };
+        let client_stmt = l.core_us_per_tx * client_part / statements;
+        let per_stmt = ((l.core_us_per_tx * (1.0 - client_part)
+            - l.blocks_read_per_tx * per_read
+            - l.blocks_written_per_tx * per_write)
+            / statements)
+            .max(1.0);
+        self.sources.push((
+            "cpu_us_per_statement",
+            format!(
+                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: {run} at scale {} used {:.0} us of postgres + pgbench CPU per transaction while {:.2} of {} cores were busy, so {:.0} us of the cores' time; postgres's {:.0}% of it, less {:.2} blocks read at {per_read:.1} us and {:.2} written at {per_write:.1} us, over {statements} statements (the workload file says {})",
+                lo.scale,
+                l.cpu_us_per_tx,
+                l.busy_cores,
+                l.cores,
+                l.core_us_per_tx,
+                100.0 * (1.0 - client_part),
+                l.blocks_read_per_tx,
+                l.blocks_written_per_tx,
+                was.cpu_us_per_statement
+            ),
+        ));
+        self.sources.push((
+            "client_cpu_us_per_statement",
+            format!(
+                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: in the same run pgbench's threads spent {:.0}% of the CPU ({:.0} us per transaction), {client_stmt:.1} us of the cores' time per statement",
+                100.0 * client_part,
+                l.client_cpu_us_per_tx
+            ),
+        ));
+        (per_stmt, client_stmt)
+    }
+
+    /// The growth figures' one source.
+    fn growth_sources(&mut self, growth: &Growth) {
+        let (low, high) = (self.lo.low.clients, self.lo.high.clients);
+        let growth_src = format!(
+            "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: the backends' CPU per transaction with {high} clients against {low} ({})",
+            growth.how
+        );
+        for k in [
+            "cpu_growth_per_backend",
+            "io_cpu_growth_per_backend",
+            "cpu_growth_above_backends",
+        ] {
+            self.sources.push((k, growth_src.clone()));
+        }
+    }
+
+    /// The round trip: the one-client latency less its CPU and I/O waits.
+    fn round_trip(&mut self, one: &OneClient) -> f64 {
+        let (lo, was, statements) = (self.lo, self.was, self.statements);
+        let l = &lo.low;
+        let rt =
+            ((one.latency_us - l.core_us_per_tx - one.wal_sync_us_per_tx - one.read_us_per_tx)
+                / statements)
+                .max(1.0);
+        self.sources.push((
+            "round_trip_us_per_statement",
+            format!(
+                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: with 1 client at scale {} a transaction took {:.0} us, of which {:.0} us of the cores' time (as above), {:.0} us WAL sync (pg_stat_wal) and {:.0} us data-file reads (blk_read_time): the rest over {statements} statements (the workload file says {})",
+                lo.scale,
+                one.latency_us,
+                l.core_us_per_tx,
+                one.wal_sync_us_per_tx,
+                one.read_us_per_tx,
+                was.round_trip_us_per_statement
+            ),
+        ));
+        rt
+    }
 }
 
 /// How much a backend's CPU grows per backend from the low to the high

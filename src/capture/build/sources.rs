@@ -7,8 +7,10 @@ use super::mix::{MAX_PER_KIND, StatementMix};
 use super::observed::Observed;
 use super::reference::{CPU_FIELDS, reference, source as reference_source};
 use super::settings_file::setting;
-use super::{Observation, num, per};
+use super::{Figures, Observation, num, per};
 
+/// The notes, by figure: what was observed and how it became the workload.
+/// `wal_note` and `keys_note` say how the WAL and the keys were chosen.
 /// The notes, by figure: what was observed and how it became the workload.
 /// `wal_note` and `keys_note` say how the WAL and the keys were chosen.
 pub(super) fn sources(
@@ -20,30 +22,36 @@ pub(super) fn sources(
     clients: u64,
     conf_name: &str,
 ) -> BTreeMap<String, String> {
+    let mut notes = Notes::default();
+    note_activity(&mut notes, obs, observed, clients);
+    note_wal(&mut notes, obs, observed);
+    note_pages_and_rows(&mut notes, obs, observed, statement_mix);
+    notes.add(
+        "settings",
+        format!("pg_settings of the server, written to {conf_name}"),
+    );
+    notes.add("wal", wal_note.to_string());
+    notes.add("keys", keys_note.to_string());
+    note_unobserved(&mut notes, obs);
+    notes.0
+}
+
+/// The notes by figure name; sorted, so the order they are added in does not show.
+#[derive(Default)]
+struct Notes(BTreeMap<String, String>);
+
+impl Notes {
+    fn add(&mut self, figure: &str, note: String) {
+        self.0.insert(figure.to_string(), note);
+    }
+}
+
+/// The interval, the transactions, the clients and the database's size.
+fn note_activity(notes: &mut Notes, obs: &Observation, observed: &Observed, clients: u64) {
     let d = &obs.delta;
-    let figures = &observed.figures;
     let n = observed.commits;
-    let tps = figures.tps;
-    let wal_bytes = observed.wal_bytes;
-    let wal_bytes_from = &figures.wal_bytes_from;
-    let wal_per_tx = figures.wal_bytes_per_tx;
-    let wal_records_bytes = figures.wal_bytes_without_fpi_per_tx;
-    let hit_ratio = figures.hit_ratio;
-    let (hot_share, non_hot) = (observed.hot_share, observed.non_hot);
-    let StatementMix {
-        observed: mix,
-        made,
-        capped,
-        read_range_rows,
-        reads_from,
-        ..
-    } = statement_mix;
-    let fpi_bytes = reference().full_page_image_bytes;
-    let mut sources = BTreeMap::new();
-    let mut src = |k: &str, v: String| {
-        sources.insert(k.to_string(), v);
-    };
-    src(
+    let tps = observed.figures.tps;
+    notes.add(
         "observed.interval",
         format!(
             "{:.2} s from {} (server clock){}",
@@ -56,7 +64,7 @@ pub(super) fn sources(
             }
         ),
     );
-    src(
+    notes.add(
         "observed.transactions",
         format!(
             "{} tps: {} commits (pg_stat_database.xact_commit delta {} less the capture's own {}) over {:.2} s; {} rollbacks",
@@ -68,7 +76,38 @@ pub(super) fn sources(
             num(d.xact_rollback as f64, 0)
         ),
     );
-    src(
+    notes.add(
+        "observed.clients",
+        format!(
+            "{} client connections to the database at most (pg_stat_activity, the capture's own excluded), {:.1} active on average: replay with -c {clients}",
+            obs.clients, obs.active_mean
+        ),
+    );
+    notes.add(
+        "observed.database_size",
+        format!(
+            "{} B (pg_database_size): the data table at -s 1{}",
+            num(obs.db_size_bytes as f64, 0),
+            obs.sizes.map_or(String::new(), |s| format!(
+                "; user tables {} B in heaps and {} B in indexes",
+                num(s.heap_bytes as f64, 0),
+                num(s.index_bytes as f64, 0)
+            ))
+        ),
+    );
+}
+
+/// The WAL: its bytes, full-page images, records, writes and syncs.
+fn note_wal(notes: &mut Notes, obs: &Observation, observed: &Observed) {
+    let d = &obs.delta;
+    let figures = &observed.figures;
+    let n = observed.commits;
+    let wal_bytes = observed.wal_bytes;
+    let wal_bytes_from = &figures.wal_bytes_from;
+    let wal_per_tx = figures.wal_bytes_per_tx;
+    let wal_records_bytes = figures.wal_bytes_without_fpi_per_tx;
+    let fpi_bytes = reference().full_page_image_bytes;
+    notes.add(
         "observed.wal_bytes",
         format!(
             "{} B/tx: {} B ({wal_bytes_from} delta) / {} commits; {} B/tx without full-page images",
@@ -78,7 +117,7 @@ pub(super) fn sources(
             num(wal_records_bytes, 1)
         ),
     );
-    src(
+    notes.add(
         "observed.full_page_images",
         match d.wal_fpi {
             Some(f) => format!(
@@ -93,7 +132,7 @@ pub(super) fn sources(
         },
     );
     if let Some(r) = d.wal_records {
-        src(
+        notes.add(
             "observed.wal_records",
             format!(
                 "{:.2} per transaction (pg_stat_wal.wal_records delta {})",
@@ -102,7 +141,7 @@ pub(super) fn sources(
             ),
         );
     }
-    src(
+    notes.add(
         "observed.wal_writes_syncs",
         match (d.wal_writes, d.wal_syncs) {
             (Some(w), Some(s)) => format!(
@@ -116,7 +155,21 @@ pub(super) fn sources(
             _ => obs.wal_io_source.clone(),
         },
     );
-    src(
+}
+
+/// Blocks read and hit, tuples and statements, HOT updates, buffers written and pg_stat_io.
+fn note_pages_and_rows(
+    notes: &mut Notes,
+    obs: &Observation,
+    observed: &Observed,
+    statement_mix: &StatementMix,
+) {
+    let d = &obs.delta;
+    let figures = &observed.figures;
+    let n = observed.commits;
+    let hit_ratio = figures.hit_ratio;
+    let (hot_share, non_hot) = (observed.hot_share, observed.non_hot);
+    notes.add(
         "observed.blocks",
         format!(
             "{:.2} blocks read and {:.2} hit per transaction (pg_stat_database blks_read, blks_hit); hit ratio {}; a read is a shared-buffer miss, which the OS page cache may have served",
@@ -125,32 +178,8 @@ pub(super) fn sources(
             hit_ratio.map_or("n/a".into(), |h| format!("{:.2}%", h * 100.0))
         ),
     );
-    src(
-        "observed.tuples",
-        format!(
-            "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); observed statements: {:.3} updates, {:.3} reads{} ({reads_from}), {:.3} deletes, {:.3} inserts; replayed: {:.3} updates, {:.3} reads, {:.3} deletes, {:.3} inserts{}",
-            figures.tup_fetched_per_tx,
-            figures.tup_returned_per_tx,
-            figures.tup_inserted_per_tx,
-            figures.tup_updated_per_tx,
-            figures.tup_deleted_per_tx,
-            mix.updates,
-            mix.reads,
-            read_range_rows.map_or(String::new(), |r| format!(" of {r} rows each")),
-            mix.deletes,
-            mix.inserts,
-            made.updates,
-            made.reads,
-            made.deletes,
-            made.inserts,
-            if *capped {
-                format!("; capped at {MAX_PER_KIND} statements of a kind per transaction")
-            } else {
-                String::new()
-            }
-        ),
-    );
-    src(
+    notes.add("observed.tuples", tuples_note(figures, statement_mix));
+    notes.add(
         "observed.hot_updates",
         match hot_share {
             Some(h) => format!(
@@ -163,7 +192,7 @@ pub(super) fn sources(
             None => "no user-table updates".into(),
         },
     );
-    src(
+    notes.add(
         "observed.checkpoints",
         format!(
             "{} timed and {} requested checkpoints; {:.3} buffers written by checkpoints, {:.3} by the bgwriter{} per transaction ({})",
@@ -178,7 +207,7 @@ pub(super) fn sources(
         ),
     );
     if let Some(io) = &d.io {
-        src(
+        notes.add(
             "observed.pg_stat_io",
             format!(
                 "client backends, relations, per transaction: {:.3} reads, {:.3} hits, {:.3} writes, {:.3} extends, {:.3} evictions, {:.3} fsyncs",
@@ -191,31 +220,45 @@ pub(super) fn sources(
             ),
         );
     }
-    src(
-        "observed.clients",
-        format!(
-            "{} client connections to the database at most (pg_stat_activity, the capture's own excluded), {:.1} active on average: replay with -c {clients}",
-            obs.clients, obs.active_mean
-        ),
-    );
-    src(
-        "observed.database_size",
-        format!(
-            "{} B (pg_database_size): the data table at -s 1{}",
-            num(obs.db_size_bytes as f64, 0),
-            obs.sizes.map_or(String::new(), |s| format!(
-                "; user tables {} B in heaps and {} B in indexes",
-                num(s.heap_bytes as f64, 0),
-                num(s.index_bytes as f64, 0)
-            ))
-        ),
-    );
-    src(
-        "settings",
-        format!("pg_settings of the server, written to {conf_name}"),
-    );
-    src("wal", wal_note.to_string());
-    src("keys", keys_note.to_string());
+}
+
+/// The tuples per transaction, the statements observed and the statements replayed.
+fn tuples_note(figures: &Figures, statement_mix: &StatementMix) -> String {
+    let StatementMix {
+        observed: mix,
+        made,
+        capped,
+        read_range_rows,
+        reads_from,
+        ..
+    } = statement_mix;
+    format!(
+        "per transaction: {:.3} fetched, {:.3} returned, {:.3} inserted, {:.3} updated, {:.3} deleted (pg_stat_database tup_*); observed statements: {:.3} updates, {:.3} reads{} ({reads_from}), {:.3} deletes, {:.3} inserts; replayed: {:.3} updates, {:.3} reads, {:.3} deletes, {:.3} inserts{}",
+        figures.tup_fetched_per_tx,
+        figures.tup_returned_per_tx,
+        figures.tup_inserted_per_tx,
+        figures.tup_updated_per_tx,
+        figures.tup_deleted_per_tx,
+        mix.updates,
+        mix.reads,
+        read_range_rows.map_or(String::new(), |r| format!(" of {r} rows each")),
+        mix.deletes,
+        mix.inserts,
+        made.updates,
+        made.reads,
+        made.deletes,
+        made.inserts,
+        if *capped {
+            format!("; capped at {MAX_PER_KIND} statements of a kind per transaction")
+        } else {
+            String::new()
+        }
+    )
+}
+
+/// The figures statistics views do not show: taken from tpcb-like.json or PostgreSQL's own sizes.
+fn note_unobserved(notes: &mut Notes, obs: &Observation) {
+    let fpi_bytes = reference().full_page_image_bytes;
     // The CPU as tpcb-like.json splits it; capture replaces the statements'
     // share with the server's own CPU where it can read it.
     for field in CPU_FIELDS {
@@ -224,7 +267,7 @@ pub(super) fn sources(
         } else {
             ""
         };
-        src(
+        notes.add(
             field,
             format!(
                 "not visible in statistics views: as tpcb-like.json, {}{replaced}",
@@ -232,11 +275,11 @@ pub(super) fn sources(
             ),
         );
     }
-    src(
+    notes.add(
         "round_trip_us_per_statement",
         "not visible in statistics views: pgbench's measured local unix-socket round trip (tpcb-like.json)".into(),
     );
-    src(
+    notes.add(
         "full_page_image_bytes",
         format!(
             "pg_stat_wal counts images, not bytes: {fpi_bytes} B, the average measured on pgbench (8192 B less the page's hole){}",
@@ -248,18 +291,18 @@ pub(super) fn sources(
                 ))
         ),
     );
-    src(
+    notes.add(
         "index_insert_wal_bytes",
         "Btree/INSERT_LEAF of a non-HOT update, as tpcb-like.json".into(),
     );
-    src(
+    notes.add(
         "checkpoint_record_bytes",
         "XLOG/CHECKPOINT_ONLINE record size in PostgreSQL 15".into(),
     );
     if let Some(bs) = setting(obs, "block_size")
         && bs.setting != "8192"
     {
-        src(
+        notes.add(
             "block_size",
             format!(
                 "the server uses {} B pages; pgiosim models 8192 B pages",
@@ -267,5 +310,4 @@ pub(super) fn sources(
             ),
         );
     }
-    sources
 }
