@@ -185,7 +185,11 @@ fn pgbench_compare_small_run() {
         // pgiosim.
         // --memory 1GB went to each run's cgroup, and the server log was read
         // for checkpoint starts (none are due in 4 s).
-        assert_eq!(cell["real"]["raw"]["memory_limit_bytes"], 1u64 << 30, "{tag}");
+        assert_eq!(
+            cell["real"]["raw"]["memory_limit_bytes"],
+            1u64 << 30,
+            "{tag}"
+        );
         assert!(
             cell["real"]["raw"]["checkpoint_starts_s"].is_array(),
             "{tag}: {}",
