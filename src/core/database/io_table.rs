@@ -241,7 +241,7 @@ impl Database {
     /// Queue an I/O of `kind` for `purpose`, issued at `now`, for the
     /// driver to take (`poll_request`).
     pub(super) fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
-        let kind = self.into_page_cache(now, kind);
+        let kind = self.page_cache_write(now, kind);
         let token = self.io.token(purpose, now);
         let s = self.stats.second(now);
         match kind {

@@ -25,6 +25,7 @@ mod buffers;
 mod checkpoint;
 mod cpu;
 mod invariants;
+mod kernel_writeback;
 mod locks;
 mod pgbench_threads;
 mod standby;
@@ -72,6 +73,14 @@ struct Outcome {
     runs: u64,
     /// WAL bytes read (a standby's catch-up).
     wal_read_bytes: u64,
+    /// Pages written into the modelled page cache, and the runs the kernel
+    /// wrote back (block, pages, by the flusher rather than an fsync).
+    cache_writes: Vec<u64>,
+    written_back: Vec<(u64, u32, bool)>,
+    /// The most fsync writes in flight at once, and the data-file flushes
+    /// handed out while some were.
+    max_fsync_in_flight: usize,
+    data_syncs_over_fsync_writes: u64,
 }
 
 /// A disk whose every operation of a kind takes the same time: the model of
@@ -107,6 +116,11 @@ struct Seen {
     writes: Vec<u64>,
     runs: u64,
     wal_read_bytes: u64,
+    cache_writes: Vec<u64>,
+    written_back: Vec<(u64, u32, bool)>,
+    fsync_in_flight: usize,
+    max_fsync_in_flight: usize,
+    data_syncs_over_fsync_writes: u64,
 }
 
 fn is_wal(kind: IoKind) -> bool {
@@ -124,6 +138,9 @@ impl Seen {
                 if is_wal(kind) {
                     self.wal_in_flight -= 1;
                 }
+                if let IoKind::Writeback { flusher: false, .. } = kind {
+                    self.fsync_in_flight -= 1;
+                }
                 return;
             }
         };
@@ -137,10 +154,24 @@ impl Seen {
                 self.runs += 1;
             }
             IoKind::WritePage { block, .. } => self.writes.push(block),
+            IoKind::CacheWrite { block } => self.cache_writes.push(block),
+            IoKind::Writeback {
+                block,
+                pages,
+                flusher,
+            } => {
+                self.written_back.push((block, pages, flusher));
+                if !flusher {
+                    self.fsync_in_flight += 1;
+                    self.max_fsync_in_flight = self.max_fsync_in_flight.max(self.fsync_in_flight);
+                }
+            }
+            IoKind::DataSync => {
+                self.data_syncs_over_fsync_writes += u64::from(self.fsync_in_flight > 0);
+            }
             IoKind::WalSync { .. } => self.syncs += 1,
             IoKind::WalRead { len, .. } => self.wal_read_bytes += len,
             IoKind::WalWrite { .. }
-            | IoKind::DataSync
             | IoKind::StandbyWalWrite { .. }
             | IoKind::StandbyWalSync { .. } => {}
         }
@@ -194,5 +225,9 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         writes: seen.writes,
         runs: seen.runs,
         wal_read_bytes: seen.wal_read_bytes,
+        cache_writes: seen.cache_writes,
+        written_back: seen.written_back,
+        max_fsync_in_flight: seen.max_fsync_in_flight,
+        data_syncs_over_fsync_writes: seen.data_syncs_over_fsync_writes,
     }
 }

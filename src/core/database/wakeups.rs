@@ -242,7 +242,7 @@ impl Database {
     /// where the core writes the kernel's writeback: the write is a copy,
     /// the flusher or an fsync writes the page later. Other writes as they
     /// are.
-    pub(super) fn into_page_cache(&mut self, now: Nanos, kind: IoKind) -> IoKind {
+    pub(super) fn page_cache_write(&mut self, now: Nanos, kind: IoKind) -> IoKind {
         let (
             Some(f),
             IoKind::WritePage {
