@@ -102,6 +102,16 @@ impl KernelFlusher {
         }
     }
 
+    /// Bytes the dirty pages of `cfg` hold at most: each in the ordered map
+    /// and in the queue by age, up to the background threshold (a pass
+    /// starts as soon as they pass it) and a chunk.
+    pub fn footprint(cfg: &KernelWriteback) -> u64 {
+        // A map entry (key and time, 16 bytes, and its node's slack) and a
+        // queue entry (16 bytes, up to twice that as the queue grows).
+        const PER_PAGE: u64 = 64;
+        (cfg.background_pages + cfg.background_chunk) * PER_PAGE
+    }
+
     /// When the flusher first wakes.
     pub fn first_wake(&self, now: Nanos) -> Nanos {
         now + self.cfg.interval
