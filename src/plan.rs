@@ -617,7 +617,7 @@ fn kernel_writeback(
         interval: DIRTY_WRITEBACK_CENTISECS * 10 * MS,
         background_pages: os_cache_pages * DIRTY_BACKGROUND_RATIO / 100,
         background_chunk: MIN_WRITEBACK_BYTES / PAGE_BYTES,
-        fsync_depth: match profile.caps.limiter {
+        queue_depth: match profile.caps.limiter {
             Limiter::BlkThrottle => None,
             Limiter::TokenBucket => Some(NR_REQUESTS),
         },

@@ -19,7 +19,8 @@
 //! queued behind them wait. Where the throttle holds a cgroup's bios in one
 //! queue per direction (blk-throttle), the fsync's writes all enter it at
 //! once; otherwise the device's request queue bounds how many are in
-//! flight (`fsync_depth`), and the WAL's writes share it.
+//! flight (`queue_depth`), and the WAL's writes share it. The flusher's
+//! writes are bounded alike (its thread waits for a free request).
 //!
 //! Each pass writes its pages in block order, adjacent ones merged into one
 //! request (`write_cache_pages` walks a file's pages in index order and the
@@ -49,10 +50,10 @@ pub struct KernelWriteback {
     /// Pages a background pass writes at least: `MIN_WRITEBACK_PAGES`
     /// (fs/fs-writeback.c, 4 MiB), in 8 KiB pages.
     pub background_chunk: u64,
-    /// The fsync's writes in flight at most: None, all at once (a
-    /// blk-throttle queue holds them, in order); Some(n), the device's
-    /// request queue (`queue/nr_requests`).
-    pub fsync_depth: Option<u32>,
+    /// The flusher's writes in flight at most, and an fsync's: None, all
+    /// at once (a blk-throttle queue holds them, in order); Some(n), the
+    /// device's request queue (`queue/nr_requests`).
+    pub queue_depth: Option<u32>,
 }
 
 /// A run of adjacent dirty pages written back as one request.
@@ -84,20 +85,50 @@ pub struct KernelFlusher {
     order: VecDeque<(Nanos, u64)>,
     /// A background pass is asked for and not yet done.
     kicked: bool,
-    /// The fsync in progress: its runs not yet written, and those in flight.
-    fsync: Option<(VecDeque<Run>, u32)>,
+    /// The flusher's runs written back, and those still to go.
+    flushing: Queue,
+    /// The fsync in progress, its runs in flight and still to go.
+    fsync: Option<Queue>,
+}
+
+/// Runs written back: those in flight, at most a depth, and those waiting
+/// for a place.
+#[derive(Debug, Default)]
+struct Queue {
+    waiting: VecDeque<Run>,
+    in_flight: u32,
+}
+
+impl Queue {
+    /// `runs` join the queue: those that go now.
+    fn push(&mut self, runs: Vec<Run>, depth: Option<u32>) -> Vec<Run> {
+        self.waiting.extend(runs);
+        let room = depth.map_or(usize::MAX, |d| d.saturating_sub(self.in_flight) as usize);
+        let n = room.min(self.waiting.len());
+        self.in_flight += n as u32;
+        self.waiting.drain(..n).collect()
+    }
+
+    /// One in flight completed: the next to go, if any.
+    fn done(&mut self) -> Option<Run> {
+        self.in_flight -= 1;
+        let next = self.waiting.pop_front()?;
+        self.in_flight += 1;
+        Some(next)
+    }
 }
 
 impl KernelFlusher {
     /// A flusher with no dirty pages.
     pub fn new(cfg: KernelWriteback) -> KernelFlusher {
         assert!(cfg.interval > 0, "the flusher wakes at an interval");
-        assert!(cfg.fsync_depth != Some(0), "a request queue holds one");
+        assert!(cfg.queue_depth != Some(0), "a request queue holds one");
         KernelFlusher {
             cfg,
             dirty: BTreeMap::new(),
             order: VecDeque::new(),
             kicked: false,
+            flushing: Queue::default(),
             fsync: None,
         }
     }
@@ -137,8 +168,9 @@ impl KernelFlusher {
     }
 
     /// The flusher's periodic wake-up at `now`: the runs it writes back
-    /// (pages dirty for `expire` or longer, and the oldest above the
-    /// background threshold), and when it wakes next.
+    /// now (pages dirty for `expire` or longer, and the oldest above the
+    /// background threshold, after those it still has to write), and when
+    /// it wakes next.
     pub fn handle_timeout(&mut self, now: Nanos) -> (Vec<Run>, Nanos) {
         let mut blocks = Vec::new();
         while let Some(&(at, block)) = self.order.front() {
@@ -153,7 +185,13 @@ impl KernelFlusher {
         }
         self.background(&mut blocks);
         blocks.sort_unstable();
-        (runs(&blocks), now + self.cfg.interval)
+        let go = self.flushing.push(runs(&blocks), self.cfg.queue_depth);
+        (go, now + self.cfg.interval)
+    }
+
+    /// One of the flusher's writes completed: its next, if any.
+    pub fn handle_writeback_done(&mut self) -> Option<Run> {
+        self.flushing.done()
     }
 
     /// The flusher woken by the background threshold: the oldest pages
@@ -163,7 +201,7 @@ impl KernelFlusher {
         let mut blocks = Vec::new();
         self.background(&mut blocks);
         blocks.sort_unstable();
-        runs(&blocks)
+        self.flushing.push(runs(&blocks), self.cfg.queue_depth)
     }
 
     /// Adds to `blocks` the oldest dirty pages (taken off the dirty set)
@@ -193,28 +231,23 @@ impl KernelFlusher {
         assert!(self.fsync.is_none(), "one fsync at a time");
         let blocks: Vec<u64> = std::mem::take(&mut self.dirty).into_keys().collect();
         self.order.clear();
-        let mut queue: VecDeque<Run> = runs(&blocks).into();
-        if queue.is_empty() {
+        let runs = runs(&blocks);
+        if runs.is_empty() {
             return Vec::new();
         }
-        let now = match self.cfg.fsync_depth {
-            None => queue.len(),
-            Some(d) => queue.len().min(d as usize),
-        };
-        let first: Vec<Run> = queue.drain(..now).collect();
-        self.fsync = Some((queue, first.len() as u32));
-        first
+        let mut q = Queue::default();
+        let go = q.push(runs, self.cfg.queue_depth);
+        self.fsync = Some(q);
+        go
     }
 
     /// One of the fsync's writes completed.
     pub fn handle_fsync_write_done(&mut self) -> FsyncStep {
-        let (queue, in_flight) = self.fsync.as_mut().expect("an fsync in progress");
-        *in_flight -= 1;
-        if let Some(run) = queue.pop_front() {
-            *in_flight += 1;
+        let q = self.fsync.as_mut().expect("an fsync in progress");
+        if let Some(run) = q.done() {
             return FsyncStep::Write(run);
         }
-        if *in_flight > 0 {
+        if q.in_flight > 0 {
             return FsyncStep::Wait;
         }
         self.fsync = None;
@@ -239,13 +272,13 @@ mod tests {
     use super::*;
     use crate::core::time::SEC;
 
-    fn cfg(background_pages: u64, fsync_depth: Option<u32>) -> KernelWriteback {
+    fn cfg(background_pages: u64, queue_depth: Option<u32>) -> KernelWriteback {
         KernelWriteback {
             expire: 30 * SEC,
             interval: 5 * SEC,
             background_pages,
             background_chunk: 4,
-            fsync_depth,
+            queue_depth,
         }
     }
 
@@ -337,6 +370,40 @@ mod tests {
         assert!(g.handle_fsync().is_empty());
     }
 
+    /// The flusher's writes `first` and those it hands back as each
+    /// completes, in block order; never more than `depth` in flight.
+    fn drain(f: &mut KernelFlusher, first: Vec<Run>, depth: Option<u32>) -> Vec<Run> {
+        let mut in_flight = first.len();
+        assert!(depth.is_none_or(|d| in_flight <= d as usize));
+        let mut all = first;
+        while in_flight > 0 {
+            in_flight -= 1;
+            if let Some(r) = f.handle_writeback_done() {
+                all.push(r);
+                in_flight += 1;
+            }
+        }
+        all.sort_by_key(|r| r.block);
+        all
+    }
+
+    #[test]
+    fn the_flushers_writes_keep_within_the_queue_depth() {
+        let mut f = KernelFlusher::new(cfg(1000, Some(2)));
+        for b in [1, 5, 9, 13, 17] {
+            f.handle_dirtied(0, b);
+        }
+        let (first, _) = f.handle_timeout(30 * SEC);
+        assert_eq!(pages(&first), vec![1, 5]);
+        // Pages expired at the next wake-up queue behind those left.
+        f.handle_dirtied(SEC, 3);
+        let (more, _) = f.handle_timeout(31 * SEC);
+        assert!(more.is_empty());
+        let next: Vec<Option<Run>> = (0..5).map(|_| f.handle_writeback_done()).collect();
+        let blocks: Vec<Option<u64>> = next.iter().map(|r| r.map(|r| r.block)).collect();
+        assert_eq!(blocks, vec![Some(9), Some(13), Some(17), Some(3), None]);
+    }
+
     proptest::proptest! {
         /// Every page dirtied is written back exactly once each time it
         /// became dirty, by the flusher or an fsync, in runs of adjacent
@@ -374,6 +441,7 @@ mod tests {
                     0 => {
                         let over = f.dirty_pages() as u64 > background;
                         let (w, _) = f.handle_timeout(now);
+                        let w = drain(&mut f, w, depth);
                         let times = check(&w, &mut dirty)?;
                         if !over {
                             proptest::prop_assert!(times.iter().all(|&t| t + 30 * SEC <= now));
@@ -382,7 +450,9 @@ mod tests {
                         proptest::prop_assert!(dirty.values().all(|&t| t + 30 * SEC > now));
                     }
                     1 => {
-                        check(&f.handle_kick(), &mut dirty)?;
+                        let w = f.handle_kick();
+                        let w = drain(&mut f, w, depth);
+                        check(&w, &mut dirty)?;
                     }
                     2 => {
                         let mut all = f.handle_fsync();

@@ -232,7 +232,7 @@ impl Database {
                 }
             }
             Purpose::DataSync => self.checkpoint_synced(now),
-            Purpose::KernelWriteback => {}
+            Purpose::KernelWriteback => self.flusher_write_done(now),
             Purpose::FsyncWriteback => self.fsync_write_done(now),
         }
         self.settle(now);

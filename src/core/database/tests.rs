@@ -77,9 +77,10 @@ struct Outcome {
     /// wrote back (block, pages, by the flusher rather than an fsync).
     cache_writes: Vec<u64>,
     written_back: Vec<(u64, u32, bool)>,
-    /// The most fsync writes in flight at once, and the data-file flushes
-    /// handed out while some were.
+    /// The most fsync writes and flusher writes in flight at once, and the
+    /// data-file flushes handed out while fsync writes were.
     max_fsync_in_flight: usize,
+    max_flusher_in_flight: usize,
     data_syncs_over_fsync_writes: u64,
 }
 
@@ -120,6 +121,8 @@ struct Seen {
     written_back: Vec<(u64, u32, bool)>,
     fsync_in_flight: usize,
     max_fsync_in_flight: usize,
+    flusher_in_flight: usize,
+    max_flusher_in_flight: usize,
     data_syncs_over_fsync_writes: u64,
 }
 
@@ -138,8 +141,10 @@ impl Seen {
                 if is_wal(kind) {
                     self.wal_in_flight -= 1;
                 }
-                if let IoKind::Writeback { flusher: false, .. } = kind {
-                    self.fsync_in_flight -= 1;
+                match kind {
+                    IoKind::Writeback { flusher: false, .. } => self.fsync_in_flight -= 1,
+                    IoKind::Writeback { flusher: true, .. } => self.flusher_in_flight -= 1,
+                    _ => {}
                 }
                 return;
             }
@@ -161,7 +166,11 @@ impl Seen {
                 flusher,
             } => {
                 self.written_back.push((block, pages, flusher));
-                if !flusher {
+                if flusher {
+                    self.flusher_in_flight += 1;
+                    self.max_flusher_in_flight =
+                        self.max_flusher_in_flight.max(self.flusher_in_flight);
+                } else {
                     self.fsync_in_flight += 1;
                     self.max_fsync_in_flight = self.max_fsync_in_flight.max(self.fsync_in_flight);
                 }
@@ -228,6 +237,7 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         cache_writes: seen.cache_writes,
         written_back: seen.written_back,
         max_fsync_in_flight: seen.max_fsync_in_flight,
+        max_flusher_in_flight: seen.max_flusher_in_flight,
         data_syncs_over_fsync_writes: seen.data_syncs_over_fsync_writes,
     }
 }

@@ -297,6 +297,17 @@ impl Database {
         }
     }
 
+    /// One of the flusher's writes is done: its next goes, if any.
+    pub(super) fn flusher_write_done(&mut self, now: Nanos) {
+        let f = self
+            .kernel_flusher
+            .as_mut()
+            .expect("a flusher's writeback has a flusher");
+        if let Some(run) = f.handle_writeback_done() {
+            self.writeback(now, run, true);
+        }
+    }
+
     /// One of the checkpoint fsync's writes is done: the next goes, or,
     /// once all are, the flush that ends the fsync.
     pub(super) fn fsync_write_done(&mut self, now: Nanos) {

@@ -8,7 +8,7 @@ use crate::core::kernel_flusher::KernelWriteback;
 
 /// Backends that write victims (a small pool), checkpoints every 3 s
 /// and a flusher that expires pages after 1 s.
-fn dirtying(fsync_depth: Option<u32>) -> CoreConfig {
+fn dirtying(queue_depth: Option<u32>) -> CoreConfig {
     let mut cfg = config(8, 256);
     cfg.duration = Some(8 * SEC);
     cfg.checkpoint_timeout = 3 * SEC;
@@ -18,7 +18,7 @@ fn dirtying(fsync_depth: Option<u32>) -> CoreConfig {
         interval: 500 * MS,
         background_pages: 1 << 20,
         background_chunk: 4,
-        fsync_depth,
+        queue_depth,
     });
     cfg
 }
@@ -51,6 +51,7 @@ fn dirty_pages_are_written_back_by_the_flusher_or_the_fsync_before_its_flush() {
     // Each flush waits for its fsync's writes, at most the depth at once.
     assert_eq!(o.data_syncs_over_fsync_writes, 0);
     assert_eq!(o.max_fsync_in_flight, 3);
+    assert!((1..=3).contains(&o.max_flusher_in_flight));
     // None of those pages went to the device as they were written.
     assert!(
         o.writes.len() < o.cache_writes.len(),
