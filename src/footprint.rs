@@ -57,7 +57,7 @@ impl Footprint {
                 "--os-cache's dirty pages",
                 cfg.kernel_writeback
                     .as_ref()
-                    .map_or(0, KernelFlusher::footprint),
+                    .map_or(0, |k| KernelFlusher::footprint(k, data_blocks)),
             ),
             ("the data set (-s)", BlockSet::footprint(data_blocks)),
             ("-T", Stats::series_footprint(seconds)),

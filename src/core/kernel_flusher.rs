@@ -133,14 +133,15 @@ impl KernelFlusher {
         }
     }
 
-    /// Bytes the dirty pages of `cfg` hold at most: each in the ordered map
-    /// and in the queue by age, up to the background threshold (a pass
-    /// starts as soon as they pass it) and a chunk.
-    pub fn footprint(cfg: &KernelWriteback) -> u64 {
+    /// Bytes the dirty pages of `cfg` hold at most over `data_blocks`
+    /// blocks: each in the ordered map and in the queue by age, up to the
+    /// background threshold (a pass starts as soon as they pass it) and a
+    /// chunk, and never more than the blocks there are.
+    pub fn footprint(cfg: &KernelWriteback, data_blocks: u64) -> u64 {
         // A map entry (key and time, 16 bytes, and its node's slack) and a
         // queue entry (16 bytes, up to twice that as the queue grows).
         const PER_PAGE: u64 = 64;
-        (cfg.background_pages + cfg.background_chunk) * PER_PAGE
+        (cfg.background_pages + cfg.background_chunk).min(data_blocks) * PER_PAGE
     }
 
     /// When the flusher first wakes.
