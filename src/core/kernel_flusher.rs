@@ -27,10 +27,17 @@
 //! block layer merges adjacent bios); the device layer splits a long run
 //! and counts it against the caps ([`crate::device::block_layer`]).
 //!
-//! Simplified: a page's age is its own (Linux ages an inode, by its
-//! `dirtied_when`, and writes all of an expired inode's pages); a dirty page
-//! the page cache's LRU drops stays dirty here until written back; the
-//! dirtyable memory is the modelled page cache.
+//! Linux ages an inode, not a page: `inode->dirtied_when` is set when a
+//! clean inode is first dirtied (`__mark_inode_dirty`), and a periodic
+//! pass writes back every dirty page of each inode dirty longer than the
+//! expiry (`move_expired_inodes`, then `writeback_sb_inodes` until the
+//! inode is clean). So a data file written all the time is written back
+//! whole about every `dirty_expire_centisecs`, and an fsync finds only what
+//! was dirtied since: here each 1 GiB segment of the data files (RELSEG_SIZE,
+//! PostgreSQL's file per segment) is one inode.
+//!
+//! Simplified: a dirty page the page cache's LRU drops stays dirty here
+//! until written back; the dirtyable memory is the modelled page cache.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -56,6 +63,10 @@ pub struct KernelWriteback {
     pub queue_depth: Option<u32>,
 }
 
+/// Blocks of one data file: PostgreSQL's RELSEG_SIZE, 1 GiB of 8 KiB
+/// blocks (src/include/pg_config.h, the --with-segsize default).
+const SEGMENT_BLOCKS: u64 = 131_072;
+
 /// A run of adjacent dirty pages written back as one request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Run {
@@ -80,6 +91,9 @@ pub struct KernelFlusher {
     cfg: KernelWriteback,
     /// Each dirty page and when it became dirty.
     dirty: BTreeMap<u64, Nanos>,
+    /// Each dirty inode (data file segment) and its `dirtied_when`: when
+    /// it went from clean to dirty.
+    inodes: BTreeMap<u64, Nanos>,
     /// (when dirtied, block) in the order pages became dirty; an entry whose
     /// page was since written back (or dirtied again later) is stale.
     order: VecDeque<(Nanos, u64)>,
@@ -126,6 +140,7 @@ impl KernelFlusher {
         KernelFlusher {
             cfg,
             dirty: BTreeMap::new(),
+            inodes: BTreeMap::new(),
             order: VecDeque::new(),
             kicked: false,
             flushing: Queue::default(),
@@ -161,6 +176,7 @@ impl KernelFlusher {
         if let std::collections::btree_map::Entry::Vacant(e) = self.dirty.entry(block) {
             e.insert(now);
             self.order.push_back((now, block));
+            self.inodes.entry(block / SEGMENT_BLOCKS).or_insert(now);
         }
         let over = self.dirty.len() as u64 > self.cfg.background_pages;
         let kick = over && !self.kicked;
@@ -174,15 +190,28 @@ impl KernelFlusher {
     /// it wakes next.
     pub fn handle_timeout(&mut self, now: Nanos) -> (Vec<Run>, Nanos) {
         let mut blocks = Vec::new();
+        let expired: Vec<u64> = self
+            .inodes
+            .iter()
+            .filter(|&(_, &at)| at.saturating_add(self.cfg.expire) <= now)
+            .map(|(&seg, _)| seg)
+            .collect();
+        for seg in expired {
+            self.inodes.remove(&seg);
+            let range = seg * SEGMENT_BLOCKS..(seg + 1) * SEGMENT_BLOCKS;
+            let pages: Vec<u64> = self.dirty.range(range).map(|(&b, _)| b).collect();
+            for b in &pages {
+                self.dirty.remove(b);
+            }
+            blocks.extend(pages);
+        }
+        // Every page dirty longer than the expiry was in an expired inode:
+        // what is left at the front of the age queue is stale.
         while let Some(&(at, block)) = self.order.front() {
-            if at.saturating_add(self.cfg.expire) > now {
+            if at.saturating_add(self.cfg.expire) > now && self.dirty.get(&block) == Some(&at) {
                 break;
             }
             self.order.pop_front();
-            if self.dirty.get(&block) == Some(&at) {
-                self.dirty.remove(&block);
-                blocks.push(block);
-            }
         }
         self.background(&mut blocks);
         blocks.sort_unstable();
@@ -221,7 +250,16 @@ impl KernelFlusher {
             if self.dirty.get(&block) == Some(&at) {
                 self.dirty.remove(&block);
                 blocks.push(block);
+                self.clean_if_written(block / SEGMENT_BLOCKS);
             }
+        }
+    }
+
+    /// An inode whose last dirty page was written back is clean.
+    fn clean_if_written(&mut self, seg: u64) {
+        let range = seg * SEGMENT_BLOCKS..(seg + 1) * SEGMENT_BLOCKS;
+        if self.dirty.range(range).next().is_none() {
+            self.inodes.remove(&seg);
         }
     }
 
@@ -232,6 +270,7 @@ impl KernelFlusher {
         assert!(self.fsync.is_none(), "one fsync at a time");
         let blocks: Vec<u64> = std::mem::take(&mut self.dirty).into_keys().collect();
         self.order.clear();
+        self.inodes.clear();
         let runs = runs(&blocks);
         if runs.is_empty() {
             return Vec::new();
@@ -290,32 +329,39 @@ mod tests {
     }
 
     #[test]
-    fn a_page_is_written_back_once_it_has_been_dirty_for_the_expiry() {
+    fn an_inode_dirty_for_the_expiry_is_written_back_whole() {
         let mut f = KernelFlusher::new(cfg(1000, None));
+        let other = SEGMENT_BLOCKS + 5;
         f.handle_dirtied(0, 7);
-        f.handle_dirtied(SEC, 8);
-        f.handle_dirtied(2 * SEC, 20);
-        // Dirtied again: still dirty from its first write.
+        f.handle_dirtied(SEC, other);
+        // A young page of a file dirty since 0 s.
+        f.handle_dirtied(20 * SEC, 8);
+        // Dirtied again: the file is still dirty from its first write.
         f.handle_dirtied(26 * SEC, 7);
         let (w, next) = f.handle_timeout(25 * SEC);
         assert!(w.is_empty());
         assert_eq!(next, 30 * SEC);
-        // At 31 s the first two are 30 s old, and adjacent: one run.
-        let (w, _) = f.handle_timeout(31 * SEC);
+        // At 30 s the first file has been dirty 30 s: every page of it
+        // goes, the 10-s-old one too, adjacent ones as one run; the other
+        // file, dirty since 1 s, waits.
+        let (w, _) = f.handle_timeout(30 * SEC);
         assert_eq!(w, vec![Run { block: 7, pages: 2 }]);
         assert_eq!(f.dirty_pages(), 1);
-        // Written back, then dirtied again: a new age.
-        f.handle_dirtied(33 * SEC, 7);
-        let (w, _) = f.handle_timeout(36 * SEC);
+        // Written back, the first file is clean: dirtied again, it ages
+        // from then.
+        f.handle_dirtied(32 * SEC, 9);
+        let (w, _) = f.handle_timeout(35 * SEC);
         assert_eq!(
             w,
             vec![Run {
-                block: 20,
+                block: other,
                 pages: 1
             }]
         );
-        let (w, _) = f.handle_timeout(63 * SEC);
-        assert_eq!(w, vec![Run { block: 7, pages: 1 }]);
+        let (w, _) = f.handle_timeout(61 * SEC);
+        assert!(w.is_empty());
+        let (w, _) = f.handle_timeout(62 * SEC);
+        assert_eq!(w, vec![Run { block: 9, pages: 1 }]);
     }
 
     #[test]
@@ -420,8 +466,13 @@ mod tests {
             let mut f = KernelFlusher::new(cfg(background, depth));
             // Each dirty page and when it became dirty.
             let mut dirty: BTreeMap<u64, Nanos> = BTreeMap::new();
+            // Each dirty inode (segment) and when it went from clean to
+            // dirty.
+            let mut inodes: BTreeMap<u64, Nanos> = BTreeMap::new();
             let mut now = 0;
             for (block, what) in events {
+                // Blocks in two data files.
+                let block = if block < 100 { block } else { SEGMENT_BLOCKS + block };
                 now += SEC / 2;
                 // Takes the written pages off `dirty`: their dirtied times.
                 let check = |w: &[Run], dirty: &mut BTreeMap<u64, Nanos>| {
@@ -443,17 +494,23 @@ mod tests {
                         let over = f.dirty_pages() as u64 > background;
                         let (w, _) = f.handle_timeout(now);
                         let w = drain(&mut f, w, depth);
-                        let times = check(&w, &mut dirty)?;
+                        let written = pages(&w);
+                        check(&w, &mut dirty)?;
                         if !over {
-                            proptest::prop_assert!(times.iter().all(|&t| t + 30 * SEC <= now));
+                            // Only pages of an inode dirty for the expiry.
+                            proptest::prop_assert!(written.iter().all(|b| inodes
+                                .get(&(b / SEGMENT_BLOCKS))
+                                .is_some_and(|&t| t + 30 * SEC <= now)));
                         }
-                        // Nothing expired is left behind.
-                        proptest::prop_assert!(dirty.values().all(|&t| t + 30 * SEC > now));
+                        inodes.retain(|&seg, _| dirty.keys().any(|b| b / SEGMENT_BLOCKS == seg));
+                        // No expired inode is left dirty.
+                        proptest::prop_assert!(inodes.values().all(|&t| t + 30 * SEC > now));
                     }
                     1 => {
                         let w = f.handle_kick();
                         let w = drain(&mut f, w, depth);
                         check(&w, &mut dirty)?;
+                        inodes.retain(|&seg, _| dirty.keys().any(|b| b / SEGMENT_BLOCKS == seg));
                     }
                     2 => {
                         let mut all = f.handle_fsync();
@@ -468,10 +525,12 @@ mod tests {
                         all.sort_by_key(|r| r.block);
                         check(&all, &mut dirty)?;
                         proptest::prop_assert!(dirty.is_empty());
+                        inodes.clear();
                     }
                     _ => {
                         f.handle_dirtied(now, block);
                         dirty.entry(block).or_insert(now);
+                        inodes.entry(block / SEGMENT_BLOCKS).or_insert(now);
                     }
                 }
                 proptest::prop_assert_eq!(f.dirty_pages(), dirty.len());
