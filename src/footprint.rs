@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::core::block_set::BlockSet;
 use crate::core::buffer_pool::BufferPool;
 use crate::core::config::CoreConfig;
+use crate::core::kernel_flusher::KernelFlusher;
 use crate::core::os_cache::OsCache;
 use crate::core::stats::Stats;
 use crate::core::time::SEC;
@@ -52,6 +53,12 @@ impl Footprint {
                 BufferPool::footprint(cfg.nbuffers, data_blocks),
             ),
             ("--os-cache", OsCache::footprint(cfg.os_cache_pages)),
+            (
+                "--os-cache's dirty pages",
+                cfg.kernel_writeback
+                    .as_ref()
+                    .map_or(0, |k| KernelFlusher::footprint(k, data_blocks)),
+            ),
             ("the data set (-s)", BlockSet::footprint(data_blocks)),
             ("-T", Stats::series_footprint(seconds)),
             ("-c", u64::from(cfg.clients) * CLIENT_BYTES),

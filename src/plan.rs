@@ -405,6 +405,11 @@ impl RunPlan {
         if matches!(target, Target::Model(_)) && cfg.transactions_per_client.is_some() {
             cfg.duration = Some(MODEL_TIME_MAX);
         }
+        // The modelled page cache's dirty pages are the core's to write
+        // back; real files have a kernel of their own.
+        if let Target::Model(p) = &target {
+            cfg.kernel_writeback = kernel_writeback(p, cfg.os_cache_pages);
+        }
         crate::footprint::Footprint::of(&cfg, workload.data_blocks()).check(shape.max_memory)?;
         Ok(RunPlan {
             settings,
@@ -583,6 +588,42 @@ fn page_cache_bytes(shape: &Shape, s: &Settings) -> Result<u64> {
     })
 }
 
+/// Linux's writeback defaults (Documentation/admin-guide/sysctl/vm.rst;
+/// mm/page-writeback.c: `dirty_expire_interval = 30 * 100`,
+/// `dirty_writeback_interval = 5 * 100`, `dirty_background_ratio = 10`).
+const DIRTY_EXPIRE_CENTISECS: u64 = 3000;
+const DIRTY_WRITEBACK_CENTISECS: u64 = 500;
+const DIRTY_BACKGROUND_RATIO: u64 = 10;
+/// `MIN_WRITEBACK_PAGES` (fs/fs-writeback.c): 4 MiB, the least a
+/// background pass writes.
+const MIN_WRITEBACK_BYTES: u64 = 4 << 20;
+/// `queue/nr_requests` of a device with an I/O scheduler and a queue depth
+/// of 128 or more: `2 * min(queue_depth, BLKDEV_DEFAULT_RQ)`, 256
+/// (block/blk-mq-sched.c `blk_mq_init_sched`, include/linux/blkdev.h).
+const NR_REQUESTS: u32 = 256;
+
+/// The kernel's writeback of a page cache of `os_cache_pages` in front of
+/// `profile`'s disk (none without one). Under blk-throttle a cgroup's bios
+/// wait in one queue per direction before they get a request, so an
+/// fsync's writes enter it all at once and the WAL's queue behind them;
+/// otherwise the request queue bounds what an fsync has in flight.
+fn kernel_writeback(
+    profile: &Profile,
+    os_cache_pages: u64,
+) -> Option<crate::core::kernel_flusher::KernelWriteback> {
+    use crate::device::profile::Limiter;
+    (os_cache_pages > 0).then(|| crate::core::kernel_flusher::KernelWriteback {
+        expire: DIRTY_EXPIRE_CENTISECS * 10 * MS,
+        interval: DIRTY_WRITEBACK_CENTISECS * 10 * MS,
+        background_pages: os_cache_pages * DIRTY_BACKGROUND_RATIO / 100,
+        background_chunk: MIN_WRITEBACK_BYTES / PAGE_BYTES,
+        queue_depth: match profile.caps.limiter {
+            Limiter::BlkThrottle => None,
+            Limiter::TokenBucket => Some(NR_REQUESTS),
+        },
+    })
+}
+
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
@@ -671,6 +712,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
         wal_writer_flush_after: s.wal_writer_flush_after_bytes,
         os_cache_pages,
         os_cache_after_load: shape.after_init,
+        kernel_writeback: None,
         wal_segments: WAL_SEGMENTS,
         round_trip: workload.round_trip(),
         read_cpu: workload.read_cpu(),

@@ -65,6 +65,11 @@ pub struct CoreConfig {
     pub wal_writer_flush_after: u64,
     /// Size of the modelled OS page cache in pages (0: none).
     pub os_cache_pages: u64,
+    /// The kernel's writeback of the modelled page cache's dirty pages
+    /// ([`super::kernel_flusher`]); None: a page PostgreSQL leaves to the
+    /// kernel goes to the device as it is written (no modelled page cache,
+    /// or real files, whose kernel does its own).
+    pub kernel_writeback: Option<super::kernel_flusher::KernelWriteback>,
     /// The page cache starts as the data set's load left it (what the
     /// workload wrote last), not empty.
     pub os_cache_after_load: bool,

@@ -29,6 +29,7 @@ use super::checkpointer::Trigger;
 use super::config::{CoreConfig, Mode};
 use super::cpu::{Cpu, CpuShape};
 use super::io::{IoCompletion, IoKind, IoRequest, PAGE_BYTES, Token};
+use super::kernel_flusher::KernelFlusher;
 use super::locks::{RowId, RowLocks};
 use super::os_cache::OsCache;
 use super::recovery::{MinRecoveryPoint, PrefetchAction, Recovery};
@@ -103,6 +104,11 @@ enum Timer {
     Repl(ReplTimer),
     /// The archiver's pushes and the archive_timeout check.
     Archive(ArchiveTimer),
+    /// The kernel's flusher: its periodic wake-up, or (`kick`) the
+    /// background threshold passed.
+    KernelFlusher {
+        kick: bool,
+    },
     End,
 }
 
@@ -123,6 +129,9 @@ pub struct Database {
     locks: RowLocks,
     cpu: Cpu,
     os_cache: OsCache,
+    /// The page cache's dirty pages and the kernel's flusher, where the
+    /// core writes them back (`cfg.kernel_writeback`).
+    kernel_flusher: Option<KernelFlusher>,
     checkpointer: CheckpointerProc,
     bgwriter: BgWriterProc,
     /// Per `Background` writer: whether its CPU burst is on a core or queued, and the
@@ -208,6 +217,7 @@ impl Database {
                 speed: cfg.cpu_speed,
             }),
             os_cache: OsCache::new(cfg.os_cache_pages as usize),
+            kernel_flusher: cfg.kernel_writeback.map(KernelFlusher::new),
             checkpointer: CheckpointerProc::new(&cfg),
             bgwriter: BgWriterProc::new(&cfg),
             writer_cpu: [(false, 0); WRITERS],
@@ -267,6 +277,9 @@ impl Database {
         db.set_timer(next, Timer::Checkpointer(generation));
         db.set_timer(db.bgwriter.first_wake(0), Timer::BgWriter);
         db.set_timer(db.walwriter.first_wake(0), Timer::WalWriter);
+        if let Some(f) = &db.kernel_flusher {
+            db.set_timer(f.first_wake(0), Timer::KernelFlusher { kick: false });
+        }
         // A one-shot VACUUM runs alone; a standby has no autovacuum.
         match &db.cfg.mode {
             Mode::Bench if db.cfg.autovacuum => {
@@ -601,6 +614,7 @@ impl Database {
                     a.handle_timer(now, t, self.wal.insert_lsn());
                 }
             }
+            Timer::KernelFlusher { kick } => self.kernel_flusher_wake(now, kick),
             Timer::End => self.finish(now),
         }
     }

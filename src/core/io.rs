@@ -34,6 +34,18 @@ pub enum IoKind {
         kernel_writeback: bool,
         batch: u64,
     },
+    /// `write()` of one 8 KiB data block into the page cache the core
+    /// models: no device I/O, the core's kernel flusher writes the page back
+    /// later ([`super::kernel_flusher`]). On real files, a buffered write.
+    CacheWrite { block: u64 },
+    /// The kernel writes back `pages` dirty data blocks from `block` in one
+    /// request: the flusher's (`flusher`, charged to no cgroup where the
+    /// profile says so) or an fsync's, in its caller's context.
+    Writeback {
+        block: u64,
+        pages: u32,
+        flusher: bool,
+    },
     /// Write `len` bytes (a multiple of 8 KiB) of WAL at byte `offset`
     /// (a multiple of 8 KiB) inside WAL segment file `segment`.
     WalWrite { segment: u32, offset: u64, len: u64 },

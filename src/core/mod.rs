@@ -12,6 +12,7 @@ pub mod config;
 pub mod cpu;
 pub mod database;
 pub mod io;
+pub mod kernel_flusher;
 pub mod locks;
 pub mod os_cache;
 pub mod recovery;

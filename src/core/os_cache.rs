@@ -26,8 +26,10 @@
 //! and the pages stay until evicted, so a commit-heavy workload leaves less
 //! of the cache to data pages.
 //!
-//! Left out: dirty pages are evicted as if clean (the kernel writes them back
-//! first), readahead, and the kernel's own memory.
+//! Which pages are dirty, and their writeback, is
+//! [`super::kernel_flusher`]'s: a dirty page this LRU drops stays dirty
+//! there until written back. Left out: readahead, and the kernel's own
+//! memory.
 
 use super::slots;
 

@@ -33,6 +33,10 @@ pub struct Counters {
     pub bgwriter_writes: u64,
     /// fsyncs of the data file (checkpoint sync phase).
     pub data_syncs: u64,
+    /// Dirty page-cache pages the kernel wrote back: its flusher's, and
+    /// the checkpoint fsyncs' (modelled page cache only).
+    pub kernel_writeback_pages: u64,
+    pub fsync_writeback_pages: u64,
     /// Full-page images logged (`wal_fpi`).
     pub full_page_images: u64,
     /// New pages added by relation extension (no read).

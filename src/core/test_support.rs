@@ -41,6 +41,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         wal_flush_cpu: 0,
         threads_per_core: 1,
         os_cache_after_load: false,
+        kernel_writeback: None,
         cpu_speed: 1.0,
         client_threads: 0,
         client_cpu: 0,

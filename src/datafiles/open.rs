@@ -128,7 +128,9 @@ impl OpenFiles {
             Ok(FileRef::Wal(segment))
         };
         match kind {
-            IoKind::ReadPage { block } | IoKind::WritePage { block, .. } => {
+            IoKind::ReadPage { block }
+            | IoKind::WritePage { block, .. }
+            | IoKind::CacheWrite { block } => {
                 if block >= data_blocks {
                     bail!(
                         "data block {block} requested, but {} holds {data_blocks} blocks",
@@ -137,7 +139,7 @@ impl OpenFiles {
                 }
                 Ok((FileRef::Data, data_offset(block), PAGE_BYTES))
             }
-            IoKind::ReadRun { block, pages } => {
+            IoKind::ReadRun { block, pages } | IoKind::Writeback { block, pages, .. } => {
                 let end = block.saturating_add(u64::from(pages));
                 if pages == 0 || end > data_blocks {
                     bail!(

@@ -323,6 +323,11 @@ pub struct DeviceModel {
     /// With contention: operations not on the device yet (a cap holds
     /// them, or they wait for a channel), (starts, completes).
     held: BTreeMap<(Nanos, Nanos), Kinds>,
+    /// The longest any held operation has run from its start to its
+    /// completion: one that started longer than this before a time is over
+    /// by then, so a scan of `held` need not look further back (a burst of
+    /// thousands held behind a cap would otherwise be scanned for each).
+    held_span: Nanos,
 }
 
 /// Operations of each kind (read, write, flush).
@@ -398,6 +403,7 @@ impl DeviceModel {
             in_flight: BTreeMap::new(),
             in_flight_ops: [0; 3],
             held: BTreeMap::new(),
+            held_span: 0,
         }
     }
 
@@ -526,7 +532,7 @@ impl DeviceModel {
         if let Some(starts) = starts {
             let done = done.round() as Nanos;
             if starts > now {
-                self.held.entry((starts, done)).or_default()[op as usize] += 1;
+                self.hold(starts, done, op as usize);
             } else {
                 self.add_in_flight(done, op as usize, 1);
             }
@@ -592,12 +598,19 @@ impl DeviceModel {
             self.add_in_flight(new, kind, 1);
         } else if let Some(&key) = self.held.keys().find(|k| k.1 == old) {
             let kind = take_one(&mut self.held, &key).expect("the key is there");
-            self.held.entry((key.0, new.max(key.0))).or_default()[kind] += 1;
+            self.hold(key.0, new.max(key.0), kind);
         } else if new > now {
             // Already complete in the model, still running for real; its
             // kind is not known here: counted as a read.
             self.add_in_flight(new, Op::Read as usize, 1);
         }
+    }
+
+    /// One more operation of `kind` held until `starts`, completing at
+    /// `done`.
+    fn hold(&mut self, starts: Nanos, done: Nanos, kind: usize) {
+        self.held_span = self.held_span.max(done - starts);
+        self.held.entry((starts, done)).or_default()[kind] += 1;
     }
 
     /// `n` more operations of `kind` on the device, completing at `done`.
@@ -632,7 +645,8 @@ impl DeviceModel {
     /// The contention (ns) of the operations that will be on the device
     /// at `at` (≥ `now`) as far as is known at `now`: past the caps, not
     /// yet complete, each weighted by its kind's contention. A later time
-    /// than `now` (an operation a cap holds) costs a scan.
+    /// than `now` (an operation a cap holds) costs a scan of those held
+    /// that started within `held_span` before it.
     fn on_device(&mut self, now: Nanos, at: Nanos, op: Op) -> f64 {
         self.advance(now);
         let row = self.contention_ns[op as usize];
@@ -643,10 +657,11 @@ impl DeviceModel {
         }
         let mut n = [0usize; 3];
         let running = self.in_flight.range(at + 1..).map(|(_, k)| k);
+        let since = at.saturating_sub(self.held_span);
         let admitted = self
             .held
-            .iter()
-            .filter(|(k, _)| k.0 <= at && k.1 > at)
+            .range((since, 0)..=(at, Nanos::MAX))
+            .filter(|(k, _)| k.1 > at)
             .map(|(_, k)| k);
         for k in running.chain(admitted) {
             for (total, &x) in n.iter_mut().zip(k) {

@@ -96,9 +96,26 @@ impl Raid0 {
         let wal_at =
             |segment: u32, offset: u64| WAL_BASE + u64::from(segment) * WAL_SEGMENT_BYTES + offset;
         match kind {
-            IoKind::ReadPage { block } | IoKind::WritePage { block, .. } => {
+            IoKind::ReadPage { block }
+            | IoKind::WritePage { block, .. }
+            | IoKind::CacheWrite { block } => {
                 vec![(member(block * PAGE_BYTES), kind)]
             }
+            IoKind::Writeback {
+                block,
+                pages,
+                flusher,
+            } => pieces(block * PAGE_BYTES, u64::from(pages) * PAGE_BYTES)
+                .into_iter()
+                .map(|(m, at, len)| {
+                    let run = IoKind::Writeback {
+                        block: at / PAGE_BYTES,
+                        pages: (len / PAGE_BYTES) as u32,
+                        flusher,
+                    };
+                    (m, run)
+                })
+                .collect(),
             IoKind::ReadRun { block, pages } => {
                 pieces(block * PAGE_BYTES, u64::from(pages) * PAGE_BYTES)
                     .into_iter()

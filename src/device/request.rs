@@ -18,6 +18,12 @@ pub fn model_op(kind: IoKind) -> (Op, u64, bool) {
         IoKind::WritePage {
             kernel_writeback, ..
         } => (Op::Write, PAGE_BYTES, kernel_writeback),
+        // A copy into the page cache: the device sees it only as the
+        // kernel's writeback, later.
+        IoKind::CacheWrite { .. } => (Op::Write, PAGE_BYTES, true),
+        IoKind::Writeback { pages, flusher, .. } => {
+            (Op::Write, u64::from(pages) * PAGE_BYTES, flusher)
+        }
         IoKind::WalWrite { len, .. } | IoKind::StandbyWalWrite { len, .. } => {
             (Op::Write, len, false)
         }
@@ -33,6 +39,10 @@ impl DeviceModel {
     /// kernel's writeback joins the run of the one before it when it
     /// continues it on the disk ([`DeviceModel::submit_writeback`]).
     pub fn submit_request(&mut self, now: Nanos, kind: IoKind) -> (Nanos, f64) {
+        if let IoKind::CacheWrite { .. } = kind {
+            // The core writes the page back itself (IoKind::Writeback).
+            return (now, 0.0);
+        }
         let (op, bytes, writeback) = model_op(kind);
         if let Some(s) = &mut self.stripes {
             // Done when its last piece is; the slowest piece's draw is its.

@@ -164,7 +164,7 @@ fn execute(
                 file.read_exact_at(&mut wal.as_mut_slice()[..job.len as usize], job.offset),
             )
         }
-        IoKind::WritePage { .. } => (
+        IoKind::WritePage { .. } | IoKind::CacheWrite { .. } => (
             "write",
             file.write_all_at(&page.as_slice()[..job.len as usize], job.offset)
                 .and_then(|()| {
@@ -173,7 +173,7 @@ fn execute(
                         .try_for_each(|&(at, len)| files.start_writeback(job.file, at, len))
                 }),
         ),
-        IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
+        IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } | IoKind::Writeback { .. } => {
             if wal.len() < job.len as usize {
                 *wal = AlignedBuf::new(job.len as usize);
             }

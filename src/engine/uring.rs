@@ -428,7 +428,7 @@ impl Device for UringDevice {
                     .build();
                 (e, Some(buf), "read")
             }
-            IoKind::WritePage { .. } => {
+            IoKind::WritePage { .. } | IoKind::CacheWrite { .. } => {
                 let buf = self.page_buf();
                 let e = opcode::Write::new(fd, buf.as_slice().as_ptr(), len as u32)
                     .offset(offset)
@@ -442,7 +442,7 @@ impl Device for UringDevice {
                     .build();
                 (e, Some(buf), "read")
             }
-            IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } => {
+            IoKind::WalWrite { .. } | IoKind::StandbyWalWrite { .. } | IoKind::Writeback { .. } => {
                 let buf = self.wal_buf(len as usize);
                 let e = opcode::Write::new(fd, buf.as_slice().as_ptr(), len as u32)
                     .offset(offset)

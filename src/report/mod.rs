@@ -236,6 +236,13 @@ pub struct IoFigures {
     pub bgwriter_writes: u64,
     /// fsyncs of the data file.
     pub data_fsyncs: u64,
+    /// Dirty page-cache pages the kernel wrote back, its flusher's and the
+    /// checkpoint fsyncs'; absent where none were (the core models them
+    /// with a modelled page cache only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_writeback_pages: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fsync_writeback_pages: Option<u64>,
     /// pg_stat_wal wal_records / wal_fpi / wal_bytes.
     pub wal_records: u64,
     pub wal_fpi: u64,
@@ -449,6 +456,8 @@ fn io_figures(db: &Database, elapsed_ns: u64, tx: f64) -> IoFigures {
         checkpoint_writes: c.checkpoint_writes,
         bgwriter_writes: c.bgwriter_writes,
         data_fsyncs: c.data_syncs,
+        kernel_writeback_pages: (c.kernel_writeback_pages > 0).then_some(c.kernel_writeback_pages),
+        fsync_writeback_pages: (c.fsync_writeback_pages > 0).then_some(c.fsync_writeback_pages),
         wal_records: w.records,
         wal_fpi: c.full_page_images,
         wal_bytes: w.bytes,

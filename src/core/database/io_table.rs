@@ -31,6 +31,10 @@ pub(super) enum Purpose {
         sync: bool,
     },
     DataSync,
+    /// The kernel flusher's writeback of a run of dirty pages.
+    KernelWriteback,
+    /// The checkpointer's fsync writing back a run of dirty pages.
+    FsyncWriteback,
     /// A standby's walreceiver's WAL write or fdatasync.
     Standby {
         standby: u8,
@@ -228,6 +232,8 @@ impl Database {
                 }
             }
             Purpose::DataSync => self.checkpoint_synced(now),
+            Purpose::KernelWriteback => self.flusher_write_done(now),
+            Purpose::FsyncWriteback => self.fsync_write_done(now),
         }
         self.settle(now);
     }
@@ -235,11 +241,12 @@ impl Database {
     /// Queue an I/O of `kind` for `purpose`, issued at `now`, for the
     /// driver to take (`poll_request`).
     pub(super) fn issue(&mut self, kind: IoKind, purpose: Purpose, now: Nanos) {
+        let kind = self.page_cache_write(now, kind);
         let token = self.io.token(purpose, now);
         let s = self.stats.second(now);
         match kind {
             IoKind::ReadPage { .. } | IoKind::ReadRun { .. } => s.data_reads += 1,
-            IoKind::WritePage { block, .. } => {
+            IoKind::WritePage { block, .. } | IoKind::CacheWrite { block } => {
                 s.data_writes += 1;
                 // Its completion puts the page in the page cache.
                 self.os_cache.prefetch(block);

@@ -25,6 +25,7 @@ mod buffers;
 mod checkpoint;
 mod cpu;
 mod invariants;
+mod kernel_writeback;
 mod locks;
 mod pgbench_threads;
 mod standby;
@@ -72,6 +73,15 @@ struct Outcome {
     runs: u64,
     /// WAL bytes read (a standby's catch-up).
     wal_read_bytes: u64,
+    /// Pages written into the modelled page cache, and the runs the kernel
+    /// wrote back (block, pages, by the flusher rather than an fsync).
+    cache_writes: Vec<u64>,
+    written_back: Vec<(u64, u32, bool)>,
+    /// The most fsync writes and flusher writes in flight at once, and the
+    /// data-file flushes handed out while fsync writes were.
+    max_fsync_in_flight: usize,
+    max_flusher_in_flight: usize,
+    data_syncs_over_fsync_writes: u64,
 }
 
 /// A disk whose every operation of a kind takes the same time: the model of
@@ -107,6 +117,13 @@ struct Seen {
     writes: Vec<u64>,
     runs: u64,
     wal_read_bytes: u64,
+    cache_writes: Vec<u64>,
+    written_back: Vec<(u64, u32, bool)>,
+    fsync_in_flight: usize,
+    max_fsync_in_flight: usize,
+    flusher_in_flight: usize,
+    max_flusher_in_flight: usize,
+    data_syncs_over_fsync_writes: u64,
 }
 
 fn is_wal(kind: IoKind) -> bool {
@@ -124,6 +141,11 @@ impl Seen {
                 if is_wal(kind) {
                     self.wal_in_flight -= 1;
                 }
+                match kind {
+                    IoKind::Writeback { flusher: false, .. } => self.fsync_in_flight -= 1,
+                    IoKind::Writeback { flusher: true, .. } => self.flusher_in_flight -= 1,
+                    _ => {}
+                }
                 return;
             }
         };
@@ -137,10 +159,28 @@ impl Seen {
                 self.runs += 1;
             }
             IoKind::WritePage { block, .. } => self.writes.push(block),
+            IoKind::CacheWrite { block } => self.cache_writes.push(block),
+            IoKind::Writeback {
+                block,
+                pages,
+                flusher,
+            } => {
+                self.written_back.push((block, pages, flusher));
+                if flusher {
+                    self.flusher_in_flight += 1;
+                    self.max_flusher_in_flight =
+                        self.max_flusher_in_flight.max(self.flusher_in_flight);
+                } else {
+                    self.fsync_in_flight += 1;
+                    self.max_fsync_in_flight = self.max_fsync_in_flight.max(self.fsync_in_flight);
+                }
+            }
+            IoKind::DataSync => {
+                self.data_syncs_over_fsync_writes += u64::from(self.fsync_in_flight > 0);
+            }
             IoKind::WalSync { .. } => self.syncs += 1,
             IoKind::WalRead { len, .. } => self.wal_read_bytes += len,
             IoKind::WalWrite { .. }
-            | IoKind::DataSync
             | IoKind::StandbyWalWrite { .. }
             | IoKind::StandbyWalSync { .. } => {}
         }
@@ -194,5 +234,10 @@ fn simulate_workload(cfg: CoreConfig, w: Box<dyn Workload>, lat: Lat) -> Outcome
         writes: seen.writes,
         runs: seen.runs,
         wal_read_bytes: seen.wal_read_bytes,
+        cache_writes: seen.cache_writes,
+        written_back: seen.written_back,
+        max_fsync_in_flight: seen.max_fsync_in_flight,
+        max_flusher_in_flight: seen.max_flusher_in_flight,
+        data_syncs_over_fsync_writes: seen.data_syncs_over_fsync_writes,
     }
 }

@@ -7,6 +7,7 @@
 use super::checkpointer_proc::{CkptFlushed, CkptStep};
 use super::pgbench_threads::ThreadCpu;
 use super::*;
+use crate::core::kernel_flusher::{FsyncStep, Run};
 
 impl Database {
     /// Backend `c` sent its reply: it waits for pgbench's thread `t` to
@@ -157,7 +158,19 @@ impl Database {
             }
             CkptStep::Sync => {
                 self.stats.counters.data_syncs += 1;
-                self.issue(IoKind::DataSync, Purpose::DataSync, now);
+                // The fsync first writes back what the page cache holds
+                // dirty, then flushes.
+                let runs = self
+                    .kernel_flusher
+                    .as_mut()
+                    .map(|f| f.handle_fsync())
+                    .unwrap_or_default();
+                if runs.is_empty() {
+                    self.issue(IoKind::DataSync, Purpose::DataSync, now);
+                }
+                for run in runs {
+                    self.writeback(now, run, false);
+                }
             }
             CkptStep::Wait => {}
         }
@@ -223,5 +236,89 @@ impl Database {
             self.start_vacuum(now, job);
         }
         self.set_timer(next, Timer::Autovacuum);
+    }
+
+    /// A page written with `kind` goes dirty into the modelled page cache
+    /// where the core writes the kernel's writeback: the write is a copy,
+    /// the flusher or an fsync writes the page later. Other writes as they
+    /// are.
+    pub(super) fn page_cache_write(&mut self, now: Nanos, kind: IoKind) -> IoKind {
+        let (
+            Some(f),
+            IoKind::WritePage {
+                block,
+                kernel_writeback: true,
+                ..
+            },
+        ) = (&mut self.kernel_flusher, kind)
+        else {
+            return kind;
+        };
+        if f.handle_dirtied(now, block) {
+            self.set_timer(now, Timer::KernelFlusher { kick: true });
+        }
+        IoKind::CacheWrite { block }
+    }
+
+    /// The kernel's flusher woke (`kick`: past the background threshold):
+    /// it writes back what it chose.
+    pub(super) fn kernel_flusher_wake(&mut self, now: Nanos, kick: bool) {
+        let Some(f) = &mut self.kernel_flusher else {
+            return;
+        };
+        let runs = if kick {
+            f.handle_kick()
+        } else {
+            let (runs, next) = f.handle_timeout(now);
+            self.set_timer(next, Timer::KernelFlusher { kick: false });
+            runs
+        };
+        for run in runs {
+            self.writeback(now, run, true);
+        }
+    }
+
+    /// One run of dirty pages written back, by the flusher or (not
+    /// `flusher`) the checkpointer's fsync.
+    fn writeback(&mut self, now: Nanos, run: Run, flusher: bool) {
+        let kind = IoKind::Writeback {
+            block: run.block,
+            pages: run.pages,
+            flusher,
+        };
+        let counters = &mut self.stats.counters;
+        let pages = u64::from(run.pages);
+        if flusher {
+            counters.kernel_writeback_pages += pages;
+            self.issue(kind, Purpose::KernelWriteback, now);
+        } else {
+            counters.fsync_writeback_pages += pages;
+            self.issue(kind, Purpose::FsyncWriteback, now);
+        }
+    }
+
+    /// One of the flusher's writes is done: its next goes, if any.
+    pub(super) fn flusher_write_done(&mut self, now: Nanos) {
+        let f = self
+            .kernel_flusher
+            .as_mut()
+            .expect("a flusher's writeback has a flusher");
+        if let Some(run) = f.handle_writeback_done() {
+            self.writeback(now, run, true);
+        }
+    }
+
+    /// One of the checkpoint fsync's writes is done: the next goes, or,
+    /// once all are, the flush that ends the fsync.
+    pub(super) fn fsync_write_done(&mut self, now: Nanos) {
+        let f = self
+            .kernel_flusher
+            .as_mut()
+            .expect("an fsync's writeback has a flusher");
+        match f.handle_fsync_write_done() {
+            FsyncStep::Write(run) => self.writeback(now, run, false),
+            FsyncStep::Wait => {}
+            FsyncStep::Done => self.issue(IoKind::DataSync, Purpose::DataSync, now),
+        }
     }
 }

@@ -190,6 +190,50 @@ fn kernel_writeback_passes_the_caps_only_where_the_profile_says() {
 }
 
 #[test]
+fn an_fsyncs_writeback_is_capped_and_the_wal_queues_behind_it_the_flushers_is_not() {
+    use crate::core::io::IoKind;
+    let throttle = constant(
+        64,
+        serde_json::json!({ "write_iops": 1000, "bucket_ms": 100, "limiter": "blk_throttle",
+                            "kernel_writeback_uncapped": true }),
+    );
+    let wal = IoKind::WalWrite {
+        segment: 0,
+        offset: 0,
+        len: 8192,
+    };
+    // 500 runs of an fsync's writeback: half a second of the cap, and the
+    // WAL write handed out after them goes after them.
+    let mut m = DeviceModel::new(&throttle, 1);
+    for i in 0..500 {
+        let run = IoKind::Writeback {
+            block: 10 * i,
+            pages: 3,
+            flusher: false,
+        };
+        m.submit_request(0, run);
+    }
+    let (done, _) = m.submit_request(0, wal);
+    assert!(done >= 400 * MS, "{done}");
+    // The flusher's are charged to no cgroup: the WAL waits only for the
+    // medium to carry them (12 MB at 1,000 MiB/s), not for the cap.
+    let mut m = DeviceModel::new(&throttle, 1);
+    for i in 0..500 {
+        let run = IoKind::Writeback {
+            block: 10 * i,
+            pages: 3,
+            flusher: true,
+        };
+        m.submit_request(0, run);
+    }
+    let (done, _) = m.submit_request(0, wal);
+    assert!(done < 20 * MS, "{done}");
+    // A page copied into the modelled page cache reaches no device.
+    assert_eq!(m.submit_request(5, IoKind::CacheWrite { block: 1 }).0, 5);
+    assert_eq!(m.counted_ios()[1], 1.0);
+}
+
+#[test]
 fn channels_queue_fifo() {
     let p = constant(2, serde_json::json!(null));
     let mut m = DeviceModel::new(&p, 1);
