@@ -98,6 +98,8 @@ enum Timer {
     WalWriter,
     /// Autovacuum launcher's nap is over.
     Autovacuum,
+    /// The autovacuum worker finished a table: on to its next.
+    AutovacuumWorkerDone,
     /// Vacuum's cost-delay sleep (or a retry) is over.
     VacuumWake,
     /// Streaming replication's network, walreceivers and replay.
@@ -603,6 +605,7 @@ impl Database {
                 self.set_timer(next, Timer::WalWriter);
             }
             Timer::Autovacuum => self.autovacuum_wake(now),
+            Timer::AutovacuumWorkerDone => self.autovacuum_worker_done(now),
             Timer::VacuumWake => self.vacuum_wake(now),
             Timer::Repl(t) => {
                 if let Some(r) = &mut self.repl {

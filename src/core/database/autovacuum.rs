@@ -1,7 +1,10 @@
-//! The autovacuum launcher (autovacuum.c): every autovacuum_naptime it
-//! looks at each table's dead tuples (n_dead_tup) and, if its one worker
-//! is free, hands it a vacuum of the first table past its threshold
-//! (`core::vacuum::needs_vacuum`).
+//! The autovacuum launcher (autovacuum.c): every autovacuum_naptime, if
+//! its one worker is free, it starts it on the database. The worker
+//! (do_autovacuum) lists every table past its threshold
+//! (`relation_needs_vacanalyze`, `core::vacuum::needs_vacuum`) and vacuums
+//! each in turn, rechecking each before it starts
+//! (`table_recheck_autovac`): a small table that passes its threshold
+//! every minute does not keep the others waiting.
 //!
 //! It owns its nap and the cost settings it gives a worker; the tables and
 //! their dead-tuple counts are shared (pgstat) and handed in. It answers
@@ -12,14 +15,17 @@ use crate::core::time::Nanos;
 use crate::core::vacuum::{self as vac, CostBalance, VacuumJob};
 use crate::core::workload::TableHeap;
 
-/// The autovacuum launcher process.
-#[derive(Debug, Clone, Copy)]
+/// The autovacuum launcher process, and its worker's list of tables.
+#[derive(Debug, Clone)]
 pub(super) struct AutovacuumLauncher {
     /// autovacuum_naptime.
     naptime: Nanos,
     /// autovacuum_vacuum_cost_limit and _delay, for the worker it starts.
     cost_limit: u32,
     cost_delay: Nanos,
+    /// The tables the worker listed as past their thresholds and has not
+    /// reached yet, in its order.
+    todo: Vec<usize>,
 }
 
 impl AutovacuumLauncher {
@@ -29,6 +35,7 @@ impl AutovacuumLauncher {
             naptime,
             cost_limit,
             cost_delay,
+            todo: Vec::new(),
         }
     }
 
@@ -38,11 +45,12 @@ impl AutovacuumLauncher {
     }
 
     /// Its nap is over at `now`: unless the worker is busy
-    /// (`worker_busy`), the vacuum of the first of `tables` past its
-    /// threshold of `dead` tuples, whose count goes back to 0. Returns that
-    /// job, if any, and when it wakes next.
+    /// (`worker_busy`), the worker starts, lists every one of `tables`
+    /// past its threshold of `dead` tuples and vacuums the first (whose
+    /// count goes back to 0). Returns that job, if any, and when it wakes
+    /// next.
     pub(super) fn handle_timeout(
-        &self,
+        &mut self,
         now: Nanos,
         worker_busy: bool,
         tables: &[TableHeap],
@@ -53,17 +61,36 @@ impl AutovacuumLauncher {
         if worker_busy {
             return (None, next);
         }
-        let Some(i) = (0..tables.len()).find(|&i| vac::needs_vacuum(dead[i], tables[i].rows))
-        else {
-            return (None, next);
-        };
-        let t = &tables[i];
-        let share = vac::dirty_share(dead[i], t.pages);
-        assert!((0.0..=1.0).contains(&share), "a share of pages: {share}");
-        dead[i] = 0;
-        let cost = CostBalance::new(self.cost_limit, self.cost_delay);
-        let job = VacuumJob::new(&t.name, t.first, t.pages, share, cost);
-        (Some(job), next)
+        self.todo = (0..tables.len())
+            .filter(|&i| vac::needs_vacuum(dead[i], tables[i].rows))
+            .collect();
+        (self.next_job(tables, dead), next)
+    }
+
+    /// The worker finished a table: the next on its list still past its
+    /// threshold, if any (its count goes back to 0).
+    pub(super) fn handle_worker_done(
+        &mut self,
+        tables: &[TableHeap],
+        dead: &mut [u64],
+    ) -> Option<VacuumJob> {
+        self.next_job(tables, dead)
+    }
+
+    fn next_job(&mut self, tables: &[TableHeap], dead: &mut [u64]) -> Option<VacuumJob> {
+        while !self.todo.is_empty() {
+            let i = self.todo.remove(0);
+            if !vac::needs_vacuum(dead[i], tables[i].rows) {
+                continue;
+            }
+            let t = &tables[i];
+            let share = vac::dirty_share(dead[i], t.pages);
+            assert!((0.0..=1.0).contains(&share), "a share of pages: {share}");
+            dead[i] = 0;
+            let cost = CostBalance::new(self.cost_limit, self.cost_delay);
+            return Some(VacuumJob::new(&t.name, t.first, t.pages, share, cost));
+        }
+        None
     }
 }
 
@@ -84,7 +111,7 @@ mod tests {
 
     #[test]
     fn starts_the_first_table_past_its_threshold_and_resets_its_count() {
-        let l = AutovacuumLauncher::new(60 * SEC, 200, 2 * MS);
+        let mut l = AutovacuumLauncher::new(60 * SEC, 200, 2 * MS);
         assert_eq!(l.first_wake(0), 60 * SEC);
         let tables = tables();
         // a: 50 + 0.2 × 10,000 = 2,050 dead tuples; b: 250.
@@ -103,10 +130,37 @@ mod tests {
 
     #[test]
     fn a_busy_worker_takes_no_new_job() {
-        let l = AutovacuumLauncher::new(60 * SEC, 200, 2 * MS);
+        let mut l = AutovacuumLauncher::new(60 * SEC, 200, 2 * MS);
         let mut dead = vec![1_000_000, 0];
         let (job, _) = l.handle_timeout(60 * SEC, true, &tables(), &mut dead);
         assert!(job.is_none());
         assert_eq!(dead[0], 1_000_000, "counted on until a worker is free");
+    }
+
+    #[test]
+    fn the_worker_vacuums_every_table_on_its_list_in_turn_rechecking_each() {
+        // Both past their thresholds: a first, then b once a is done,
+        // however often a passes its threshold again meanwhile; a table
+        // no longer past it when its turn comes is skipped.
+        let mut l = AutovacuumLauncher::new(60 * SEC, 200, 2 * MS);
+        let tables = tables();
+        let mut dead = vec![3_000, 300];
+        let (job, _) = l.handle_timeout(60 * SEC, false, &tables, &mut dead);
+        assert_eq!(job.expect("a first").table, "a");
+        dead[0] = 5_000;
+        let job = l.handle_worker_done(&tables, &mut dead);
+        assert_eq!(job.expect("then b").table, "b");
+        assert_eq!(dead, vec![5_000, 0]);
+        assert!(l.handle_worker_done(&tables, &mut dead).is_none());
+        let (job, _) = l.handle_timeout(120 * SEC, false, &tables, &mut dead);
+        assert_eq!(job.expect("a at the next nap").table, "a");
+        dead[1] = 300;
+        let mut l2 = l.clone();
+        l2.todo = vec![1];
+        dead[1] = 10;
+        assert!(
+            l2.handle_worker_done(&tables, &mut dead).is_none(),
+            "rechecked"
+        );
     }
 }

@@ -648,8 +648,13 @@ impl Database {
             e.end = Some(now);
             e.pages = self.stats.counters.vacuum_pages;
         }
-        if matches!(self.cfg.mode, Mode::Vacuum(_)) {
-            self.finish(now);
+        match self.cfg.mode {
+            Mode::Vacuum(_) => self.finish(now),
+            // The worker goes on down its list (the loop hands it on).
+            Mode::Bench if self.cfg.autovacuum => {
+                self.set_timer(now, Timer::AutovacuumWorkerDone);
+            }
+            Mode::Bench | Mode::Catchup(_) => {}
         }
     }
 

@@ -238,6 +238,20 @@ impl Database {
         self.set_timer(next, Timer::Autovacuum);
     }
 
+    /// The autovacuum worker finished a table: the next on its list, if
+    /// any.
+    pub(super) fn autovacuum_worker_done(&mut self, now: Nanos) {
+        if self.vacuum.job.is_some() {
+            return;
+        }
+        if let Some(job) = self
+            .autovacuum
+            .handle_worker_done(&self.tables, &mut self.dead)
+        {
+            self.start_vacuum(now, job);
+        }
+    }
+
     /// A page written with `kind` goes dirty into the modelled page cache
     /// where the core writes the kernel's writeback: the write is a copy,
     /// the flusher or an fsync writes the page later. Other writes as they

@@ -238,3 +238,15 @@ fn the_first_autovacuum_to_come_is_foretold_from_the_dead_tuples_rate() {
     let o = simulate(cfg, 1, FAST);
     assert_eq!(o.db.first_autovacuum_due(o.db.end_time().unwrap()), None);
 }
+
+#[test]
+fn the_worker_vacuums_every_small_table_past_its_threshold_not_only_the_first() {
+    // Scale 1: branches (1 row) and tellers (10 rows) both pass their
+    // thresholds within a nap; the worker lists both and vacuums each.
+    let mut cfg = config(4, 4096);
+    cfg.autovacuum_naptime = SEC / 2;
+    let o = simulate(cfg, 1, FAST);
+    let vacuumed = |name: &str| o.db.vacuums().iter().filter(|v| v.table == name).count();
+    assert!(vacuumed("pgbench_branches") >= 1, "{:?}", o.db.vacuums());
+    assert!(vacuumed("pgbench_tellers") >= 1, "{:?}", o.db.vacuums());
+}
