@@ -170,14 +170,7 @@ mod tests {
     /// and the rest recently used (usage 1), the hand at buffer 0, after
     /// `allocs` allocations.
     fn sparse_pool(n: u32, every: u32, allocs: u64) -> BufferPool {
-        let mut p = BufferPool::new(n);
-        for blk in 0..u64::from(n) {
-            let b = p.clock_sweep().unwrap();
-            p.assign(b, blk);
-            p.read_done(b);
-            p.mark_dirty(b, 1);
-            p.unpin(b);
-        }
+        let mut p = crate::core::test_support::dirty_pool(n, |_| 1);
         // A sweep that takes one victim ages every buffer to usage 0 ...
         let v = p.clock_sweep().unwrap();
         p.unpin(v);

@@ -59,3 +59,17 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         vacuum_cost_page: [1, 2, 20],
     }
 }
+
+/// A pool of `n` buffers holding blocks 0.., each valid, unpinned and
+/// dirty at the LSN `lsn(block)` gives.
+pub(crate) fn dirty_pool(n: u32, lsn: impl Fn(u64) -> u64) -> crate::core::buffer_pool::BufferPool {
+    let mut p = crate::core::buffer_pool::BufferPool::new(n);
+    for blk in 0..u64::from(n) {
+        let b = p.clock_sweep().unwrap();
+        p.assign(b, blk);
+        p.read_done(b);
+        p.mark_dirty(b, lsn(blk));
+        p.unpin(b);
+    }
+    p
+}

@@ -151,14 +151,7 @@ mod tests {
 
     /// A pool of `n` buffers, every one valid, dirty and not recently used.
     fn dirty_pool(n: u32) -> BufferPool {
-        let mut p = BufferPool::new(n);
-        for blk in 0..u64::from(n) {
-            let b = p.clock_sweep().unwrap();
-            p.assign(b, blk);
-            p.read_done(b);
-            p.mark_dirty(b, 1 + blk);
-            p.unpin(b);
-        }
+        let mut p = crate::core::test_support::dirty_pool(n, |blk| 1 + blk);
         // A sweep that takes one victim ages every buffer to usage 0.
         let v = p.clock_sweep().unwrap();
         p.unpin(v);

@@ -251,15 +251,7 @@ mod tests {
 
     /// A pool of `n` buffers holding blocks 0.., all dirty at LSN 10.
     fn dirty_pool(n: u32) -> BufferPool {
-        let mut p = BufferPool::new(n);
-        for blk in 0..u64::from(n) {
-            let b = p.clock_sweep().unwrap();
-            p.assign(b, blk);
-            p.read_done(b);
-            p.mark_dirty(b, 10);
-            p.unpin(b);
-        }
-        p
+        crate::core::test_support::dirty_pool(n, |_| 10)
     }
 
     #[test]
