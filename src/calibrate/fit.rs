@@ -141,6 +141,7 @@ pub fn derive(
         idle: Vec::new(),
         network_rtt_us: 0.0,
         max_request_kib: None,
+        inode_sync_tick_ms: m.inode_sync_tick_ms,
         flush_to_media,
         caps,
         cpu_probe_us: None,
@@ -385,7 +386,14 @@ pub(super) fn set_latencies(
         // The flush is what the WAL pair takes beyond the profile's write
         // (a WAL append may be faster or slower than a random write), with
         // the spread the fdatasync alone showed.
-        let mean = (lat.pair.mean - write_m.mean).max(flush_m.mean.min(1.0));
+        // Where an fdatasync also writes the inode (once a tick: each
+        // sync when pairs take longer), that write is in the pair too, at
+        // about the WAL append's own write time.
+        let inode_share = p
+            .inode_sync_tick_ms
+            .map_or(0.0, |tick| (lat.pair.mean / 1e3 / tick).min(1.0));
+        let append = (lat.pair.mean - flush_m.mean).clamp(0.0, write_m.mean);
+        let mean = (lat.pair.mean - write_m.mean - inode_share * append).max(flush_m.mean.min(1.0));
         let ratio = mean / flush_m.mean.max(1e-9);
         let shifted = LatencyUs {
             mean,

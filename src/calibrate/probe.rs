@@ -758,6 +758,7 @@ pub(super) fn measure(
         seq_write,
         seq_read,
         size_bytes: blocks * PAGE_BYTES,
+        inode_sync_tick_ms: super::inode::measure(&dd.dir)?,
     };
     Ok(Some(Probed {
         measured: m,
@@ -789,6 +790,9 @@ pub struct Measured {
     pub seq_read: TestResult,
     /// Size of the data file the random I/O went to.
     pub size_bytes: u64,
+    /// The timestamp tick after which an fdatasync writes the inode too
+    /// (`super::inode`), ms; None: it never does.
+    pub inode_sync_tick_ms: Option<f64>,
 }
 
 /// The idle-gap tests of one gap.
