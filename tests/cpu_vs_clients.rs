@@ -1,6 +1,6 @@
 //! `scripts/cpu-vs-clients`: its usage errors; `--from-json` on the saved
-//! measurement of docs/cpu-model.md ("CPU against the clients",
-//! tests/fixtures/cpu-vs-clients/), whose table it must print again; and a
+//! measurements of docs/cpu-model.md ("CPU against the clients",
+//! tests/fixtures/cpu-vs-clients/), whose tables it must print again; and a
 //! tiny real run (scale 1, 2 active clients, one point with idle
 //! connections, 2 s windows), which needs root, PostgreSQL and cgroup v1's
 //! cpuacct: otherwise it shows as ignored with the reason, or fails under
@@ -43,21 +43,35 @@ fn a_missing_json_file_exits_1() {
     assert_eq!(o.status.code(), Some(1));
 }
 
-fn the_saved_run_gives_the_documented_table() {
-    let json = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/cpu-vs-clients/clients-2026-12-07.json");
-    let o = cpu_vs_clients(&["--from-json", json.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let out = String::from_utf8_lossy(&o.stdout);
-    // docs/cpu-model.md, "CPU against the clients".
-    for want in FIXTURE_ROWS {
-        assert!(out.contains(want), "no {want:?} in\n{out}");
+fn the_saved_runs_give_the_documented_tables() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/cpu-vs-clients");
+    // docs/cpu-model.md, "CPU against the clients": rows of both tables.
+    for (file, rows) in [
+        ("clients-2026-12-07.json", TWO_CPUS),
+        ("one-cpu-2026-12-07.json", ONE_CPU),
+    ] {
+        let json = dir.join(file);
+        let o = cpu_vs_clients(&["--from-json", json.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        for want in rows {
+            assert!(out.contains(want), "{file}: no {want:?} in\n{out}");
+        }
     }
 }
 
-/// Rows of the documented table (docs/cpu-model.md) that the saved run
-/// must print again.
-const FIXTURE_ROWS: &[&str] = &[];
+/// Rows of docs/cpu-model.md's tables that the saved runs print again.
+const TWO_CPUS: &[&str] = &[
+    "| 8 | 0 | 2,457 | 302 (363, 331, 307, 293, 264, 253) | 111 (141, 147, 106, 96, 86, 89) | 413 | 1.00 |",
+    "| 256 | 0 | 2,063 | 514 (560, 481, 502) | 86 (90, 82, 86) | 600 | 1.45 |",
+    "| 8 | 248 | 2,590 | 268 (310, 251, 243) | 101 (128, 89, 87) | 369 | 0.89 |",
+    "| 397 | 0.96 | 295 |",
+];
+const ONE_CPU: &[&str] = &[
+    "| 8 | 0 | 2,602 | 277 (273, 280) | 62 (63, 61) | 339 | 1.00 |",
+    "| 64 | 0 | 1,703 | 490 (468, 511) | 73 (70, 76) | 562 | 1.66 |",
+    "| 256 | 0 | 1,648 | 516 (517, 514) | 79 (80, 78) | 595 | 1.76 |",
+];
 
 fn a_tiny_run_measures_every_point() {
     // SAFETY: geteuid has no preconditions and cannot fail.
@@ -133,7 +147,7 @@ fn main() -> std::process::ExitCode {
     common::harness::run(common::trials![
         usage_errors_exit_2,
         a_missing_json_file_exits_1,
-        the_saved_run_gives_the_documented_table,
+        the_saved_runs_give_the_documented_tables,
         a_tiny_run_measures_every_point
     ])
 }
