@@ -235,10 +235,28 @@ fn drive_inner<D: Device + ?Sized>(
             }
             db.handle_completion(c);
         }
-        let now = dev.now();
+        let mut now = dev.now();
         if let Some(t) = db.poll_timeout()
             && t <= now
         {
+            lag.record(now - t);
+            db.handle_timeout(now);
+        }
+        // In virtual time, the timers due before the device's next
+        // completion fire one after another, each as a turn of this loop
+        // would fire it, without the rest of the turn: until the database
+        // has a request to submit, or a second or progress interval ends.
+        while now < next_second
+            && next_progress.is_none_or(|p| now < p)
+            && !db.has_requests()
+            && !db.is_finished()
+            && !stop.is_set()
+            && let Some(t) = db.poll_timeout()
+            && next_progress.is_none_or(|p| t <= p)
+            && dev.skip_to(t)
+        {
+            observe(db);
+            now = dev.now();
             lag.record(now - t);
             db.handle_timeout(now);
         }
