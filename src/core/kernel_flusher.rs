@@ -39,7 +39,9 @@
 //! Simplified: a dirty page the page cache's LRU drops stays dirty here
 //! until written back; the dirtyable memory is the modelled page cache.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
+
+use rustc_hash::FxHashMap as HashMap;
 
 use super::time::Nanos;
 
@@ -89,11 +91,15 @@ pub enum FsyncStep {
 #[derive(Debug)]
 pub struct KernelFlusher {
     cfg: KernelWriteback,
-    /// Each dirty page and when it became dirty.
-    dirty: BTreeMap<u64, Nanos>,
-    /// Each dirty inode (data file segment) and its `dirtied_when`: when
-    /// it went from clean to dirty.
-    inodes: BTreeMap<u64, Nanos>,
+    /// Each dirty page and when it became dirty. A hash map, not an
+    /// ordered one: a page is dirtied on every write a backend or vacuum
+    /// makes, and a B-tree's search missed the cache at each level; block
+    /// order is needed only when pages are written back, which sorts them.
+    dirty: HashMap<u64, Nanos>,
+    /// Each dirty inode (data file segment) by its number: its
+    /// `dirtied_when` (when it went from clean to dirty) and how many of
+    /// its pages are dirty.
+    inodes: HashMap<u64, Inode>,
     /// (when dirtied, block) in the order pages became dirty; an entry whose
     /// page was since written back (or dirtied again later) is stale.
     order: VecDeque<(Nanos, u64)>,
@@ -103,6 +109,13 @@ pub struct KernelFlusher {
     flushing: Queue,
     /// The fsync in progress, its runs in flight and still to go.
     fsync: Option<Queue>,
+}
+
+/// A dirty inode: when it became dirty and its dirty pages.
+#[derive(Debug, Clone, Copy)]
+struct Inode {
+    dirtied_when: Nanos,
+    pages: u64,
 }
 
 /// Runs written back: those in flight, at most a depth, and those waiting
@@ -139,8 +152,8 @@ impl KernelFlusher {
         assert!(cfg.queue_depth != Some(0), "a request queue holds one");
         KernelFlusher {
             cfg,
-            dirty: BTreeMap::new(),
-            inodes: BTreeMap::new(),
+            dirty: HashMap::default(),
+            inodes: HashMap::default(),
             order: VecDeque::new(),
             kicked: false,
             flushing: Queue::default(),
@@ -153,9 +166,10 @@ impl KernelFlusher {
     /// background threshold (a pass starts as soon as they pass it) and a
     /// chunk, and never more than the blocks there are.
     pub fn footprint(cfg: &KernelWriteback, data_blocks: u64) -> u64 {
-        // A map entry (key and time, 16 bytes, and its node's slack) and a
-        // queue entry (16 bytes, up to twice that as the queue grows).
-        const PER_PAGE: u64 = 64;
+        // A map entry (key and time, 16 bytes, and a control byte, in a
+        // table at most 7/8 full that doubles as it grows: up to 39 bytes)
+        // and a queue entry (16 bytes, up to twice that as the queue grows).
+        const PER_PAGE: u64 = 72;
         (cfg.background_pages + cfg.background_chunk).min(data_blocks) * PER_PAGE
     }
 
@@ -173,10 +187,16 @@ impl KernelFlusher {
     /// or still from when it became dirty. True if the dirty pages passed
     /// the background threshold and the flusher is to be woken now.
     pub fn handle_dirtied(&mut self, now: Nanos, block: u64) -> bool {
-        if let std::collections::btree_map::Entry::Vacant(e) = self.dirty.entry(block) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.dirty.entry(block) {
             e.insert(now);
             self.order.push_back((now, block));
-            self.inodes.entry(block / SEGMENT_BLOCKS).or_insert(now);
+            self.inodes
+                .entry(block / SEGMENT_BLOCKS)
+                .or_insert(Inode {
+                    dirtied_when: now,
+                    pages: 0,
+                })
+                .pages += 1;
         }
         let over = self.dirty.len() as u64 > self.cfg.background_pages;
         let kick = over && !self.kicked;
@@ -190,20 +210,21 @@ impl KernelFlusher {
     /// it wakes next.
     pub fn handle_timeout(&mut self, now: Nanos) -> (Vec<Run>, Nanos) {
         let mut blocks = Vec::new();
-        let expired: Vec<u64> = self
-            .inodes
-            .iter()
-            .filter(|&(_, &at)| at.saturating_add(self.cfg.expire) <= now)
-            .map(|(&seg, _)| seg)
-            .collect();
-        for seg in expired {
-            self.inodes.remove(&seg);
-            let range = seg * SEGMENT_BLOCKS..(seg + 1) * SEGMENT_BLOCKS;
-            let pages: Vec<u64> = self.dirty.range(range).map(|(&b, _)| b).collect();
-            for b in &pages {
-                self.dirty.remove(b);
-            }
-            blocks.extend(pages);
+        let expire = self.cfg.expire;
+        let before = self.inodes.len();
+        self.inodes
+            .retain(|_, i| i.dirtied_when.saturating_add(expire) > now);
+        if self.inodes.len() < before {
+            // Every page of an expired inode: one pass over the dirty pages
+            // (a few hundred thousand at most, once per wake-up at most).
+            let inodes = &self.inodes;
+            self.dirty.retain(|&b, _| {
+                let keep = inodes.contains_key(&(b / SEGMENT_BLOCKS));
+                if !keep {
+                    blocks.push(b);
+                }
+                keep
+            });
         }
         // Every page dirty longer than the expiry was in an expired inode:
         // what is left at the front of the age queue is stale.
@@ -255,10 +276,12 @@ impl KernelFlusher {
         }
     }
 
-    /// An inode whose last dirty page was written back is clean.
+    /// One page of inode `seg` was written back: after its last dirty
+    /// page, the inode is clean.
     fn clean_if_written(&mut self, seg: u64) {
-        let range = seg * SEGMENT_BLOCKS..(seg + 1) * SEGMENT_BLOCKS;
-        if self.dirty.range(range).next().is_none() {
+        let i = self.inodes.get_mut(&seg).expect("a dirty page's inode");
+        i.pages -= 1;
+        if i.pages == 0 {
             self.inodes.remove(&seg);
         }
     }
@@ -268,7 +291,8 @@ impl KernelFlusher {
     /// was dirty, the flush goes at once).
     pub fn handle_fsync(&mut self) -> Vec<Run> {
         assert!(self.fsync.is_none(), "one fsync at a time");
-        let blocks: Vec<u64> = std::mem::take(&mut self.dirty).into_keys().collect();
+        let mut blocks: Vec<u64> = self.dirty.drain().map(|(b, _)| b).collect();
+        blocks.sort_unstable();
         self.order.clear();
         self.inodes.clear();
         let runs = runs(&blocks);
@@ -311,6 +335,7 @@ fn runs(blocks: &[u64]) -> Vec<Run> {
 mod tests {
     use super::*;
     use crate::core::time::SEC;
+    use std::collections::BTreeMap;
 
     fn cfg(background_pages: u64, queue_depth: Option<u32>) -> KernelWriteback {
         KernelWriteback {

@@ -54,6 +54,9 @@ pub struct TimerQueue<T> {
     /// Lanes pushed to since the clock hand last passed them.
     used: [bool; LANES],
     hand: usize,
+    /// The lane of the last push to one: clients that a commit's flush
+    /// woke together set their timers one after another with one delay.
+    last_lane: usize,
     /// Delays of the last pushes that found no lane, oldest overwritten.
     recent: [Nanos; RECENT],
     recent_at: usize,
@@ -80,6 +83,7 @@ impl<T: Copy> TimerQueue<T> {
             fronts: [NONE; LANES],
             used: [false; LANES],
             hand: 0,
+            last_lane: 0,
             recent: [NO_DELAY; RECENT],
             recent_at: 0,
             heap: Vec::new(),
@@ -178,14 +182,19 @@ impl<T: Copy> TimerQueue<T> {
             return;
         }
         let delay = at - now;
-        let lane = match self.delays.iter().position(|&d| d == delay) {
-            Some(i) => i,
-            None if self.recurs(delay) => self.give_lane(delay),
-            None => {
-                self.heap_push(entry);
-                return;
+        let lane = if self.delays[self.last_lane] == delay {
+            self.last_lane
+        } else {
+            match self.delays.iter().position(|&d| d == delay) {
+                Some(i) => i,
+                None if self.recurs(delay) => self.give_lane(delay),
+                None => {
+                    self.heap_push(entry);
+                    return;
+                }
             }
         };
+        self.last_lane = lane;
         // A lane stays sorted only if `now` never goes backwards: checked.
         if self.lanes[lane].back().is_some_and(|b| b.key > key) {
             self.heap_push(entry);
@@ -239,16 +248,24 @@ impl<T: Copy> TimerQueue<T> {
         if self.min_key == NONE {
             return None;
         }
-        let e = if self.min_at == IN_HEAP {
-            self.heap_pop()
+        let (e, next) = if self.min_at == IN_HEAP {
+            let e = self.heap_pop();
+            (e, self.heap.first().map_or(NONE, |f| f.key))
         } else {
             let lane = &mut self.lanes[self.min_at];
             let e = lane.pop_front().expect("the earliest key's lane");
-            self.fronts[self.min_at] = lane.front().map_or(NONE, |f| f.key);
-            e
+            let next = lane.front().map_or(NONE, |f| f.key);
+            self.fronts[self.min_at] = next;
+            (e, next)
         };
         self.len -= 1;
-        self.find_min();
+        if next == e.key + 1 {
+            // Same time and the very next push: nothing can come between
+            // (processes woken together, one timer each).
+            self.min_key = next;
+        } else {
+            self.find_min();
+        }
         Some((time_of(e.key), e.item))
     }
 

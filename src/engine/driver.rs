@@ -235,13 +235,22 @@ fn drive_inner<D: Device + ?Sized>(
             }
             db.handle_completion(c);
         }
-        let now = dev.now();
+        let mut now = dev.now();
         if let Some(t) = db.poll_timeout()
             && t <= now
         {
             lag.record(now - t);
             db.handle_timeout(now);
         }
+        now = fire_until_device(
+            db,
+            dev,
+            stop,
+            next_second,
+            next_progress,
+            &mut observe,
+            &mut lag,
+        );
         if let Some(p) = next_progress
             && now >= p
         {
@@ -279,6 +288,38 @@ fn drive_inner<D: Device + ?Sized>(
     }
     lag.flush_on_time();
     Ok((ending, lag))
+}
+
+/// In virtual time, the timers due before the device's next completion
+/// fire one after another, each as a turn of `drive_inner`'s loop would
+/// fire it, without the rest of the turn: until the database has a request
+/// to submit, or the second (`next_second`) or progress interval ends.
+/// Returns the device's clock.
+fn fire_until_device<D: Device + ?Sized>(
+    db: &mut Database,
+    dev: &mut D,
+    stop: &Stop,
+    next_second: Nanos,
+    next_progress: Option<Nanos>,
+    observe: &mut impl FnMut(&Database),
+    lag: &mut TimerLag,
+) -> Nanos {
+    let mut now = dev.now();
+    while now < next_second
+        && next_progress.is_none_or(|p| now < p)
+        && !db.has_requests()
+        && !db.is_finished()
+        && !stop.is_set()
+        && let Some(t) = db.poll_timeout()
+        && next_progress.is_none_or(|p| t <= p)
+        && dev.skip_to(t)
+    {
+        observe(db);
+        now = dev.now();
+        lag.record(now - t);
+        db.handle_timeout(now);
+    }
+    now
 }
 
 /// Modelled CPU bursts and round trips are timers of tens of microseconds;

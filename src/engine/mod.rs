@@ -54,6 +54,12 @@ pub trait Device {
     fn timer_spin(&self) -> Nanos {
         40 * crate::core::time::US
     }
+    /// In virtual time: move the clock to `at` and return true if no
+    /// completion is due by then, as `wait(Some(at), ..)` would, returning
+    /// none. Otherwise, and on a real clock, false and nothing moves.
+    fn skip_to(&mut self, _at: Nanos) -> bool {
+        false
+    }
     /// The I/Os (reads, writes) a device model's caps have counted, where
     /// one counts ([`crate::device::DeviceModel::counted_ios`]); None for a
     /// real disk.

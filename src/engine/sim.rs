@@ -85,6 +85,15 @@ impl Device for SimDevice {
         self.now
     }
 
+    #[inline]
+    fn skip_to(&mut self, at: Nanos) -> bool {
+        if self.pending.peek_time().is_some_and(|t| t <= at) {
+            return false;
+        }
+        self.now = self.now.max(at);
+        true
+    }
+
     fn name(&self) -> &'static str {
         "model"
     }

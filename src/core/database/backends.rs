@@ -264,18 +264,40 @@ impl Database {
             cl.clock.switch(now, Bucket::Other);
             cl.wait = Wait::Cpu;
             let demand = self.cfg.cpu_growth.statement(demand, self.active);
+            let p = Proc::Backend(c).into();
+            let mut cpu_start = now + rt;
+            let mut finish = self
+                .cpu
+                .request(cpu_start, p, demand)
+                .expect("a free core for every client");
+            // A statement that touches nothing after its CPU (BEGIN) ends
+            // where the next one's round trip starts: no event of its own.
+            while self.chains_statements()
+                && let [Step::RoundTrip, Step::Cpu(next), ..] =
+                    self.clients[ci].steps[self.clients[ci].pc..]
+                && next > 0
+            {
+                let next = self.cfg.cpu_growth.statement(next, self.active);
+                let handed = self.cpu.release(finish, p);
+                debug_assert!(handed.is_none(), "CPU queued with a core per client");
+                let cl = &mut self.clients[ci];
+                cl.pc += 2;
+                cl.clock.switch(cpu_start, Bucket::Cpu);
+                cl.clock.switch(finish, Bucket::Other);
+                cpu_start = finish + rt;
+                finish = self
+                    .cpu
+                    .request(cpu_start, p, next)
+                    .expect("a free core for every client");
+            }
             if self.prefetching {
                 self.prefetch_buffers(ci);
             }
-            let finish = self
-                .cpu
-                .request(now + rt, Proc::Backend(c).into(), demand)
-                .expect("a free core for every client");
             self.set_timer(
                 finish,
                 Timer::RoundTripThenCpu {
                     client: c,
-                    cpu_start: now + rt,
+                    cpu_start,
                 },
             );
             return true;
@@ -287,6 +309,18 @@ impl Database {
             return true;
         }
         false
+    }
+
+    /// Whether a client with a core of its own runs a statement that
+    /// touches nothing shared straight on into the next round trip and
+    /// burst, booking both bursts at once. Only where nothing between
+    /// could tell: no hyperthread sibling whose load sets a burst's length,
+    /// and a fixed number of active backends (no rate limit, no
+    /// transaction count), which sets each burst's CPU growth.
+    fn chains_statements(&self) -> bool {
+        self.cfg.threads_per_core <= 1
+            && self.cfg.rate.is_none()
+            && self.cfg.transactions_per_client.is_none()
     }
 
     /// Client `c` changes `block` (a new page when `extend`), logging

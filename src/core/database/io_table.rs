@@ -126,6 +126,12 @@ impl IoTable {
 }
 
 impl Database {
+    /// True if an I/O waits to be submitted (`poll_request`).
+    #[inline]
+    pub fn has_requests(&self) -> bool {
+        !self.io.queue.is_empty()
+    }
+
     /// The next I/O to submit, if any.
     pub fn poll_request(&mut self) -> Option<IoRequest> {
         let r = self.io.hand_out()?;
