@@ -569,62 +569,68 @@ impl WorkloadSpec {
                     .map_err(|e| anyhow::anyhow!("{at}.keys.{k}.distribution: {e}"))?;
             }
             for (si, st) in tx.statements.iter().enumerate() {
-                let at = format!("{at}.statements[{si}]");
-                if let Some(c) = st.cpu_us {
-                    check_cpu_us(&format!("{at}.cpu_us"), c)?;
+                self.validate_statement(tx, &format!("{at}.statements[{si}]"), st)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Statement `st` of `tx`, named `at`: its CPU in range, and a table
+    /// and key that exist and agree, with room for the rows it adds.
+    fn validate_statement(&self, tx: &TransactionSpec, at: &str, st: &StatementSpec) -> Result<()> {
+        if let Some(c) = st.cpu_us {
+            check_cpu_us(&format!("{at}.cpu_us"), c)?;
+        }
+        let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+        let Some(a) = &access else { return Ok(()) };
+        let (kind, table, key) = match a {
+            Access::Read { table, key } => ("read", table, Some(key)),
+            Access::Range {
+                table, key, rows, ..
+            } => {
+                if *rows == 0 {
+                    bail!("{at}.range.rows: must be at least 1");
                 }
-                let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
-                let Some(a) = &access else { continue };
-                let (kind, table, key) = match a {
-                    Access::Read { table, key } => ("read", table, Some(key)),
-                    Access::Range {
-                        table, key, rows, ..
-                    } => {
-                        if *rows == 0 {
-                            bail!("{at}.range.rows: must be at least 1");
-                        }
-                        ("range", table, Some(key))
-                    }
-                    Access::Update {
-                        table,
-                        key,
-                        non_hot_fraction,
-                        ..
-                    } => {
-                        if !(0.0..=1.0).contains(non_hot_fraction) {
-                            bail!(
-                                "{at}.update.non_hot_fraction: must be between 0 and 1, got {non_hot_fraction}"
-                            );
-                        }
-                        ("update", table, Some(key))
-                    }
-                    Access::Insert { table, .. } => ("insert", table, None),
-                    Access::Delete { table, key, .. } => ("delete", table, Some(key)),
-                };
-                let t = self
-                    .tables
-                    .get(table)
-                    .with_context(|| format!("{at}.{kind}.table: no table named {table:?}"))?;
-                if let Some(key) = key {
-                    let k = tx.keys.get(key).with_context(|| {
-                        format!("{at}.{kind}.key: no key named {key:?} in {}.keys", tx.name)
-                    })?;
-                    if &k.table != table {
-                        bail!(
-                            "{at}.{kind}.key: {key:?} ranges over {:?}, not {table:?}",
-                            k.table
-                        );
-                    }
-                }
-                if kind == "update" && t.full_at_load && t.append_pages == 0 {
+                ("range", table, Some(key))
+            }
+            Access::Update {
+                table,
+                key,
+                non_hot_fraction,
+                ..
+            } => {
+                if !(0.0..=1.0).contains(non_hot_fraction) {
                     bail!(
-                        "{at}.update.table: {table:?} is full_at_load but has no append_pages for moved rows"
+                        "{at}.update.non_hot_fraction: must be between 0 and 1, got {non_hot_fraction}"
                     );
                 }
-                if kind == "insert" && t.append_pages == 0 {
-                    bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
-                }
+                ("update", table, Some(key))
             }
+            Access::Insert { table, .. } => ("insert", table, None),
+            Access::Delete { table, key, .. } => ("delete", table, Some(key)),
+        };
+        let t = self
+            .tables
+            .get(table)
+            .with_context(|| format!("{at}.{kind}.table: no table named {table:?}"))?;
+        if let Some(key) = key {
+            let k = tx.keys.get(key).with_context(|| {
+                format!("{at}.{kind}.key: no key named {key:?} in {}.keys", tx.name)
+            })?;
+            if &k.table != table {
+                bail!(
+                    "{at}.{kind}.key: {key:?} ranges over {:?}, not {table:?}",
+                    k.table
+                );
+            }
+        }
+        if kind == "update" && t.full_at_load && t.append_pages == 0 {
+            bail!(
+                "{at}.update.table: {table:?} is full_at_load but has no append_pages for moved rows"
+            );
+        }
+        if kind == "insert" && t.append_pages == 0 {
+            bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
         }
         Ok(())
     }
