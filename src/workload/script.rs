@@ -562,10 +562,8 @@ impl Script {
     /// workload's WAL, bytes a second, for a `--standby` without replay=:
     /// a transaction's record bytes over the CPU their replay takes at
     /// `replay_cpu_us_per_record`, the figure `catchup` charges a record
-    /// (1.08 µs by default, measured on the reference VM with
-    /// `scripts/catchup-compare --measure-cpu`: spec.rs, and
-    /// docs/validation.md of 2026-12-03 and 2026-12-04). tpcb-like: 401.1 B
-    /// in 5.001 records, 74.3 MB/s. A full-page image's bytes are not
+    /// (the built-ins' rates: docs/validation.md, "a standby's replay rate
+    /// from the workload's replay CPU"). A full-page image's bytes are not
     /// charged at this rate: the standby restores one for
     /// `replay_cpu_us_per_fpi` (`replay_cpu`), from where the primary
     /// logged its images. Infinite when the transactions log nothing or
