@@ -86,37 +86,9 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<Str
             plan.cfg.seed
         );
     }
-    // Through the page cache, shared_buffers' memory must be taken from it
-    // as the postmaster takes it (see engine::shared_memory).
-    let _shared_buffers = if disk.buffered {
-        let held =
-            crate::engine::shared_memory::SharedMemory::hold(plan.settings.shared_buffers_bytes)?;
-        if !quiet {
-            eprintln!(
-                "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
-                 page cache has the room it would have",
-                crate::units::format_memory(held.len() as u64)
-            );
-        }
-        Some(held)
-    } else {
-        None
-    };
+    let _shared_buffers = hold_shared_buffers(disk, &plan, quiet)?;
     let standby_dirs = standby_dirs(&disk.standby_root, &plan.standbys);
-    // Each standby's files are locked for the run like the primary's: a
-    // second run, `prepare` or `cleanup` there is refused.
-    let mut _standby_locks = Vec::new();
-    for sd in &standby_dirs {
-        let held = datafiles::lock(sd)?;
-        datafiles::prepare_locked(
-            sd,
-            &standby_layout(),
-            progress_bar_wanted(quiet),
-            &held,
-            stop,
-        )?;
-        _standby_locks.push(held);
-    }
+    let _standby_locks = lock_standbys(&standby_dirs, quiet, stop)?;
     // Each standby has one WAL I/O in flight at most.
     let max_in_flight = plan.cfg.clients + 4 + plan.standbys.len() as u32;
     let mut dev = open_device(disk, &layout, &standby_dirs, max_in_flight, quiet)?;
@@ -135,6 +107,51 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<Str
     let result = drive(plan, info, dev.as_mut(), stop)
         .with_context(|| format!("run in {}", dd.dir.display()))?;
     Ok((result, emulation.map(|(h, _)| h.stats().summary())))
+}
+
+/// Through the page cache, shared_buffers' memory must be taken from it
+/// as the postmaster takes it (see engine::shared_memory): held to the end
+/// of the run.
+fn hold_shared_buffers(
+    disk: &Disk,
+    plan: &RunPlan,
+    quiet: bool,
+) -> Result<Option<crate::engine::shared_memory::SharedMemory>> {
+    if !disk.buffered {
+        return Ok(None);
+    }
+    let held =
+        crate::engine::shared_memory::SharedMemory::hold(plan.settings.shared_buffers_bytes)?;
+    if !quiet {
+        eprintln!(
+            "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
+             page cache has the room it would have",
+            crate::units::format_memory(held.len() as u64)
+        );
+    }
+    Ok(Some(held))
+}
+
+/// Each standby's files, prepared and locked for the run like the
+/// primary's: a second run, `prepare` or `cleanup` there is refused.
+fn lock_standbys(
+    standby_dirs: &[DataDir],
+    quiet: bool,
+    stop: &Stop,
+) -> Result<Vec<datafiles::DataSetLock>> {
+    let mut locks = Vec::new();
+    for sd in standby_dirs {
+        let held = datafiles::lock(sd)?;
+        datafiles::prepare_locked(
+            sd,
+            &standby_layout(),
+            progress_bar_wanted(quiet),
+            &held,
+            stop,
+        )?;
+        locks.push(held);
+    }
+    Ok(locks)
 }
 
 /// Prepare (or check) the data set of `workload` at `scale` on `disk`.

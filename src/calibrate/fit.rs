@@ -141,6 +141,7 @@ pub fn derive(
         idle: Vec::new(),
         network_rtt_us: 0.0,
         max_request_kib: None,
+        inode_sync_tick_ms: m.inode_sync_tick_ms,
         flush_to_media,
         caps,
         cpu_probe_us: None,
@@ -203,8 +204,18 @@ pub(super) fn throttle(
     b2b_read: LatencyUs,
     findings: &mut Vec<String>,
 ) -> Option<Throttle> {
-    let qd1_flush = m.wal1.ops_per_s;
-    let par_flush = m.wal4.ops_per_s;
+    let lead = throttle_seen(m, b2b_read)?;
+    let mut caps = io_caps(m, &lead, findings);
+    // blk-throttle-like: I/O within budget runs at device speed, the
+    // rest stalls for the slice: 100 ms buckets.
+    caps.bucket_ms = 100.0;
+    let capped_pairs = flush_charge(m, &mut caps, findings);
+    Some(Throttle { caps, capped_pairs })
+}
+
+/// Why the read sweep shows a throttle, if it does: QD1 far below its
+/// latency's rate with a flat sweep, or the deepest depths on one rate.
+fn throttle_seen(m: &Measured, b2b_read: LatencyUs) -> Option<String> {
     let p1 = m.sweep[0].1;
     let natural_qd1 = 1e6 / b2b_read.p50.max(0.1);
     let flat = m.sweep.last().map_or(0.0, |s| s.1) < FLAT_SWEEP * p1;
@@ -219,33 +230,33 @@ pub(super) fn throttle(
     let plateau = deepest.len() == PLATEAU_DEPTHS
         && deepest.iter().copied().fold(0.0, f64::max)
             <= PLATEAU_RATIO * deepest.iter().copied().fold(f64::INFINITY, f64::min);
-    if !(plateau || flat && throttled) {
-        return None;
+    if flat && throttled {
+        Some(format!(
+            "QD1 reads run at {p1:.0}/s where their {:.1} µs median allows {natural_qd1:.0}/s, \
+             and the read sweep is flat: a throttle",
+            b2b_read.p50
+        ))
+    } else if plateau {
+        Some(format!(
+            "the read sweep's {PLATEAU_DEPTHS} deepest queue depths run within {:.0}% of one \
+             rate: a throttle",
+            (PLATEAU_RATIO - 1.0) * 100.0
+        ))
+    } else {
+        None
     }
+}
+
+/// The throttle's IOPS caps: combined if writes and the mix stop where
+/// reads do, per direction if the mix runs at reads' and writes' sum.
+fn io_caps(m: &Measured, lead: &str, findings: &mut Vec<String>) -> Caps {
     let write_rate = m.write16.ops_per_s;
     let mixed_rate = m.mixed.ops_per_s;
     let mut caps = Caps::default();
-    let mut capped_pairs = None;
-    // blk-throttle-like: I/O within budget runs at device speed, the
-    // rest stalls for the slice: 100 ms buckets.
-    caps.bucket_ms = 100.0;
     // The throttle lets bursts through; its rate is the sweep's median.
     let mut rates: Vec<f64> = m.sweep.iter().map(|s| s.1).collect();
     rates.sort_by(f64::total_cmp);
     let cap = sig3(rates[rates.len() / 2]);
-    let lead = if flat && throttled {
-        format!(
-            "QD1 reads run at {p1:.0}/s where their {:.1} µs median allows {natural_qd1:.0}/s, \
-             and the read sweep is flat: a throttle",
-            b2b_read.p50
-        )
-    } else {
-        format!(
-            "the read sweep's {PLATEAU_DEPTHS} deepest queue depths run within {:.0}% of one \
-             rate: a throttle",
-            (PLATEAU_RATIO - 1.0) * 100.0
-        )
-    };
     if agree(mixed_rate, cap) && agree(write_rate, cap) {
         caps.iops = Some(cap);
         findings.push(format!(
@@ -267,6 +278,14 @@ pub(super) fn throttle(
              do not tell combined from per-direction; taken as combined)"
         ));
     }
+    caps
+}
+
+/// Whether each fdatasync costs a write I/O under the caps, and the
+/// write + fdatasync pairs per second the write cap allows if it binds.
+fn flush_charge(m: &Measured, caps: &mut Caps, findings: &mut Vec<String>) -> Option<f64> {
+    let qd1_flush = m.wal1.ops_per_s;
+    let par_flush = m.wal4.ops_per_s;
     let write_cap = caps.write_iops.or(caps.iops).unwrap_or(f64::INFINITY);
     // Four streams of write + fdatasync saturate the write cap: at half
     // of it, each fdatasync costs a write I/O too.
@@ -276,11 +295,12 @@ pub(super) fn throttle(
             "write + fdatasync runs at {par_flush:.0}/s ({STREAMS} streams), half the write \
              cap: each fdatasync is charged as a write I/O (flush_counts_as_io)"
         ));
-        capped_pairs = Some(write_cap / 2.0);
+        Some(write_cap / 2.0)
     } else if agree(par_flush, write_cap) {
-        capped_pairs = Some(write_cap);
+        Some(write_cap)
+    } else {
+        None
     }
-    Some(Throttle { caps, capped_pairs })
 }
 
 /// Flushes: do four streams go faster than one? Behind a write cap that
@@ -385,7 +405,14 @@ pub(super) fn set_latencies(
         // The flush is what the WAL pair takes beyond the profile's write
         // (a WAL append may be faster or slower than a random write), with
         // the spread the fdatasync alone showed.
-        let mean = (lat.pair.mean - write_m.mean).max(flush_m.mean.min(1.0));
+        // Where an fdatasync also writes the inode (once a tick: each
+        // sync when pairs take longer), that write is in the pair too, at
+        // about the WAL append's own write time.
+        let inode_share = p
+            .inode_sync_tick_ms
+            .map_or(0.0, |tick| (lat.pair.mean / 1e3 / tick).min(1.0));
+        let append = (lat.pair.mean - flush_m.mean).clamp(0.0, write_m.mean);
+        let mean = (lat.pair.mean - write_m.mean - inode_share * append).max(flush_m.mean.min(1.0));
         let ratio = mean / flush_m.mean.max(1e-9);
         let shifted = LatencyUs {
             mean,

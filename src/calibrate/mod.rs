@@ -46,6 +46,7 @@ use probe::Probed;
 
 mod check;
 mod fit;
+mod inode;
 pub(crate) mod probe;
 mod render;
 

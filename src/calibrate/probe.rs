@@ -367,6 +367,85 @@ impl Hists {
     }
 }
 
+/// What a test counted: its latencies by class, its operations and bytes.
+struct Tally {
+    hists: Hists,
+    ops: u64,
+    bytes: u64,
+}
+
+impl Tally {
+    fn record(&mut self, recs: &[Rec]) {
+        for r in recs {
+            self.hists.h[r.class as usize].saturating_record(r.latency.max(1));
+            self.bytes += r.bytes;
+            if r.counts {
+                self.ops += 1;
+            }
+        }
+    }
+
+    fn result(&self, name: &str, secs: f64) -> TestResult {
+        TestResult {
+            test: name.to_string(),
+            seconds: secs,
+            ops_per_s: self.ops as f64 / secs,
+            mib_per_s: self.bytes as f64 / secs / 1_048_576.0,
+            read: self.hists.figures(Class::Read),
+            write: self.hists.figures(Class::Write),
+            sync: self.hists.figures(Class::Sync),
+            pair: self.hists.figures(Class::Pair),
+        }
+    }
+}
+
+/// Slots pausing, with when they go on (pauses are all the same length,
+/// so the queue stays in order).
+type Resting = std::collections::VecDeque<(Nanos, u64)>;
+
+/// Until when to wait for completions: `wake`, the next pause's end or the
+/// test's. A pause ends the way `run` ends a modelled CPU burst: asleep
+/// until just before it, then polling (see `Device::timer_spin`), so that
+/// what a pause does to the next I/O is what `run` sees.
+fn wait_until(dev: &dyn Device, now: Nanos, wake: Nanos, resting: &Resting) -> Option<Nanos> {
+    let spin = if resting.is_empty() {
+        0
+    } else {
+        dev.timer_spin()
+    };
+    if now >= wake {
+        None
+    } else if wake <= now + spin {
+        Some(now)
+    } else {
+        Some(wake - spin)
+    }
+}
+
+/// Hands a completion to its pattern: the chain goes on if `go_on`, or
+/// with a `think` the slot pauses first. True if the slot is done.
+fn on_completion(
+    p: &mut dyn Pattern,
+    dev: &mut dyn Device,
+    c: &IoCompletion,
+    (think, go_on): (Nanos, bool),
+    recs: &mut Vec<Rec>,
+    resting: &mut Resting,
+) -> Result<bool> {
+    if think == 0 {
+        return Ok(!p.on_done(dev, c, go_on, recs)?);
+    }
+    // The chain ends here; the slot starts the next one later.
+    if p.on_done(dev, c, false, recs)? {
+        return Ok(false);
+    }
+    if go_on {
+        resting.push_back((c.at + think, p.slot_of(c.token)));
+        return Ok(false);
+    }
+    Ok(true)
+}
+
 /// Runs a pattern for `length` (the first `ramp` not counted), each slot
 /// pausing `think` between one chain of requests and the next. None if
 /// stopped.
@@ -380,7 +459,11 @@ pub(super) fn closed_loop(
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<TestResult>> {
     let ramp = (length / 10).min(500 * MS);
-    let mut hists = Hists::new()?;
+    let mut tally = Tally {
+        hists: Hists::new()?,
+        ops: 0,
+        bytes: 0,
+    };
     let t0 = dev.now();
     let from = t0 + ramp;
     let end = t0 + length;
@@ -391,11 +474,8 @@ pub(super) fn closed_loop(
     let mut busy = p.slots();
     let mut out = Vec::with_capacity(p.slots() as usize * 2);
     let mut recs = Vec::with_capacity(8);
-    let (mut ops, mut bytes) = (0u64, 0u64);
     let mut stopped = false;
-    // Slots pausing, with when they go on (pauses are all the same length,
-    // so the queue stays in order).
-    let mut resting: std::collections::VecDeque<(Nanos, u64)> = Default::default();
+    let mut resting = Resting::new();
     while busy > 0 {
         let now = dev.now();
         if now > end + DRAIN_LIMIT {
@@ -417,46 +497,15 @@ pub(super) fn closed_loop(
         bar.set_position(base_pos + (now.min(end) - t0) / MS);
         out.clear();
         let wake = resting.front().map_or(end, |r| r.0.min(end));
-        // A pause ends the way `run` ends a modelled CPU burst: asleep until
-        // just before it, then polling (see `Device::timer_spin`), so that
-        // what a pause does to the next I/O is what `run` sees.
-        let spin = if resting.is_empty() {
-            0
-        } else {
-            dev.timer_spin()
-        };
-        let until = if now >= wake {
-            None
-        } else if wake <= now + spin {
-            Some(now)
-        } else {
-            Some(wake - spin)
-        };
-        dev.wait(until, MAX_BLOCK, &mut out)?;
+        dev.wait(wait_until(dev, now, wake, &resting), MAX_BLOCK, &mut out)?;
         let go_on = dev.now() < end && !stopped;
         for c in &out {
             recs.clear();
-            if think > 0 {
-                // The chain ends here; the slot starts the next one later.
-                if !p.on_done(dev, c, false, &mut recs)? {
-                    if go_on {
-                        resting.push_back((c.at + think, p.slot_of(c.token)));
-                    } else {
-                        busy -= 1;
-                    }
-                }
-            } else if !p.on_done(dev, c, go_on, &mut recs)? {
+            if on_completion(p, dev, c, (think, go_on), &mut recs, &mut resting)? {
                 busy -= 1;
             }
-            if c.at < from || c.at > end {
-                continue;
-            }
-            for r in &recs {
-                hists.h[r.class as usize].saturating_record(r.latency.max(1));
-                bytes += r.bytes;
-                if r.counts {
-                    ops += 1;
-                }
+            if (from..=end).contains(&c.at) {
+                tally.record(&recs);
             }
         }
     }
@@ -464,17 +513,49 @@ pub(super) fn closed_loop(
     if stopped {
         return Ok(None);
     }
-    let secs = (end - from) as f64 / 1e9;
-    Ok(Some(TestResult {
-        test: name.to_string(),
-        seconds: secs,
-        ops_per_s: ops as f64 / secs,
-        mib_per_s: bytes as f64 / secs / 1_048_576.0,
-        read: hists.figures(Class::Read),
-        write: hists.figures(Class::Write),
-        sync: hists.figures(Class::Sync),
-        pair: hists.figures(Class::Pair),
-    }))
+    Ok(Some(tally.result(name, (end - from) as f64 / 1e9)))
+}
+
+/// The sequential readers' shared plan: each stream reads its own part of
+/// the data file over and over, counting the reads done between the ramp
+/// and the end.
+struct SeqReaders<'a> {
+    file: &'a std::fs::File,
+    chunk_blocks: u64,
+    per_stream: u64,
+    start: Instant,
+    ramp: Duration,
+    length: Duration,
+    stop: &'a Stop,
+    counted: AtomicU64,
+}
+
+impl SeqReaders<'_> {
+    /// Stream `i`'s reads until the end or a stop.
+    fn stream(&self, i: u64) -> Result<()> {
+        let mut buf = AlignedBuf::new(SEQ_IO_BYTES as usize);
+        let first = i * self.per_stream;
+        let mut b = 0;
+        loop {
+            let now = self.start.elapsed();
+            if now >= self.length || self.stop.is_set() {
+                return Ok(());
+            }
+            let off = datafiles::data_offset(first + b);
+            let n = self
+                .file
+                .read_at(buf.as_mut_slice(), off)
+                .with_context(|| format!("sequential read at offset {off}"))?;
+            if n as u64 != SEQ_IO_BYTES {
+                bail!("short sequential read at offset {off}: {n} bytes");
+            }
+            let done = self.start.elapsed();
+            if done >= self.ramp && done <= self.length {
+                self.counted.fetch_add(1, Ordering::Relaxed);
+            }
+            b = (b + self.chunk_blocks) % self.per_stream;
+        }
+    }
 }
 
 /// `STREAMS` threads reading 1 MiB at a time, each through its own part of
@@ -486,43 +567,28 @@ pub(super) fn seq_read(
     stop: &Stop,
     bar: &indicatif::ProgressBar,
 ) -> Result<Option<TestResult>> {
-    let ramp = Duration::from_nanos((length / 10).min(500 * MS));
-    let length_d = Duration::from_nanos(length);
     let chunk_blocks = SEQ_IO_BYTES / PAGE_BYTES;
     let per_stream = blocks / u64::from(STREAMS) / chunk_blocks * chunk_blocks;
     if per_stream < chunk_blocks {
         bail!("the data file is too small for 1 MiB sequential reads");
     }
-    let counted = AtomicU64::new(0);
-    let start = Instant::now();
+    let readers = SeqReaders {
+        file,
+        chunk_blocks,
+        per_stream,
+        start: Instant::now(),
+        ramp: Duration::from_nanos((length / 10).min(500 * MS)),
+        length: Duration::from_nanos(length),
+        stop,
+        counted: AtomicU64::new(0),
+    };
+    let (start, length_d) = (readers.start, readers.length);
     let base_pos = bar.position();
     let errors: Vec<Result<()>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..u64::from(STREAMS))
             .map(|i| {
-                let counted = &counted;
-                s.spawn(move || -> Result<()> {
-                    let mut buf = AlignedBuf::new(SEQ_IO_BYTES as usize);
-                    let first = i * per_stream;
-                    let mut b = 0;
-                    loop {
-                        let now = start.elapsed();
-                        if now >= length_d || stop.is_set() {
-                            return Ok(());
-                        }
-                        let off = datafiles::data_offset(first + b);
-                        let n = file
-                            .read_at(buf.as_mut_slice(), off)
-                            .with_context(|| format!("sequential read at offset {off}"))?;
-                        if n as u64 != SEQ_IO_BYTES {
-                            bail!("short sequential read at offset {off}: {n} bytes");
-                        }
-                        let done = start.elapsed();
-                        if done >= ramp && done <= length_d {
-                            counted.fetch_add(1, Ordering::Relaxed);
-                        }
-                        b = (b + chunk_blocks) % per_stream;
-                    }
-                })
+                let readers = &readers;
+                s.spawn(move || readers.stream(i))
             })
             .collect();
         while start.elapsed() < length_d && !stop.is_set() {
@@ -544,8 +610,8 @@ pub(super) fn seq_read(
     if stop.is_set() {
         return Ok(None);
     }
-    let secs = (length_d - ramp).as_secs_f64();
-    let n = counted.load(Ordering::Relaxed);
+    let secs = (length_d - readers.ramp).as_secs_f64();
+    let n = readers.counted.load(Ordering::Relaxed);
     Ok(Some(TestResult {
         test: format!("sequential 1 MiB read, {STREAMS} streams"),
         seconds: secs,
@@ -634,6 +700,165 @@ fn read_sweep(
     Ok(Some(best))
 }
 
+/// The tests run one after another on one engine, each kept in order.
+struct Bench<'a> {
+    dev: Box<dyn Device>,
+    blocks: u64,
+    length: Nanos,
+    stop: &'a Stop,
+    bar: &'a indicatif::ProgressBar,
+    tests: Vec<TestResult>,
+}
+
+/// A test's result, or `Ok(None)` from the enclosing function if the test
+/// was interrupted.
+macro_rules! or_stopped {
+    ($test:expr) => {
+        match $test? {
+            Some(r) => r,
+            None => return Ok(None),
+        }
+    };
+}
+
+impl Bench<'_> {
+    /// Random 8 KiB I/O at depth `qd` for the whole length, back to back
+    /// (see [`RandIo`]).
+    fn random(
+        &mut self,
+        name: &str,
+        qd: u32,
+        write_share: f64,
+        seed: u64,
+    ) -> Result<Option<TestResult>> {
+        let p = RandIo::new(qd, self.blocks, write_share, seed);
+        self.run_for(name.to_string(), p, 0, self.length)
+    }
+
+    /// `streams` WAL loops of `bytes` writes for the whole length, back to
+    /// back (see [`WalLoop`]).
+    fn wal(
+        &mut self,
+        name: &str,
+        streams: u32,
+        bytes: u64,
+        sync: bool,
+    ) -> Result<Option<TestResult>> {
+        let p = WalLoop::new(streams, bytes, sync, STREAMS);
+        self.run_for(name.to_string(), p, 0, self.length)
+    }
+
+    /// One test of `length`, each chain `think` apart. None if interrupted.
+    fn run_for(
+        &mut self,
+        name: String,
+        mut p: impl Pattern,
+        think: Nanos,
+        length: Nanos,
+    ) -> Result<Option<TestResult>> {
+        self.bar.set_message(name.clone());
+        let r = closed_loop(
+            &name,
+            self.dev.as_mut(),
+            &mut p,
+            length,
+            think,
+            self.stop,
+            self.bar,
+        )?;
+        if let Some(r) = &r {
+            self.tests.push(r.clone());
+        }
+        Ok(r)
+    }
+
+    /// The last test, sequential reads through the files themselves
+    /// (see [`seq_read`]) with the engine closed: its result, and every
+    /// test's in order. None if interrupted.
+    fn sequential_read(
+        self,
+        dd: &DataDir,
+        layout: &Layout,
+    ) -> Result<Option<(TestResult, Vec<TestResult>)>> {
+        let Bench { dev, mut tests, .. } = self;
+        drop(dev);
+        self.bar
+            .set_message(format!("sequential 1 MiB read, {STREAMS} streams"));
+        let files = datafiles::open(dd, layout, true)?;
+        let r = or_stopped!(seq_read(
+            &files.data,
+            self.blocks,
+            self.length,
+            self.stop,
+            self.bar
+        ));
+        tests.push(r.clone());
+        Ok(Some((r, tests)))
+    }
+
+    /// WAL appends of each of [`WAL_SIZES`] before an fdatasync.
+    fn wal_sizes(&mut self) -> Result<Option<Vec<(u64, TestResult)>>> {
+        let mut wal_sizes = Vec::new();
+        for &bytes in &WAL_SIZES {
+            let name = format!(
+                "{} WAL append + fdatasync, 1 stream",
+                crate::units::format_memory(bytes)
+            );
+            let p = WalLoop::new(1, bytes, true, STREAMS);
+            wal_sizes.push((
+                bytes,
+                or_stopped!(self.run_for(name, p, 0, self.length / 2)),
+            ));
+        }
+        Ok(Some(wal_sizes))
+    }
+
+    /// I/O after a pause, as a database issues it between stretches of CPU.
+    fn idle(&mut self) -> Result<Option<Vec<Idle>>> {
+        let (blocks, half) = (self.blocks, self.length / 2);
+        let mut idle = Vec::new();
+        for (i, &gap) in IDLE_GAPS_US.iter().enumerate() {
+            let think = (gap * 1e3).round() as Nanos;
+            let read = or_stopped!(self.run_for(
+                format!("QD1 8 KiB random read{}", apart(gap)),
+                RandIo::new(1, blocks, 0.0, 3 + i as u64),
+                think,
+                half
+            ));
+            let wal = or_stopped!(self.run_for(
+                format!("8 KiB WAL append + fdatasync, 1 stream{}", apart(gap)),
+                WalLoop::new(1, PAGE_BYTES, true, STREAMS),
+                think,
+                half
+            ));
+            idle.push(Idle {
+                gap_us: gap,
+                read,
+                wal,
+            });
+        }
+        Ok(Some(idle))
+    }
+
+    /// The read sweep past QD1 (see [`read_sweep`]): each depth's rate,
+    /// QD1's first.
+    fn sweep(&mut self, qd1_read: &TestResult) -> Result<Option<Vec<(u32, f64)>>> {
+        let best = or_stopped!(read_sweep(
+            self.dev.as_mut(),
+            self.blocks,
+            self.length,
+            self.stop,
+            self.bar
+        ));
+        let mut sweep = vec![(1u32, qd1_read.ops_per_s)];
+        for r in best {
+            sweep.push((r.0, r.1.ops_per_s));
+            self.tests.push(r.1);
+        }
+        Ok(Some(sweep))
+    }
+}
+
 /// All the tests. None if interrupted.
 pub(super) fn measure(
     opts: &Options,
@@ -645,106 +870,45 @@ pub(super) fn measure(
     let length = (opts.seconds_per_test * 1e9) as Nanos;
     let blocks = layout.data_blocks;
     let bar = progress_bar(progress, length);
-    let mut dev = open_engine(dd, layout, opts.quiet)?;
+    let dev = open_engine(dd, layout, opts.quiet)?;
     let engine = dev.name().to_string();
-    let mut tests: Vec<TestResult> = Vec::new();
-    macro_rules! run {
-        ($name:expr, $pattern:expr) => {
-            run!($name, $pattern, 0, length)
-        };
-        ($name:expr, $pattern:expr, $think:expr, $length:expr) => {{
-            let name: String = $name;
-            bar.set_message(name.clone());
-            let mut p = $pattern;
-            match closed_loop(&name, dev.as_mut(), &mut p, $length, $think, stop, &bar)? {
-                Some(r) => {
-                    tests.push(r.clone());
-                    r
-                }
-                None => return Ok(None),
-            }
-        }};
-    }
-    let qd1_read = run!(
-        "QD1 8 KiB random read".into(),
-        RandIo::new(1, blocks, 0.0, 1)
-    );
-    let qd1_write = run!(
-        "QD1 8 KiB random write".into(),
-        RandIo::new(1, blocks, 1.0, 2)
-    );
-    let wal1 = run!(
-        "8 KiB WAL append + fdatasync, 1 stream".into(),
-        WalLoop::new(1, PAGE_BYTES, true, STREAMS)
-    );
-    let mut wal_sizes = Vec::new();
-    for &bytes in &WAL_SIZES {
-        let r = run!(
-            format!(
-                "{} WAL append + fdatasync, 1 stream",
-                crate::units::format_memory(bytes)
-            ),
-            WalLoop::new(1, bytes, true, STREAMS),
-            0,
-            length / 2
-        );
-        wal_sizes.push((bytes, r));
-    }
-    // I/O after a pause, as a database issues it between stretches of CPU.
-    let mut idle = Vec::new();
-    for (i, &gap) in IDLE_GAPS_US.iter().enumerate() {
-        let think = (gap * 1e3).round() as Nanos;
-        let read = run!(
-            format!("QD1 8 KiB random read{}", apart(gap)),
-            RandIo::new(1, blocks, 0.0, 3 + i as u64),
-            think,
-            length / 2
-        );
-        let wal = run!(
-            format!("8 KiB WAL append + fdatasync, 1 stream{}", apart(gap)),
-            WalLoop::new(1, PAGE_BYTES, true, STREAMS),
-            think,
-            length / 2
-        );
-        idle.push(Idle {
-            gap_us: gap,
-            read,
-            wal,
-        });
-    }
-    let wal4 = run!(
-        format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
-        WalLoop::new(STREAMS, PAGE_BYTES, true, STREAMS)
-    );
-    let Some(best) = read_sweep(dev.as_mut(), blocks, length, stop, &bar)? else {
+    let mut b = Bench {
+        dev,
+        blocks,
+        length,
+        stop,
+        bar: &bar,
+        tests: Vec::new(),
+    };
+    let qd1_read = or_stopped!(b.random("QD1 8 KiB random read", 1, 0.0, 1));
+    let qd1_write = or_stopped!(b.random("QD1 8 KiB random write", 1, 1.0, 2));
+    let wal1 = or_stopped!(b.wal(
+        "8 KiB WAL append + fdatasync, 1 stream",
+        1,
+        PAGE_BYTES,
+        true
+    ));
+    let wal_sizes = or_stopped!(b.wal_sizes());
+    let idle = or_stopped!(b.idle());
+    let wal4 = or_stopped!(b.wal(
+        &format!("8 KiB WAL append + fdatasync, {STREAMS} streams"),
+        STREAMS,
+        PAGE_BYTES,
+        true
+    ));
+    let sweep = or_stopped!(b.sweep(&qd1_read));
+    let write16 = or_stopped!(b.random("QD16 8 KiB random write", 16, 1.0, 16));
+    let mixed = or_stopped!(b.random("QD32 8 KiB random 50/50 read/write", 32, 0.5, 32));
+    let seq_write = or_stopped!(b.wal(
+        &format!("sequential 1 MiB write, {STREAMS} streams"),
+        STREAMS,
+        SEQ_IO_BYTES,
+        false
+    ));
+    let Some((seq_read, tests)) = b.sequential_read(dd, layout)? else {
         return Ok(None);
     };
-    let mut sweep = vec![(1u32, qd1_read.ops_per_s)];
-    for r in best {
-        sweep.push((r.0, r.1.ops_per_s));
-        tests.push(r.1);
-    }
-    let write16 = run!(
-        "QD16 8 KiB random write".into(),
-        RandIo::new(16, blocks, 1.0, 16)
-    );
-    let mixed = run!(
-        "QD32 8 KiB random 50/50 read/write".into(),
-        RandIo::new(32, blocks, 0.5, 32)
-    );
-    let seq_write = run!(
-        format!("sequential 1 MiB write, {STREAMS} streams"),
-        WalLoop::new(STREAMS, SEQ_IO_BYTES, false, STREAMS)
-    );
-    drop(dev);
-    bar.set_message(format!("sequential 1 MiB read, {STREAMS} streams"));
-    let files = datafiles::open(dd, layout, true)?;
-    let Some(seq_read) = seq_read(&files.data, blocks, length, stop, &bar)? else {
-        return Ok(None);
-    };
-    tests.push(seq_read.clone());
     bar.finish_and_clear();
-
     let m = Measured {
         qd1_read,
         qd1_write,
@@ -758,6 +922,7 @@ pub(super) fn measure(
         seq_write,
         seq_read,
         size_bytes: blocks * PAGE_BYTES,
+        inode_sync_tick_ms: super::inode::measure(&dd.dir)?,
     };
     Ok(Some(Probed {
         measured: m,
@@ -789,6 +954,9 @@ pub struct Measured {
     pub seq_read: TestResult,
     /// Size of the data file the random I/O went to.
     pub size_bytes: u64,
+    /// The timestamp tick after which an fdatasync writes the inode too
+    /// (`super::inode`), ms; None: it never does.
+    pub inode_sync_tick_ms: Option<f64>,
 }
 
 /// The idle-gap tests of one gap.

@@ -130,32 +130,10 @@ pub fn take(client: &mut postgres::Client, q: &Queries) -> Result<Sample> {
     let w = query_one(&mut tx, &q.wal, &[])?;
     let c = query_one(&mut tx, &q.checkpoints, &[])?;
     let io = match &q.io {
-        Some(query) => {
-            let r = query_one(&mut tx, query, &[])?;
-            Some(IoCounters {
-                reads: opt(&r, "reads")?.unwrap_or(0),
-                writes: opt(&r, "writes")?.unwrap_or(0),
-                extends: opt(&r, "extends")?.unwrap_or(0),
-                hits: opt(&r, "hits")?.unwrap_or(0),
-                evictions: opt(&r, "evictions")?.unwrap_or(0),
-                fsyncs: opt(&r, "fsyncs")?.unwrap_or(0),
-            })
-        }
+        Some(query) => Some(io_counters(&mut tx, query)?),
         None => None,
     };
-    let tables = query(&mut tx, &q.tables, &[])?
-        .iter()
-        .map(|r| {
-            Ok(TableCounters {
-                relid: r.try_get("relid")?,
-                idx_scan: r.try_get("idx_scan")?,
-                idx_tup_fetch: r.try_get("idx_tup_fetch")?,
-                n_tup_upd: r.try_get("n_tup_upd")?,
-                n_tup_del: r.try_get("n_tup_del")?,
-                n_tup_hot_upd: r.try_get("n_tup_hot_upd")?,
-            })
-        })
-        .collect::<Result<Vec<_>>>()?;
+    let tables = table_counters(&mut tx, &q.tables)?;
     let a = query_one(&mut tx, &q.activity, &[])?;
     if let Some(f) = &q.force_flush {
         query(&mut tx, f, &[])?;
@@ -192,6 +170,36 @@ pub fn take(client: &mut postgres::Client, q: &Queries) -> Result<Sample> {
         clients_connected: a.try_get("connected")?,
         clients_active: a.try_get("active")?,
     })
+}
+
+/// pg_stat_io's counters, summed.
+fn io_counters(tx: &mut Transaction<'_>, query: &Query) -> Result<IoCounters> {
+    let r = query_one(tx, query, &[])?;
+    Ok(IoCounters {
+        reads: opt(&r, "reads")?.unwrap_or(0),
+        writes: opt(&r, "writes")?.unwrap_or(0),
+        extends: opt(&r, "extends")?.unwrap_or(0),
+        hits: opt(&r, "hits")?.unwrap_or(0),
+        evictions: opt(&r, "evictions")?.unwrap_or(0),
+        fsyncs: opt(&r, "fsyncs")?.unwrap_or(0),
+    })
+}
+
+/// Each user table's index scans and row changes.
+fn table_counters(tx: &mut Transaction<'_>, tables: &Query) -> Result<Vec<TableCounters>> {
+    query(tx, tables, &[])?
+        .iter()
+        .map(|r| {
+            Ok(TableCounters {
+                relid: r.try_get("relid")?,
+                idx_scan: r.try_get("idx_scan")?,
+                idx_tup_fetch: r.try_get("idx_tup_fetch")?,
+                n_tup_upd: r.try_get("n_tup_upd")?,
+                n_tup_del: r.try_get("n_tup_del")?,
+                n_tup_hot_upd: r.try_get("n_tup_hot_upd")?,
+            })
+        })
+        .collect()
 }
 
 fn opt(row: &postgres::Row, col: &str) -> Result<Option<i64>> {
@@ -266,17 +274,86 @@ fn table_sums(start: &[TableCounters], end: &[TableCounters]) -> (i64, i64, i64,
     (upd, hot, scans, rows)
 }
 
+/// The names of the counters that went backwards, in the order compared.
+struct Backwards(Vec<&'static str>);
+
+impl Backwards {
+    /// `b − a`, noting `name` if it went backwards.
+    fn d(&mut self, name: &'static str, a: i64, b: i64) -> i64 {
+        if b < a {
+            self.0.push(name);
+        }
+        b - a
+    }
+
+    /// `b − a` where both samples have the counter, else None.
+    fn both(&mut self, name: &'static str, a: Option<i64>, b: Option<i64>) -> Option<i64> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(self.d(name, a, b)),
+            _ => None,
+        }
+    }
+
+    /// pg_stat_io's increases, where both samples have them.
+    fn io(&mut self, a: &Option<IoCounters>, b: &Option<IoCounters>) -> Option<IoCounters> {
+        let (Some(a), Some(b)) = (a, b) else {
+            return None;
+        };
+        Some(IoCounters {
+            reads: self.d("pg_stat_io reads", a.reads, b.reads),
+            writes: self.d("pg_stat_io writes", a.writes, b.writes),
+            extends: self.d("pg_stat_io extends", a.extends, b.extends),
+            hits: self.d("pg_stat_io hits", a.hits, b.hits),
+            evictions: self.d("pg_stat_io evictions", a.evictions, b.evictions),
+            fsyncs: self.d("pg_stat_io fsyncs", a.fsyncs, b.fsyncs),
+        })
+    }
+}
+
 impl Delta {
     /// `end − start`; an error if a counter went backwards (statistics reset).
     pub fn between(start: &Sample, end: &Sample) -> Result<Delta> {
-        let mut backwards = Vec::new();
-        let mut d = |name: &'static str, a: i64, b: i64| {
-            if b < a {
-                backwards.push(name);
-            }
-            b - a
-        };
+        let mut back = Backwards(Vec::new());
+        let delta = Delta::of_every_version(start, end, &mut back);
+        let (upd, hot, scans, rows) = table_sums(&start.tables, &end.tables);
         let delta = Delta {
+            wal_records: back.both("wal_records", start.wal_records, end.wal_records),
+            wal_fpi: back.both("wal_fpi", start.wal_fpi, end.wal_fpi),
+            wal_bytes: back.both("wal_bytes", start.wal_bytes, end.wal_bytes),
+            wal_buffers_full: back.both(
+                "wal_buffers_full",
+                start.wal_buffers_full,
+                end.wal_buffers_full,
+            ),
+            wal_writes: back.both("WAL writes", start.wal_writes, end.wal_writes),
+            wal_syncs: back.both("WAL syncs", start.wal_syncs, end.wal_syncs),
+            buffers_backend: back.both(
+                "backend writes",
+                start.buffers_backend,
+                end.buffers_backend,
+            ),
+            io: back.io(&start.io, &end.io),
+            n_tup_upd: upd,
+            n_tup_hot_upd: hot,
+            index_read_scans: Some(scans),
+            index_read_rows: Some(rows),
+            ..delta
+        };
+        if !back.0.is_empty() {
+            bail!(
+                "the server's statistics went backwards during the capture ({}): they were reset \
+                 (pg_stat_reset*) or the server restarted; capture again",
+                back.0.join(", ")
+            );
+        }
+        Ok(delta)
+    }
+
+    /// The increases of the counters every supported version has; the rest
+    /// None or 0.
+    fn of_every_version(start: &Sample, end: &Sample, back: &mut Backwards) -> Delta {
+        let mut d = |name: &'static str, a: i64, b: i64| back.d(name, a, b);
+        Delta {
             seconds: end.at_s - start.at_s,
             xact_commit: d("xact_commit", start.xact_commit, end.xact_commit),
             xact_rollback: d("xact_rollback", start.xact_rollback, end.xact_rollback),
@@ -316,55 +393,7 @@ impl Delta {
             n_tup_hot_upd: 0,
             index_read_scans: None,
             index_read_rows: None,
-        };
-        let (upd, hot, scans, rows) = table_sums(&start.tables, &end.tables);
-        let mut both = |name: &'static str, a: Option<i64>, b: Option<i64>| match (a, b) {
-            (Some(a), Some(b)) => {
-                if b < a {
-                    backwards.push(name);
-                }
-                Some(b - a)
-            }
-            _ => None,
-        };
-        let delta = Delta {
-            wal_records: both("wal_records", start.wal_records, end.wal_records),
-            wal_fpi: both("wal_fpi", start.wal_fpi, end.wal_fpi),
-            wal_bytes: both("wal_bytes", start.wal_bytes, end.wal_bytes),
-            wal_buffers_full: both(
-                "wal_buffers_full",
-                start.wal_buffers_full,
-                end.wal_buffers_full,
-            ),
-            wal_writes: both("WAL writes", start.wal_writes, end.wal_writes),
-            wal_syncs: both("WAL syncs", start.wal_syncs, end.wal_syncs),
-            buffers_backend: both("backend writes", start.buffers_backend, end.buffers_backend),
-            io: match (&start.io, &end.io) {
-                (Some(a), Some(b)) => Some(IoCounters {
-                    reads: both("pg_stat_io reads", Some(a.reads), Some(b.reads)).unwrap(),
-                    writes: both("pg_stat_io writes", Some(a.writes), Some(b.writes)).unwrap(),
-                    extends: both("pg_stat_io extends", Some(a.extends), Some(b.extends)).unwrap(),
-                    hits: both("pg_stat_io hits", Some(a.hits), Some(b.hits)).unwrap(),
-                    evictions: both("pg_stat_io evictions", Some(a.evictions), Some(b.evictions))
-                        .unwrap(),
-                    fsyncs: both("pg_stat_io fsyncs", Some(a.fsyncs), Some(b.fsyncs)).unwrap(),
-                }),
-                _ => None,
-            },
-            n_tup_upd: upd,
-            n_tup_hot_upd: hot,
-            index_read_scans: Some(scans),
-            index_read_rows: Some(rows),
-            ..delta
-        };
-        if !backwards.is_empty() {
-            bail!(
-                "the server's statistics went backwards during the capture ({}): they were reset \
-                 (pg_stat_reset*) or the server restarted; capture again",
-                backwards.join(", ")
-            );
         }
-        Ok(delta)
     }
 }
 

@@ -47,8 +47,9 @@ pub struct CalibrateArgs {
     pub quiet: bool,
 }
 
-/// Runs `pgiosim calibrate`. Returns the exit code (130 if interrupted).
-pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
+/// The flags' bounds: the length of a test, the probe files' size.
+/// Returns the size, bytes.
+fn checked_size(args: &CalibrateArgs) -> Result<u64> {
     if !(args.seconds_per_test.is_finite() && args.seconds_per_test >= 0.1) {
         return Err(usage(format!(
             "--seconds-per-test: must be at least 0.1, got {}",
@@ -67,6 +68,12 @@ pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
     if size < SIZE_MIN_BYTES {
         return Err(usage(format!("--size {}: at least 16MB", args.size)));
     }
+    Ok(size)
+}
+
+/// Runs `pgiosim calibrate`. Returns the exit code (130 if interrupted).
+pub fn calibrate(args: &CalibrateArgs, stop: &Stop) -> Result<i32> {
+    let size = checked_size(args)?;
     let name = profile_name(args.name.as_deref(), &args.output)?;
     if let Some(parent) = args.output.parent()
         && !parent.as_os_str().is_empty()

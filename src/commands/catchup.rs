@@ -98,34 +98,43 @@ fn read_ahead_bytes(v: &str) -> Result<u64> {
     Ok(bytes / PAGE_BYTES * PAGE_BYTES)
 }
 
+/// WAL between the primary's checkpoints: given, or as
+/// CheckPointSegments has it (a checkpoint is requested when this much WAL
+/// was written since the last one).
+fn checkpoint_every(args: &CatchupArgs, settings: &Settings) -> Result<u64> {
+    Ok(match &args.checkpoint_every {
+        Some(v) => size("--checkpoint-every", v)?,
+        None => {
+            ((settings.max_wal_size_bytes as f64) / (1.0 + settings.checkpoint_completion_target))
+                as u64
+        }
+    })
+}
+
+/// The page cache: given, or room for the data set and the backlog, at
+/// most the largest page cache modelled.
+fn os_cache_bytes(args: &CatchupArgs, data_bytes: u64, backlog: u64) -> Result<u64> {
+    Ok(match &args.os_cache {
+        Some(v) => crate::units::parse_memory_bytes(v)
+            .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?,
+        None => (data_bytes.saturating_add(backlog)).min(crate::plan::OS_CACHE_MAX_BYTES),
+    })
+}
+
 /// Replay the backlog, print the report, write its JSON; exits 130 if
 /// interrupted.
 pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
     let settings = args.one.settings(&args.set)?;
     let backlog = backlog_bytes(&args.backlog)?;
     let read_ahead = read_ahead_bytes(&args.read_ahead)?;
-    let checkpoint_every = match &args.checkpoint_every {
-        Some(v) => size("--checkpoint-every", v)?,
-        // CheckPointSegments: a checkpoint is requested when this much WAL
-        // was written since the last one.
-        None => {
-            ((settings.max_wal_size_bytes as f64) / (1.0 + settings.checkpoint_completion_target))
-                as u64
-        }
-    };
+    let checkpoint_every = checkpoint_every(args, &settings)?;
     let seed = args.one.seed();
     let parts = args.workload.parts()?;
     let probe =
         crate::workload::Script::mix(&parts, args.scale).map_err(crate::error::bad_input)?;
     let target = args.one.target(&args.dirs)?;
     let data_bytes = probe.data_blocks() * PAGE_BYTES;
-    let os_cache_bytes = match &args.os_cache {
-        Some(v) => crate::units::parse_memory_bytes(v)
-            .ok_or_else(|| usage(format!("--os-cache {v}: not a size, e.g. 16GB")))?,
-        // Room for the data set and the backlog, at most the largest
-        // page cache modelled.
-        None => (data_bytes.saturating_add(backlog)).min(crate::plan::OS_CACHE_MAX_BYTES),
-    };
+    let os_cache_bytes = os_cache_bytes(args, data_bytes, backlog)?;
     let shape = Shape {
         os_cache_bytes: Some(os_cache_bytes),
         mode: Mode::Catchup {

@@ -294,70 +294,25 @@ pub fn build(results: &[LoadedResult], forced: bool, warnings: Vec<String>) -> C
 
 /// The setup items whose values are not all equal.
 fn differences(results: &[LoadedResult]) -> Vec<Difference> {
+    let item = |what: &str, value: &dyn Fn(&LoadedResult) -> Option<String>| {
+        (what.to_string(), results.iter().map(value).collect())
+    };
     let mut items: Vec<(String, Vec<Option<String>>)> = vec![
-        (
-            "mode".into(),
-            results.iter().map(|r| Some(r.run.mode.clone())).collect(),
-        ),
-        (
-            "device".into(),
-            results.iter().map(|r| Some(r.target())).collect(),
-        ),
-        (
-            "workload".into(),
-            results
-                .iter()
-                .map(|r| Some(r.workload_name().to_string()))
-                .collect(),
-        ),
-        (
-            "scale".into(),
-            results
-                .iter()
-                .map(|r| Some(r.run.scale.to_string()))
-                .collect(),
-        ),
-        (
-            "clients".into(),
-            results
-                .iter()
-                .map(|r| Some(r.run.clients.to_string()))
-                .collect(),
-        ),
-        (
-            "cpus".into(),
-            results
-                .iter()
-                .map(|r| Some(r.run.cpus.to_string()))
-                .collect(),
-        ),
-        (
-            "duration".into(),
-            results
-                .iter()
-                .map(|r| r.run.duration_s.map(|d| format!("{d} s")))
-                .collect(),
-        ),
-        (
-            "rate (-R), tps".into(),
-            results
-                .iter()
-                .map(|r| {
-                    r.summary
-                        .rate_limit
-                        .as_ref()
-                        // As the file writes it (100.0, not 100).
-                        .map(|x| serde_json::Value::from(x.requested_tps).to_string())
-                })
-                .collect(),
-        ),
-        (
-            "data I/O".into(),
-            results
-                .iter()
-                .map(|r| Some(r.run.data_io.clone()))
-                .collect(),
-        ),
+        item("mode", &|r| Some(r.run.mode.clone())),
+        item("device", &|r| Some(r.target())),
+        item("workload", &|r| Some(r.workload_name().to_string())),
+        item("scale", &|r| Some(r.run.scale.to_string())),
+        item("clients", &|r| Some(r.run.clients.to_string())),
+        item("cpus", &|r| Some(r.run.cpus.to_string())),
+        item("duration", &|r| r.run.duration_s.map(|d| format!("{d} s"))),
+        item("rate (-R), tps", &|r| {
+            r.summary
+                .rate_limit
+                .as_ref()
+                // As the file writes it (100.0, not 100).
+                .map(|x| serde_json::Value::from(x.requested_tps).to_string())
+        }),
+        item("data I/O", &|r| Some(r.run.data_io.clone())),
     ];
     let names: BTreeSet<&String> = results
         .iter()

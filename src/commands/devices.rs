@@ -32,91 +32,15 @@ pub fn devices(args: &DevicesArgs) -> Result<()> {
     for p in &profiles {
         let _ = writeln!(o, "{}", crate::device::summary::line_in(p, width));
     }
-    let _ = writeln!(
-        o,
-        "\nProvisioned volumes, --device TYPE:KEY=VALUE,... (the bare TYPE is the default \
-         provisioning; limits from each provider's docs, see src/device/provisioned.rs):"
-    );
-    for t in provisioned::TYPES {
-        let _ = writeln!(o, "  {:<19} {:<6} {}", t.name, t.provider, t.help);
-    }
-    let _ = writeln!(
-        o,
-        "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
-         --device instance-store; see pgiosim instances)",
-        crate::device::name::INSTANCE_STORE,
-        "any"
-    );
-    let _ = writeln!(
-        o,
-        "  {:<19} {:<6} count=N (1-8, 16, 24, 32),type=TYPE: N local SSDs of 375 GiB on an n2, n2d \
-         or c2 VM (or --instance TYPE): ScyllaDB's measurement for the type and count, else \
-         Google's published limits",
-        crate::device::instance::local_ssd::LOCAL_SSD,
-        "GCP"
-    );
-    let _ = writeln!(
-        o,
-        "  {:<19} {:<6} n=N,chunk=SIZE (512k),member=DEVICE: N of any device above, striped as \
-         md RAID0 (each keeps its caps; a flush goes to all)",
-        "raid0", ""
-    );
+    provisioned_types(&mut o);
     counting(&mut o);
     if args.sources {
-        for p in &profiles {
-            let _ = writeln!(o, "\n{}: {}", p.name, p.source);
-        }
-        let _ = writeln!(o, "\nHow each type counts I/O, in its provider's words:");
-        for t in provisioned::TYPES {
-            let c = &t.counting;
-            let _ = writeln!(
-                o,
-                "\n{} counting: I/O unit {}; merge {}; binds first: {}; burst {}. Source: {}",
-                t.name,
-                unit(c),
-                c.merge,
-                c.binds_first,
-                c.burst,
-                c.source
-            );
-        }
-        let _ = writeln!(o, "\nRDS striping: {}", provisioned::RDS_GP3_SOURCE);
-        let _ = writeln!(
-            o,
-            "\nServer limits: {}",
-            provisioned::INSTANCE_LIMITS_SOURCE
-        );
+        sources(&mut o, &profiles);
     }
     if !args.figures {
         return output::stdout(&o);
     }
-    let _ = writeln!(
-        o,
-        "\n{:<16} {:>28} {:>14} {:>16} {:>18}",
-        "profile",
-        "QD1 8K read mean/p50/p99 µs",
-        "QD32 read IOPS",
-        "QD1 write+sync/s",
-        "4×QD64 write+sync/s"
-    );
-    // Each row as its figures are ready: they take a while to measure.
-    for p in &profiles {
-        output::stdout(&std::mem::take(&mut o))?;
-        let f = crate::device::microbench::figures(p, 1);
-        let _ = writeln!(
-            o,
-            "{:<16} {:>28} {:>14.0} {:>16.0} {:>18.0}",
-            p.name,
-            format!(
-                "{:.0} / {:.0} / {:.0}",
-                f.qd1_read_mean_us, f.qd1_read_p50_us, f.qd1_read_p99_us
-            ),
-            f.qd32_read_iops,
-            f.qd1_flush_per_s,
-            f.parallel_flush_per_s
-        );
-    }
-    output::stdout(&o)
+    figures(o, &profiles)
 }
 
 /// A type's I/O unit as the table shows it.
@@ -186,4 +110,95 @@ fn wrap(o: &mut String, text: &str, width: usize) {
         line.push_str(word);
     }
     let _ = writeln!(o, "{line}");
+}
+
+/// The provisioned volume types, the instance stores, local SSDs and RAID0.
+fn provisioned_types(o: &mut String) {
+    let _ = writeln!(
+        o,
+        "\nProvisioned volumes, --device TYPE:KEY=VALUE,... (the bare TYPE is the default \
+         provisioning; limits from each provider's docs, see src/device/provisioned.rs):"
+    );
+    for t in provisioned::TYPES {
+        let _ = writeln!(o, "  {:<19} {:<6} {}", t.name, t.provider, t.help);
+    }
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} type=SIZE: an instance preset's local NVMe (or --instance SIZE \
+         --device instance-store; see pgiosim instances)",
+        crate::device::name::INSTANCE_STORE,
+        "any"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} count=N (1-8, 16, 24, 32),type=TYPE: N local SSDs of 375 GiB on an n2, n2d \
+         or c2 VM (or --instance TYPE): ScyllaDB's measurement for the type and count, else \
+         Google's published limits",
+        crate::device::instance::local_ssd::LOCAL_SSD,
+        "GCP"
+    );
+    let _ = writeln!(
+        o,
+        "  {:<19} {:<6} n=N,chunk=SIZE (512k),member=DEVICE: N of any device above, striped as \
+         md RAID0 (each keeps its caps; a flush goes to all)",
+        "raid0", ""
+    );
+}
+
+/// Where each profile's figures come from, and how each type counts I/O.
+fn sources(o: &mut String, profiles: &[Profile]) {
+    for p in profiles {
+        let _ = writeln!(o, "\n{}: {}", p.name, p.source);
+    }
+    let _ = writeln!(o, "\nHow each type counts I/O, in its provider's words:");
+    for t in provisioned::TYPES {
+        let c = &t.counting;
+        let _ = writeln!(
+            o,
+            "\n{} counting: I/O unit {}; merge {}; binds first: {}; burst {}. Source: {}",
+            t.name,
+            unit(c),
+            c.merge,
+            c.binds_first,
+            c.burst,
+            c.source
+        );
+    }
+    let _ = writeln!(o, "\nRDS striping: {}", provisioned::RDS_GP3_SOURCE);
+    let _ = writeln!(
+        o,
+        "\nServer limits: {}",
+        provisioned::INSTANCE_LIMITS_SOURCE
+    );
+}
+
+/// The profiles' microbenchmark figures in the model, a row as each is ready.
+fn figures(mut o: String, profiles: &[Profile]) -> Result<()> {
+    let _ = writeln!(
+        o,
+        "\n{:<16} {:>28} {:>14} {:>16} {:>18}",
+        "profile",
+        "QD1 8K read mean/p50/p99 µs",
+        "QD32 read IOPS",
+        "QD1 write+sync/s",
+        "4×QD64 write+sync/s"
+    );
+    // Each row as its figures are ready: they take a while to measure.
+    for p in profiles {
+        output::stdout(&std::mem::take(&mut o))?;
+        let f = crate::device::microbench::figures(p, 1);
+        let _ = writeln!(
+            o,
+            "{:<16} {:>28} {:>14.0} {:>16.0} {:>18.0}",
+            p.name,
+            format!(
+                "{:.0} / {:.0} / {:.0}",
+                f.qd1_read_mean_us, f.qd1_read_p50_us, f.qd1_read_p99_us
+            ),
+            f.qd32_read_iops,
+            f.qd1_flush_per_s,
+            f.parallel_flush_per_s
+        );
+    }
+    output::stdout(&o)
 }

@@ -131,35 +131,36 @@ struct Bloat {
     os_cache_pages: u64,
 }
 
+/// A table's size from `flag`: at least a page, and bounded before
+/// anything is sized from it (the model holds the table's pages in its
+/// page cache and its sets).
+fn table_bytes(flag: &str, v: &str) -> Result<u64> {
+    let b = crate::units::parse_memory_bytes(v)
+        .filter(|b| *b >= PAGE_BYTES)
+        .ok_or_else(|| usage(format!("{flag} {v}: not a size of at least 8kB, e.g. 10GB")))?;
+    if b > TABLE_MAX_BYTES {
+        return Err(usage(format!(
+            "{flag} {v}: at most {} is modelled",
+            crate::units::format_memory(TABLE_MAX_BYTES)
+        )));
+    }
+    Ok(b)
+}
+
+/// A share from `flag`, between 0 and 1.
+fn share(flag: &str, v: f64) -> Result<f64> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(usage(format!("{flag} {v}: not a share between 0 and 1")))
+    }
+}
+
 impl Bloat {
     fn from_args(a: &VacuumArgs) -> Result<Bloat> {
-        let size = |flag: &str, v: &str| {
-            crate::units::parse_memory_bytes(v)
-                .filter(|b| *b >= PAGE_BYTES)
-                .ok_or_else(|| usage(format!("{flag} {v}: not a size of at least 8kB, e.g. 10GB")))
-        };
-        let share = |flag: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(v)
-            } else {
-                Err(usage(format!("{flag} {v}: not a share between 0 and 1")))
-            }
-        };
-        // Bounded before anything is sized from them: the model holds the
-        // table's pages in its page cache and its sets.
-        let bounded = |flag: &str, v: &str| -> Result<u64> {
-            let b = size(flag, v)?;
-            if b > TABLE_MAX_BYTES {
-                return Err(usage(format!(
-                    "{flag} {v}: at most {} is modelled",
-                    crate::units::format_memory(TABLE_MAX_BYTES)
-                )));
-            }
-            Ok(b)
-        };
-        let pages = bounded("--bloat", &a.bloat)? / PAGE_BYTES;
+        let pages = table_bytes("--bloat", &a.bloat)? / PAGE_BYTES;
         let index_pages = match &a.index {
-            Some(v) => bounded("--index", v)? / PAGE_BYTES,
+            Some(v) => table_bytes("--index", v)? / PAGE_BYTES,
             None => ((pages as f64 * INDEX_PER_HEAP).round() as u64).max(1),
         };
         let dead_rows = share("--dead-rows", a.dead_rows)?;

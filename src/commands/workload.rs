@@ -188,84 +188,9 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
     use crate::workload::server_cpu::{self, ServerCpu};
     let spec =
         crate::workload::load_spec(&a.workload).map_err(|e| usage(format!("--workload: {e:#}")))?;
-    let (cpu_us_per_tx, cpu_from) = match (&a.cpu_us_per_tx, a.cpu_utilization) {
-        (Some(t), _) => {
-            let ns = crate::units::parse_duration_ns(t)
-                .filter(|ns| *ns <= crate::units::KEY_DURATION_MAX_NS)
-                .ok_or_else(|| {
-                    usage(format!(
-                        "--cpu-us-per-tx: not a duration of at most 1d: {t:?} (e.g. 600us)"
-                    ))
-                })?;
-            (ns as f64 / 1e3, format!("{t} of CPU a transaction"))
-        }
-        (None, Some(pct)) => {
-            let (vcpus, tps) = (a.vcpus.unwrap_or(0), a.tps.unwrap_or(0.0));
-            if !(pct.is_finite() && pct > 0.0 && pct <= 100.0)
-                || vcpus == 0
-                || !(tps.is_finite() && tps > 0.0)
-            {
-                return Err(usage(
-                    "--cpu-utilization, --vcpus, --tps: need a percentage in (0, 100], at least one vCPU and a positive tps",
-                ));
-            }
-            let us = pct / 100.0 * f64::from(vcpus) / tps * 1e6;
-            // The same bound as --cpu-us-per-tx: 1e-300 tps or 4294967295
-            // vCPUs made years of CPU a transaction.
-            if !(us.is_finite() && us <= crate::units::CPU_US_MAX) {
-                return Err(usage(format!(
-                    "--cpu-utilization {pct:?} with --vcpus {vcpus} and --tps {tps:?}: {us:.3e} us of CPU a transaction, over the 1d a transaction may take; check --vcpus and --tps"
-                )));
-            }
-            (us, format!("{pct}% of {vcpus} vCPUs at {tps} tps"))
-        }
-        (None, None) => {
-            return Err(usage(
-                "give the source's CPU: --cpu-us-per-tx, or --cpu-utilization with --vcpus and --tps",
-            ));
-        }
-    };
-    let (reads, written, wal, counts_from) = match &a.counts_from {
-        Some(path) => {
-            let r = match crate::report::load::load(path)? {
-                crate::report::load::Document::Result(r) => r,
-                crate::report::load::Document::Sweep(_) => {
-                    return Err(usage(format!(
-                        "--counts-from {}: a sweep; give one run's result",
-                        path.display()
-                    )));
-                }
-            };
-            let tx = r.summary.transactions.max(1) as f64;
-            (
-                r.io.data_reads_per_tx,
-                r.io.data_writes as f64 / tx,
-                r.io.wal_bytes_per_tx,
-                format!(
-                    "; reads, writes and WAL per transaction from {}",
-                    path.display()
-                ),
-            )
-        }
-        None => match (a.reads_per_tx, a.pages_written_per_tx, a.wal_bytes_per_tx) {
-            (Some(r), Some(w), Some(b)) => (r, w, b, String::new()),
-            _ => {
-                return Err(usage(
-                    "give the source's I/O: --reads-per-tx, --pages-written-per-tx and --wal-bytes-per-tx, or --counts-from RESULT.json",
-                ));
-            }
-        },
-    };
-    let speed = match (a.cpu_speed, &a.instance) {
-        (Some(s), _) => {
-            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
-            crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
-        }
-        (None, Some(name)) => {
-            crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?
-        }
-        (None, None) => 1.0,
-    };
+    let (cpu_us_per_tx, cpu_from) = source_cpu_us(a)?;
+    let (reads, written, wal, counts_from) = source_counts(a)?;
+    let speed = source_speed(a)?;
     let m = ServerCpu {
         cpu_us_per_tx,
         speed,
@@ -302,4 +227,96 @@ fn from_server_cpu(a: &FromServerCpuArgs) -> Result<i32> {
         write_json(path, &serde_json::json!({ "source": m, "split": split }))?;
     }
     Ok(crate::error::exit::OK.into())
+}
+
+/// The source's CPU per transaction, µs, and where it came from: given,
+/// or from a console's utilisation, vCPUs and tps.
+fn source_cpu_us(a: &FromServerCpuArgs) -> Result<(f64, String)> {
+    Ok(match (&a.cpu_us_per_tx, a.cpu_utilization) {
+        (Some(t), _) => {
+            let ns = crate::units::parse_duration_ns(t)
+                .filter(|ns| *ns <= crate::units::KEY_DURATION_MAX_NS)
+                .ok_or_else(|| {
+                    usage(format!(
+                        "--cpu-us-per-tx: not a duration of at most 1d: {t:?} (e.g. 600us)"
+                    ))
+                })?;
+            (ns as f64 / 1e3, format!("{t} of CPU a transaction"))
+        }
+        (None, Some(pct)) => {
+            let (vcpus, tps) = (a.vcpus.unwrap_or(0), a.tps.unwrap_or(0.0));
+            if !(pct.is_finite() && pct > 0.0 && pct <= 100.0)
+                || vcpus == 0
+                || !(tps.is_finite() && tps > 0.0)
+            {
+                return Err(usage(
+                    "--cpu-utilization, --vcpus, --tps: need a percentage in (0, 100], at least one vCPU and a positive tps",
+                ));
+            }
+            let us = pct / 100.0 * f64::from(vcpus) / tps * 1e6;
+            // The same bound as --cpu-us-per-tx: 1e-300 tps or 4294967295
+            // vCPUs made years of CPU a transaction.
+            if !(us.is_finite() && us <= crate::units::CPU_US_MAX) {
+                return Err(usage(format!(
+                    "--cpu-utilization {pct:?} with --vcpus {vcpus} and --tps {tps:?}: {us:.3e} us of CPU a transaction, over the 1d a transaction may take; check --vcpus and --tps"
+                )));
+            }
+            (us, format!("{pct}% of {vcpus} vCPUs at {tps} tps"))
+        }
+        (None, None) => {
+            return Err(usage(
+                "give the source's CPU: --cpu-us-per-tx, or --cpu-utilization with --vcpus and --tps",
+            ));
+        }
+    })
+}
+
+/// The source's reads, pages written and WAL bytes per transaction, and
+/// where they came from: given, or a pgiosim result's.
+fn source_counts(a: &FromServerCpuArgs) -> Result<(f64, f64, f64, String)> {
+    Ok(match &a.counts_from {
+        Some(path) => {
+            let r = match crate::report::load::load(path)? {
+                crate::report::load::Document::Result(r) => r,
+                crate::report::load::Document::Sweep(_) => {
+                    return Err(usage(format!(
+                        "--counts-from {}: a sweep; give one run's result",
+                        path.display()
+                    )));
+                }
+            };
+            let tx = r.summary.transactions.max(1) as f64;
+            (
+                r.io.data_reads_per_tx,
+                r.io.data_writes as f64 / tx,
+                r.io.wal_bytes_per_tx,
+                format!(
+                    "; reads, writes and WAL per transaction from {}",
+                    path.display()
+                ),
+            )
+        }
+        None => match (a.reads_per_tx, a.pages_written_per_tx, a.wal_bytes_per_tx) {
+            (Some(r), Some(w), Some(b)) => (r, w, b, String::new()),
+            _ => {
+                return Err(usage(
+                    "give the source's I/O: --reads-per-tx, --pages-written-per-tx and --wal-bytes-per-tx, or --counts-from RESULT.json",
+                ));
+            }
+        },
+    })
+}
+
+/// The source's per-core speed: given, its instance's, or the reference.
+fn source_speed(a: &FromServerCpuArgs) -> Result<f64> {
+    Ok(match (a.cpu_speed, &a.instance) {
+        (Some(s), _) => {
+            let (lo, hi) = crate::units::CPU_SPEED_RANGE;
+            crate::units::check_f64("--cpu-speed", s, lo, hi, "a factor (1 = the EPYC 9454P)")?
+        }
+        (None, Some(name)) => {
+            crate::device::instance::cpu_class::preset_speed(name).map_err(usage)?
+        }
+        (None, None) => 1.0,
+    })
 }

@@ -296,6 +296,11 @@ impl BufferPool {
         self.free.is_empty()
     }
 
+    /// Buffers that have held a page.
+    pub fn used(&self) -> usize {
+        self.bufs.len() - self.free.len()
+    }
+
     /// Number of dirty buffers.
     pub fn dirty_count(&self) -> u64 {
         self.dirty_count

@@ -168,6 +168,11 @@ impl OsCache {
         self.capacity > 0 && self.len >= self.capacity
     }
 
+    /// Pages held.
+    pub fn held(&self) -> usize {
+        self.len
+    }
+
     /// A read of data block `block`: true if cached (no I/O needed). A miss
     /// brings the block in.
     pub fn read(&mut self, block: u64) -> bool {

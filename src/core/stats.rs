@@ -286,6 +286,14 @@ pub struct Milestones {
     pub shared_buffers_full: Option<Nanos>,
     /// The modelled OS page cache was full (a read now evicts a page).
     pub os_cache_full: Option<Nanos>,
+    /// The last second shared_buffers held more pages than the second
+    /// before, and how many it held: a pool that stopped growing short of
+    /// full holds all the pages the workload touches.
+    pub shared_buffers_grew: Option<Nanos>,
+    pub shared_buffers_used: usize,
+    /// The same for the modelled OS page cache.
+    pub os_cache_grew: Option<Nanos>,
+    pub os_cache_used: usize,
 }
 
 impl Default for Stats {

@@ -107,8 +107,9 @@ pub fn qd1_flush_rate(p: &Profile, seed: u64) -> f64 {
         if i == WARMUP_OPS {
             first = t;
         }
+        m.note_write(t, 0);
         t = m.submit(t, Op::Write, IO_BYTES);
-        t = m.submit(t, Op::Flush, 0);
+        t = m.submit_sync(t, 0).0;
     }
     OPS as f64 / ((t - first) as f64 / 1e9)
 }
@@ -135,9 +136,10 @@ pub fn parallel_flush_rate(p: &Profile, jobs: u32, qd: u32, seed: u64) -> f64 {
                 first = t;
             }
             last = t;
+            m.note_write(t, u64::from(i));
             m.submit(t, Op::Write, IO_BYTES)
         } else {
-            m.submit(t, Op::Flush, 0)
+            m.submit_sync(t, u64::from(i)).0
         };
         inflight.push(Reverse((next, i, !was_flush)));
     }
@@ -174,8 +176,9 @@ pub fn gap_latency(p: &Profile, pair: bool, bytes: u64, gap_us: f64, seed: u64) 
     for i in 0..WARMUP_OPS / 4 + ops {
         let start = t + gap;
         let done = if pair {
+            m.note_write(start, 0);
             let written = m.submit(start, Op::Write, bytes);
-            let synced = m.submit(written, Op::Flush, 0);
+            let synced = m.submit_sync(written, 0).0;
             if i >= WARMUP_OPS / 4 {
                 flush_sum += synced - written;
             }

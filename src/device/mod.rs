@@ -9,6 +9,7 @@
 
 pub mod block_layer;
 pub mod import;
+pub mod inode_times;
 pub mod instance;
 pub mod microbench;
 pub mod model;

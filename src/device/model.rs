@@ -121,8 +121,10 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, LogNormal};
 
 use super::block_layer::BlockLayer;
+use super::inode_times::{INODE_BYTES, InodeTimes};
 use super::profile::{Caps, IdlePoint, Limiter, Op, Profile, idle_extra_us, lognormal_sigma};
 use crate::core::SimRng;
+use crate::core::io::IoKind;
 use crate::core::time::Nanos;
 
 /// The kinds of operation, in their index order.
@@ -282,6 +284,8 @@ pub struct DeviceModel {
     kernel_writeback_uncapped: bool,
     /// What the kernel makes of requests and what the caps count of them.
     block: BlockLayer,
+    /// When an fdatasync writes the inode too (`inode_sync_tick_ms`).
+    inodes: Option<InodeTimes>,
     /// The I/Os the next admitted operation is charged instead of its own
     /// count (a page of a merged range).
     next_ios: Option<f64>,
@@ -384,6 +388,7 @@ impl DeviceModel {
             flush_counts_as_io: caps.flush_counts_as_io,
             kernel_writeback_uncapped: caps.kernel_writeback_uncapped,
             block: BlockLayer::new(profile),
+            inodes: profile.inode_sync_tick_ms.map(InodeTimes::new),
             next_ios: None,
             counted: [0.0; 2],
             stripes: None,
@@ -431,6 +436,39 @@ impl DeviceModel {
         top.stripes = Some(Box::new(Stripes { raid, members }));
         top.gated = raid.server_limits.is_some();
         top
+    }
+
+    /// File `file` was written at `now` (its mtime may move).
+    pub fn note_write(&mut self, now: Nanos, file: u64) {
+        if let Some(i) = &mut self.inodes {
+            i.written(now, file);
+        }
+    }
+
+    /// An fdatasync of `file` at `now`: when it completes, and the flush's
+    /// service time drawn ([`DeviceModel::submit_timed`]). If the file's
+    /// inode is dirty the filesystem writes it before its flush: both are
+    /// charged to the caps now, and the flush's own time follows the inode
+    /// write's.
+    pub fn submit_sync(&mut self, now: Nanos, file: u64) -> (Nanos, f64) {
+        let inode = self.inodes.as_mut().is_some_and(|i| i.synced(file));
+        self.sync_after_inode(now, inode)
+    }
+
+    /// A flush at `now`, after an inode write if `inode`.
+    pub(super) fn sync_after_inode(&mut self, now: Nanos, inode: bool) -> (Nanos, f64) {
+        if !inode {
+            return self.submit_io(now, Op::Flush, 0, false);
+        }
+        let (written, _) = self.submit_io(now, Op::Write, INODE_BYTES, false);
+        let (flushed, drawn) = self.submit_io(now, Op::Flush, 0, false);
+        (written + (flushed - now), drawn)
+    }
+
+    /// The inode times of a request at `now`: true if it is an fdatasync
+    /// that writes the inode first.
+    pub(super) fn inode_first(&mut self, now: Nanos, kind: IoKind) -> bool {
+        self.inodes.as_mut().is_some_and(|i| i.request(now, kind))
     }
 
     /// An operation of `bytes` submitted at `now`: the time it completes.

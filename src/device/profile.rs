@@ -35,6 +35,7 @@
 //! | `network_rtt_us` | µs | fixed round trip of a network volume, added to every operation outside the device; default 0 |
 //! | `raid0.members`, `raid0.chunk_kib` | count, KiB | the disk is this many of the profile's, striped at the chunk as Linux md RAID0 does: each keeps its own caps, a request crossing a chunk is split, a flush goes to all; absent: one disk |
 //! | `max_request_kib` | KiB | the largest request that reaches the disk: the smaller of `queue/max_sectors_kb` and `queue/max_segments` × 4 KiB in /sys/block/DEV; a larger request is split and each part counts as an I/O against the caps; default: the kernel's own largest, 1024 |
+//! | `inode_sync_tick_ms` | ms | an fdatasync also writes the file's inode, one 4 KiB write I/O before its flush, when the file was written in a later tick of the kernel's coarse clock than when its inode was last written (ext4 without a journal: a write that moves mtime dirties the inode, and fdatasync writes it); the tick's length, as `calibrate` measures it; absent: never (a journalled filesystem logs a timestamp change without it) |
 //! | `flush_to_media` | bool | `false`: power-loss-protected cache, a flush costs its own service time and flushes run in parallel; `true`: volatile cache, a flush first waits until every earlier write has been destaged to the medium, and flushes run one at a time |
 //! | `caps.iops` | I/O per s | provisioned IOPS, reads and writes together; null or absent: no cap |
 //! | `caps.read_iops`, `caps.write_iops` | I/O per s | per-direction IOPS caps (cgroup blk-throttle style) |
@@ -70,6 +71,10 @@ pub enum Op {
     Flush,
 }
 
+/// Shortest and longest timestamp tick a profile may state, ms: Linux's
+/// jiffy is 1 ms (HZ=1000) to 10 ms (HZ=100).
+pub const INODE_TICK_MS_MIN: f64 = 0.1;
+pub const INODE_TICK_MS_MAX: f64 = 100.0;
 /// Most service channels a profile may declare.
 pub const CHANNELS_MAX: u32 = 65_536;
 /// Largest latency a profile may state, µs (one minute).
@@ -170,6 +175,12 @@ pub struct Profile {
     /// own largest, 1 MiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_request_kib: Option<u32>,
+    /// An fdatasync of a file written in a later tick of the kernel's
+    /// coarse clock than its inode was last written writes the inode too
+    /// (one more write I/O, before the flush): the tick, ms. Absent: never
+    /// ([`super::inode_times`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inode_sync_tick_ms: Option<f64>,
     /// `false`: the write cache is power-loss protected (or there is none),
     /// a flush costs only its own service time, on a channel, in parallel
     /// with other flushes. `true`: a volatile write cache; a flush first
@@ -760,6 +771,14 @@ impl Profile {
         validate_cap_rates(c)?;
         if let Some(r) = &self.raid0 {
             r.validate()?;
+        }
+        if let Some(ms) = self.inode_sync_tick_ms
+            && !(INODE_TICK_MS_MIN..=INODE_TICK_MS_MAX).contains(&ms)
+        {
+            return Err(format!(
+                "inode_sync_tick_ms: {ms} must be between {INODE_TICK_MS_MIN} and \
+                 {INODE_TICK_MS_MAX} ms (absent means an fdatasync never writes the inode)"
+            ));
         }
         if let Some(kib) = self.max_request_kib
             && !(4..=IO_KIB_MAX).contains(&kib)

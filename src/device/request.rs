@@ -61,6 +61,9 @@ impl DeviceModel {
             let passed = self.admit(now, op, bytes).round() as Nanos;
             return (done.max(passed), drawn);
         }
+        if self.inode_first(now, kind) {
+            return self.sync_after_inode(now, true);
+        }
         match kind {
             IoKind::WritePage {
                 block,

@@ -26,8 +26,12 @@ pub fn line_in(p: &Profile, name_width: usize) -> String {
     } else {
         String::new()
     };
+    let inode = match p.inode_sync_tick_ms {
+        Some(ms) => format!(" | an fdatasync writes the inode after a write in a new {ms} ms tick"),
+        None => String::new(),
+    };
     format!(
-        "{:<name_width$} {} | caps: {} | QD1 8 KiB read {} | flush {} ({}){contention}",
+        "{:<name_width$} {} | caps: {} | QD1 8 KiB read {} | flush {} ({}){contention}{inode}",
         p.name,
         p.description,
         match p.raid0 {

@@ -61,50 +61,10 @@ pub fn build(
         schema_version: SCHEMA_VERSION,
         pgiosim_version: env!("CARGO_PKG_VERSION").into(),
         partial: false,
-        run: RunInfo {
-            cpu_probe: None,
-            cpu: None,
-            mode: "postgres".into(),
-            workload: report.workload.clone(),
-            transaction_type: report.transaction_type.clone(),
-            clients: report.clients,
-            cpus,
-            threads_per_core: 0,
-            cpu_speed: 0.0,
-            query_mode: report.query_mode.clone(),
-            jobs: report.threads,
-            client_rtt_us: None,
-            duration_s: report.duration_s,
-            transactions_per_client: report.transactions_per_client,
-            scale: report.scale,
-            io_engine: String::new(),
-            data_io: String::new(),
-            os_cache_bytes: 0,
-            dir: String::new(),
-            wal_dir: String::new(),
-            seed: 0,
-            device: None,
-            timer_lag: None,
-            precision_pct: None,
-            stopped_on: None,
-        },
+        run: run_info(report, cpus),
         settings: serde_json::Value::Object(Default::default()),
         workload: workload.into(),
-        summary: Summary {
-            transactions: report.transactions,
-            elapsed_s: elapsed,
-            tps: report.tps,
-            latency_ms: Latency {
-                average: report.latency_average_ms,
-                stddev: report.latency_stddev_ms.unwrap_or(f64::NAN),
-                p50: f64::NAN,
-                p90: f64::NAN,
-                p99: f64::NAN,
-                p99_9: f64::NAN,
-                max: f64::NAN,
-            },
-            rate_limit: None,
-        },
+        summary: summary(report, elapsed),
         breakdown,
         io,
         checkpoints: Vec::new(),
@@ -114,6 +74,57 @@ pub fn build(
         archive: None,
         steady_state: None,
     })
+}
+
+/// pgbench's whole-run figures; the latency percentiles are unknown (NaN).
+fn summary(report: &pgbench::PgbenchReport, elapsed: f64) -> Summary {
+    Summary {
+        transactions: report.transactions,
+        elapsed_s: elapsed,
+        tps: report.tps,
+        latency_ms: Latency {
+            average: report.latency_average_ms,
+            stddev: report.latency_stddev_ms.unwrap_or(f64::NAN),
+            p50: f64::NAN,
+            p90: f64::NAN,
+            p99: f64::NAN,
+            p99_9: f64::NAN,
+            max: f64::NAN,
+        },
+        rate_limit: None,
+    }
+}
+
+/// What was run, as the pgbench report says: no pgiosim engine, device or
+/// seed.
+fn run_info(report: &pgbench::PgbenchReport, cpus: u32) -> RunInfo {
+    RunInfo {
+        cpu_probe: None,
+        cpu: None,
+        mode: "postgres".into(),
+        workload: report.workload.clone(),
+        transaction_type: report.transaction_type.clone(),
+        clients: report.clients,
+        cpus,
+        threads_per_core: 0,
+        cpu_speed: 0.0,
+        query_mode: report.query_mode.clone(),
+        jobs: report.threads,
+        client_rtt_us: None,
+        duration_s: report.duration_s,
+        transactions_per_client: report.transactions_per_client,
+        scale: report.scale,
+        io_engine: String::new(),
+        data_io: String::new(),
+        os_cache_bytes: 0,
+        dir: String::new(),
+        wal_dir: String::new(),
+        seed: 0,
+        device: None,
+        timer_lag: None,
+        precision_pct: None,
+        stopped_on: None,
+    }
 }
 
 /// The I/O figures PostgreSQL's statistics give.

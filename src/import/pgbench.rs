@@ -241,29 +241,32 @@ pub struct Shares {
     pub cpu_source: &'static str,
 }
 
-/// The buckets' shares of a run of `clients` clients for `duration_s`.
-pub fn shares(report: &PgbenchReport, stats: &Statistics, duration_s: f64) -> Result<Shares> {
-    let clients_ms = f64::from(report.clients) * duration_s * 1000.0;
-    if clients_ms <= 0.0 {
-        bail!("the run's length is 0: the shares need the clients' time (--duration)");
-    }
-    let db = &stats.stats_delta.db;
-    let active_of_time = db.get("active_time").copied().unwrap_or(0.0) / clients_ms;
-    let ev = &stats.samples.events;
-    let split = |k: &str| -> (String, String) {
-        let (s, e) = k.split_once('|').unwrap_or((k, ""));
-        (s.to_string(), e.to_string())
-    };
-    let active: u64 = ev
-        .iter()
-        .filter(|(k, _)| split(k).0 == "active")
-        .map(|(_, n)| n)
-        .sum();
-    let active_share = |pred: &dyn Fn(&str) -> bool| -> f64 {
+/// The wait-event samples ("state|event" counts) of a run, and the share
+/// of the clients' time its backends were active.
+struct ActiveSamples<'a> {
+    events: &'a BTreeMap<String, u64>,
+    active_of_time: f64,
+}
+
+impl ActiveSamples<'_> {
+    /// The share of the clients' time active backends spent in events
+    /// `pred` takes: the active time in the proportion sampled.
+    fn share(&self, pred: &dyn Fn(&str) -> bool) -> f64 {
+        let split = |k: &str| -> (String, String) {
+            let (s, e) = k.split_once('|').unwrap_or((k, ""));
+            (s.to_string(), e.to_string())
+        };
+        let active: u64 = self
+            .events
+            .iter()
+            .filter(|(k, _)| split(k).0 == "active")
+            .map(|(_, n)| n)
+            .sum();
         if active == 0 {
             return 0.0;
         }
-        let n: u64 = ev
+        let n: u64 = self
+            .events
             .iter()
             .filter(|(k, _)| {
                 let (s, e) = split(k);
@@ -271,10 +274,15 @@ pub fn shares(report: &PgbenchReport, stats: &Statistics, duration_s: f64) -> Re
             })
             .map(|(_, n)| n)
             .sum();
-        active_of_time * n as f64 / active as f64
-    };
+        self.active_of_time * n as f64 / active as f64
+    }
+}
+
+/// The share of the clients' time on a CPU or queued for one, and where it
+/// came from: schedstat where the backends were sampled, else cpuacct.
+fn cpu_share(stats: &Statistics, clients_ms: f64) -> (f64, &'static str) {
     let ss = &stats.samples.schedstat;
-    let (cpu, cpu_source) = if ss.backends > 0 {
+    if ss.backends > 0 {
         (
             (ss.backend_run_ns + ss.backend_wait_ns + ss.pgbench_run_ns + ss.pgbench_wait_ns)
                 / 1e6
@@ -285,7 +293,23 @@ pub fn shares(report: &PgbenchReport, stats: &Statistics, duration_s: f64) -> Re
         let ns = stats.cgroups.postgres.get("cpu_ns").copied().unwrap_or(0.0)
             + stats.cgroups.client.get("cpu_ns").copied().unwrap_or(0.0);
         (ns / 1e6 / clients_ms, "cpuacct")
+    }
+}
+
+/// The buckets' shares of a run of `clients` clients for `duration_s`.
+pub fn shares(report: &PgbenchReport, stats: &Statistics, duration_s: f64) -> Result<Shares> {
+    let clients_ms = f64::from(report.clients) * duration_s * 1000.0;
+    if clients_ms <= 0.0 {
+        bail!("the run's length is 0: the shares need the clients' time (--duration)");
+    }
+    let db = &stats.stats_delta.db;
+    let active_of_time = db.get("active_time").copied().unwrap_or(0.0) / clients_ms;
+    let samples = ActiveSamples {
+        events: &stats.samples.events,
+        active_of_time,
     };
+    let active_share = |pred: &dyn Fn(&str) -> bool| samples.share(pred);
+    let (cpu, cpu_source) = cpu_share(stats, clients_ms);
     let stmt = |prefix: &str| {
         report
             .statements

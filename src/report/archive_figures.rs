@@ -132,7 +132,12 @@ impl ArchiveFigures {
 
     /// The text report's lines: (label, value) rows, then warnings.
     pub fn text(&self) -> (Vec<(String, String)>, Vec<String>) {
-        let rows = vec![
+        (self.rows(), self.warnings())
+    }
+
+    /// The text report's (label, value) rows.
+    fn rows(&self) -> Vec<(String, String)> {
+        vec![
             (
                 format!("WAL archiving ({})", self.target),
                 format!(
@@ -195,7 +200,11 @@ impl ArchiveFigures {
                     self.rpo_max_s, self.rpo_end_s
                 ),
             ),
-        ];
+        ]
+    }
+
+    /// The warning if the archive falls behind the WAL.
+    fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();
         if !self.keeps_up || self.backlog_grows {
             warnings.push(format!(
@@ -214,6 +223,6 @@ impl ArchiveFigures {
                 }
             ));
         }
-        (rows, warnings)
+        warnings
     }
 }

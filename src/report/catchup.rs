@@ -6,6 +6,7 @@ use std::fmt::Write as _;
 use super::one_shot::OneShotRun;
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
+use crate::core::stats::Stats;
 use crate::settings::Settings;
 use crate::workload::replay::ReplayCounts;
 
@@ -108,13 +109,7 @@ impl CatchupResult {
             .and_then(|v| serde_json::from_value(v.clone()).ok())
             .unwrap_or_default();
         let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
-        let bucket = |b: Bucket| stats.bucket_sum_ns[b.index()] as f64 / 1e9;
-        let mut s = settings.to_json();
-        if let Some(o) = s.as_object_mut() {
-            for (k, v) in settings.recovery_display() {
-                o.insert(k.into(), serde_json::Value::String(v));
-            }
-        }
+        let breakdown = CatchupBreakdown::of(stats);
         CatchupResult {
             schema: CATCHUP_SCHEMA,
             schema_version: CATCHUP_SCHEMA_VERSION,
@@ -148,23 +143,42 @@ impl CatchupResult {
             wal_read_bytes: rec.wal_read_bytes,
             read_ahead_bytes: backlog.read_ahead,
             os_cache_bytes: backlog.os_cache_bytes,
-            cpu_s: bucket(Bucket::Cpu),
-            breakdown: CatchupBreakdown {
-                cpu: bucket(Bucket::Cpu),
-                cpu_queue: bucket(Bucket::CpuQueue),
-                page_read: bucket(Bucket::PageRead),
-                wal_read: bucket(Bucket::Other),
-                buffer_wait: bucket(Bucket::BufferWait),
-            },
+            cpu_s: breakdown.cpu,
+            breakdown,
             // Past SERIES_MAX_POINTS seconds a point covers several: its mean.
             replayed_per_second: stats
                 .seconds
                 .iter()
                 .map(|s| s.wal_bytes / stats.seconds.width_s())
                 .collect(),
-            settings: s,
+            settings: settings_json(settings),
         }
     }
+}
+
+impl CatchupBreakdown {
+    /// The startup process's time by bucket, seconds.
+    fn of(stats: &Stats) -> CatchupBreakdown {
+        let bucket = |b: Bucket| stats.bucket_sum_ns[b.index()] as f64 / 1e9;
+        CatchupBreakdown {
+            cpu: bucket(Bucket::Cpu),
+            cpu_queue: bucket(Bucket::CpuQueue),
+            page_read: bucket(Bucket::PageRead),
+            wal_read: bucket(Bucket::Other),
+            buffer_wait: bucket(Bucket::BufferWait),
+        }
+    }
+}
+
+/// The settings as JSON, the recovery ones as recovery shows them.
+fn settings_json(settings: &Settings) -> serde_json::Value {
+    let mut s = settings.to_json();
+    if let Some(o) = s.as_object_mut() {
+        for (k, v) in settings.recovery_display() {
+            o.insert(k.into(), serde_json::Value::String(v));
+        }
+    }
+    s
 }
 
 /// The catch-up's text report.
@@ -224,21 +238,22 @@ pub fn render(r: &CatchupResult) -> String {
         mb(r.wal_read_bytes),
         crate::units::format_memory(r.read_ahead_bytes)
     );
-    let total = r.breakdown.cpu
-        + r.breakdown.cpu_queue
-        + r.breakdown.page_read
-        + r.breakdown.wal_read
-        + r.breakdown.buffer_wait;
+    time_breakdown(&mut o, &r.breakdown);
+    o
+}
+
+/// Where the startup process's time went, seconds and shares.
+fn time_breakdown(o: &mut String, b: &CatchupBreakdown) {
+    let total = b.cpu + b.cpu_queue + b.page_read + b.wal_read + b.buffer_wait;
     let share = |v: f64| if total > 0.0 { 100.0 * v / total } else { 0.0 };
     let _ = writeln!(o, "  the startup process's time:");
     for (name, v) in [
-        ("cpu", r.breakdown.cpu),
-        ("cpu_queue", r.breakdown.cpu_queue),
-        ("page_read", r.breakdown.page_read),
-        ("wal_read", r.breakdown.wal_read),
-        ("buffer_wait", r.breakdown.buffer_wait),
+        ("cpu", b.cpu),
+        ("cpu_queue", b.cpu_queue),
+        ("page_read", b.page_read),
+        ("wal_read", b.wal_read),
+        ("buffer_wait", b.buffer_wait),
     ] {
         let _ = writeln!(o, "    {name:<12} {v:>9.2} s {:>6.1}%", share(v));
     }
-    o
 }

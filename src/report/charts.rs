@@ -4,7 +4,8 @@
 
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::SegmentValue;
+use plotters::coord::ranged1d::{SegmentValue, SegmentedCoord, ValueFormatter};
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -134,45 +135,55 @@ pub fn breakdown_bars(title: &str, bars: &[StackedBar], width: u32) -> Result<St
             .light_line_style(LIGHT_LINE)
             .draw()
             .map_err(err)?;
-        let bar_label =
-            TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
         for (i, bar) in bars.iter().enumerate() {
-            let band = (n - 1 - i) as f64;
-            let (px, py) = chart.backend_coord(&(0.0, band + 0.5));
-            root.draw(&Text::new(
-                bar.label.clone(),
-                (px - 6, py),
-                bar_label.clone(),
-            ))
-            .map_err(err)?;
-            let mut x = 0.0;
-            let rects: Vec<Rectangle<(f64, f64)>> = bar
-                .segments
-                .iter()
-                .filter(|s| s.1 > 0.0)
-                .map(|(bucket, ms)| {
-                    let r = Rectangle::new(
-                        [(x, band + 0.85), (x + ms, band + 0.15)],
-                        bucket_colour(bucket).filled(),
-                    );
-                    x += ms;
-                    r
-                })
-                .collect();
-            chart.draw_series(rects).map_err(err)?;
-            let label =
-                TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    format!(" {} ms", axis_number(x)),
-                    (x, band + 0.5),
-                    label,
-                )))
-                .map_err(err)?;
+            draw_bar(&root, &mut chart, bar, (n - 1 - i) as f64)?;
         }
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// A chart on two plain f64 axes.
+type PlainChart<'a, 'b> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// One bar of the breakdown in `band`: its label left of the axis, its
+/// segments end to end, its total at its end.
+fn draw_bar(
+    root: &DrawingArea<SVGBackend<'_>, Shift>,
+    chart: &mut PlainChart<'_, '_>,
+    bar: &StackedBar,
+    band: f64,
+) -> Result<()> {
+    let bar_label =
+        TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
+    let (px, py) = chart.backend_coord(&(0.0, band + 0.5));
+    root.draw(&Text::new(bar.label.clone(), (px - 6, py), bar_label))
+        .map_err(err)?;
+    let mut x = 0.0;
+    let rects: Vec<Rectangle<(f64, f64)>> = bar
+        .segments
+        .iter()
+        .filter(|s| s.1 > 0.0)
+        .map(|(bucket, ms)| {
+            let r = Rectangle::new(
+                [(x, band + 0.85), (x + ms, band + 0.15)],
+                bucket_colour(bucket).filled(),
+            );
+            x += ms;
+            r
+        })
+        .collect();
+    chart.draw_series(rects).map_err(err)?;
+    let label = TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+    chart
+        .draw_series(std::iter::once(Text::new(
+            format!(" {} ms", axis_number(x)),
+            (x, band + 0.5),
+            label,
+        )))
+        .map_err(err)?;
+    Ok(())
 }
 
 /// A checkpoint to mark: its start and end in seconds (no end: still running).
@@ -210,24 +221,7 @@ pub fn tps_over_time(
     let y_max = seconds.iter().map(|s| s.1).fold(0.0, f64::max).max(1.0) * 1.15;
     let ends: Vec<f64> = checkpoints.iter().filter_map(|c| c.end_s).collect();
     let warmup = steady.filter(|s| s.warmup_s > 0.0);
-    // The legend names only the marks drawn: no "checkpoint end" when none
-    // ended, none at all without a mark (the line is the tps).
-    let mut legend: Vec<(String, RGBColor)> = Vec::new();
-    if !checkpoints.is_empty() || steady.is_some() {
-        legend.push(("tps".into(), series_colour(0)));
-    }
-    if warmup.is_some() {
-        legend.push(("warm-up".into(), WARMUP));
-    }
-    if steady.is_some() {
-        legend.push(("steady-state tps".into(), STEADY));
-    }
-    if !checkpoints.is_empty() {
-        legend.push(("checkpoint start".into(), CHECKPOINT_START));
-        if !ends.is_empty() {
-            legend.push(("checkpoint end".into(), CHECKPOINT_END));
-        }
-    }
+    let legend = tps_legend(!checkpoints.is_empty(), !ends.is_empty(), steady, warmup);
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -271,19 +265,7 @@ pub fn tps_over_time(
                 series_colour(0).stroke_width(2),
             ))
             .map_err(err)?;
-        chart
-            .draw_series(checkpoints.iter().map(|c| {
-                PathElement::new(
-                    vec![(c.start_s, 0.0), (c.start_s, y_max)],
-                    CHECKPOINT_START.stroke_width(2),
-                )
-            }))
-            .map_err(err)?;
-        chart
-            .draw_series(ends.iter().map(|&e| {
-                PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
-            }))
-            .map_err(err)?;
+        mark_checkpoints(&mut chart, checkpoints, &ends, y_max)?;
         if let Some(st) = steady {
             chart
                 .draw_series(std::iter::once(PathElement::new(
@@ -295,6 +277,58 @@ pub fn tps_over_time(
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// The tps chart's legend: only the marks drawn, so no "checkpoint end"
+/// when none ended, and none at all without a mark (the line is the tps).
+fn tps_legend(
+    checkpoints: bool,
+    ends: bool,
+    steady: Option<SteadySpan>,
+    warmup: Option<SteadySpan>,
+) -> Vec<(String, RGBColor)> {
+    let mut legend: Vec<(String, RGBColor)> = Vec::new();
+    if checkpoints || steady.is_some() {
+        legend.push(("tps".into(), series_colour(0)));
+    }
+    if warmup.is_some() {
+        legend.push(("warm-up".into(), WARMUP));
+    }
+    if steady.is_some() {
+        legend.push(("steady-state tps".into(), STEADY));
+    }
+    if checkpoints {
+        legend.push(("checkpoint start".into(), CHECKPOINT_START));
+        if ends {
+            legend.push(("checkpoint end".into(), CHECKPOINT_END));
+        }
+    }
+    legend
+}
+
+/// The checkpoints' starts and ends over the tps line.
+fn mark_checkpoints(
+    chart: &mut PlainChart<'_, '_>,
+    checkpoints: &[CheckpointSpan],
+    ends: &[f64],
+    y_max: f64,
+) -> Result<()> {
+    chart
+        .draw_series(checkpoints.iter().map(|c| {
+            PathElement::new(
+                vec![(c.start_s, 0.0), (c.start_s, y_max)],
+                CHECKPOINT_START.stroke_width(2),
+            )
+        }))
+        .map_err(err)?;
+    chart
+        .draw_series(
+            ends.iter().map(|&e| {
+                PathElement::new(vec![(e, 0.0), (e, y_max)], CHECKPOINT_END.stroke_width(2))
+            }),
+        )
+        .map_err(err)?;
+    Ok(())
 }
 
 /// Highest number of nines the CDF's percentile axis shows (99.999%).
@@ -633,8 +667,6 @@ pub fn against_clients(
     // Each count swept is a category, equally spaced: a log2 axis for the
     // usual doubling lists, with a tick at every count.
     let k = clients.len().max(1) as u32;
-    let x_of =
-        |c: u32| SegmentValue::CenterOf(clients.iter().position(|&x| x == c).unwrap_or(0) as u32);
     let values = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
     let (v_lo, v_hi) = values
         .filter(|v| v.is_finite() && (!log_y || *v > 0.0))
@@ -649,6 +681,12 @@ pub fn against_clients(
     let y_px = size
         .1
         .saturating_sub(legend_height(&legend, size.0) + 2 * 12 + 30 + 38);
+    let plot = ClientsPlot {
+        clients: &clients,
+        series,
+        y_desc,
+        log_y,
+    };
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
@@ -660,64 +698,6 @@ pub fn against_clients(
             .margin(12)
             .x_label_area_size(38)
             .y_label_area_size(64);
-        let x_fmt = |x: &SegmentValue<u32>| match x {
-            SegmentValue::CenterOf(i) => clients
-                .get(*i as usize)
-                .map_or(String::new(), u32::to_string),
-            _ => String::new(),
-        };
-        // The knee marker's label sits just above the point.
-        macro_rules! draw {
-            ($chart:expr) => {{
-                let mut chart = $chart;
-                chart
-                    .configure_mesh()
-                    .x_desc("clients")
-                    .x_labels(k as usize)
-                    .disable_x_mesh()
-                    .y_desc(y_desc)
-                    .x_label_formatter(&x_fmt)
-                    .y_label_formatter(&|v| axis_number(*v))
-                    .label_style((FONT, 12))
-                    .max_light_lines(4)
-                    .light_line_style(LIGHT_LINE)
-                    .draw()
-                    .map_err(err)?;
-                for (i, s) in series.iter().enumerate() {
-                    let colour = series_colour(i);
-                    let pts: Vec<(SegmentValue<u32>, f64)> = s
-                        .points
-                        .iter()
-                        .filter(|p| p.1.is_finite() && (!log_y || p.1 > 0.0))
-                        .map(|&(c, v)| (x_of(c), v))
-                        .collect();
-                    chart
-                        .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
-                        .map_err(err)?;
-                    chart
-                        .draw_series(
-                            pts.iter()
-                                .map(|p| Circle::new(p.clone(), 3, colour.filled())),
-                        )
-                        .map_err(err)?;
-                    if let Some(k) = s.knee
-                        && let Some(&(_, v)) = s.points.iter().find(|p| p.0 == k)
-                    {
-                        let at = (x_of(k), v);
-                        chart
-                            .draw_series([Circle::new(at.clone(), 8, colour.stroke_width(2))])
-                            .map_err(err)?;
-                        let style = TextStyle::from((FONT, 12).into_font())
-                            .color(&colour)
-                            .pos(Pos::new(HPos::Left, VPos::Bottom));
-                        chart
-                            .draw_series([EmptyElement::at(at)
-                                + Text::new("knee".to_string(), (8, -8), style)])
-                            .map_err(err)?;
-                    }
-                }
-            }};
-        }
         if log_y {
             let (lo, hi) = if v_hi > 0.0 {
                 log_axis(v_lo / 1.5, v_hi * 1.5)
@@ -728,14 +708,105 @@ pub fn against_clients(
                 .log_scale()
                 .with_key_points(log_ticks(lo, hi, y_px, Y_TICK_ROOM))
                 .with_light_points(log_light_points(lo, hi));
-            draw!(cb.build_cartesian_2d(builder_x, y).map_err(err)?);
+            plot.draw(cb.build_cartesian_2d(builder_x, y).map_err(err)?)?;
         } else {
             let hi = if v_hi > 0.0 { v_hi * 1.12 } else { 1.0 };
-            draw!(cb.build_cartesian_2d(builder_x, 0f64..hi).map_err(err)?);
+            plot.draw(cb.build_cartesian_2d(builder_x, 0f64..hi).map_err(err)?)?;
         }
         root.present().map_err(err)?;
     }
     Ok(svg)
+}
+
+/// What a chart against clients draws on its axes, whichever its y axis.
+struct ClientsPlot<'a> {
+    /// The counts swept, in order: the x axis's categories.
+    clients: &'a [u32],
+    series: &'a [ClientSeries],
+    y_desc: &'a str,
+    log_y: bool,
+}
+
+/// A chart against clients with y axis `Y` (linear or log).
+type ClientsChart<'a, 'b, Y> =
+    ChartContext<'a, SVGBackend<'b>, Cartesian2d<SegmentedCoord<RangedCoordu32>, Y>>;
+
+impl ClientsPlot<'_> {
+    /// The category of `c` clients on the x axis.
+    fn x_of(&self, c: u32) -> SegmentValue<u32> {
+        SegmentValue::CenterOf(self.clients.iter().position(|&x| x == c).unwrap_or(0) as u32)
+    }
+
+    /// The mesh with a tick at every count swept, then each series.
+    fn draw<Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
+        &self,
+        mut chart: ClientsChart<'_, '_, Y>,
+    ) -> Result<()> {
+        let x_fmt = |x: &SegmentValue<u32>| match x {
+            SegmentValue::CenterOf(i) => self
+                .clients
+                .get(*i as usize)
+                .map_or(String::new(), u32::to_string),
+            _ => String::new(),
+        };
+        chart
+            .configure_mesh()
+            .x_desc("clients")
+            .x_labels(self.clients.len().max(1))
+            .disable_x_mesh()
+            .y_desc(self.y_desc)
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&|v| axis_number(*v))
+            .label_style((FONT, 12))
+            .max_light_lines(4)
+            .light_line_style(LIGHT_LINE)
+            .draw()
+            .map_err(err)?;
+        for (i, s) in self.series.iter().enumerate() {
+            self.draw_series(&mut chart, s, series_colour(i))?;
+        }
+        Ok(())
+    }
+
+    /// One series: its line, its points, and its knee circled and named.
+    fn draw_series<Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
+        &self,
+        chart: &mut ClientsChart<'_, '_, Y>,
+        s: &ClientSeries,
+        colour: RGBColor,
+    ) -> Result<()> {
+        let pts: Vec<(SegmentValue<u32>, f64)> = s
+            .points
+            .iter()
+            .filter(|p| p.1.is_finite() && (!self.log_y || p.1 > 0.0))
+            .map(|&(c, v)| (self.x_of(c), v))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(pts.clone(), colour.stroke_width(2)))
+            .map_err(err)?;
+        chart
+            .draw_series(
+                pts.iter()
+                    .map(|p| Circle::new(p.clone(), 3, colour.filled())),
+            )
+            .map_err(err)?;
+        if let Some(k) = s.knee
+            && let Some(&(_, v)) = s.points.iter().find(|p| p.0 == k)
+        {
+            let at = (self.x_of(k), v);
+            chart
+                .draw_series([Circle::new(at.clone(), 8, colour.stroke_width(2))])
+                .map_err(err)?;
+            // The knee marker's label sits just above the point.
+            let style = TextStyle::from((FONT, 12).into_font())
+                .color(&colour)
+                .pos(Pos::new(HPos::Left, VPos::Bottom));
+            chart
+                .draw_series([EmptyElement::at(at) + Text::new("knee".to_string(), (8, -8), style)])
+                .map_err(err)?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -755,7 +826,7 @@ mod tests {
     }
 
     #[test]
-    fn charts_are_svg_with_their_marks() {
+    fn breakdown_bars_are_svg_with_each_segment_drawn_and_named() {
         let bars = [StackedBar {
             label: "A nvme".into(),
             segments: vec![("cpu".into(), 0.4), ("wal_fsync".into(), 0.2)],
@@ -780,19 +851,21 @@ mod tests {
             assert!(heights.iter().all(|&h| h >= 10.0), "{heights:?}");
             assert_eq!(svg.matches("A nvme").count(), n, "{svg}");
         }
+    }
+
+    /// The tps chart of two seconds over a run of 6 s.
+    fn tps_svg(checkpoints: &[CheckpointSpan], steady: Option<SteadySpan>) -> String {
+        let seconds = [(1.0, 10.0), (2.0, 12.0)];
+        tps_over_time("t", &seconds, checkpoints, steady, 6.0, (500, 300)).unwrap()
+    }
+
+    #[test]
+    fn the_tps_chart_names_only_the_marks_it_draws() {
         let cps = [CheckpointSpan {
             start_s: 2.0,
             end_s: Some(5.0),
         }];
-        let svg = tps_over_time(
-            "t",
-            &[(1.0, 10.0), (2.0, 12.0)],
-            &cps,
-            None,
-            6.0,
-            (500, 300),
-        )
-        .unwrap();
+        let svg = tps_svg(&cps, None);
         assert!(svg.contains("checkpoint start") && svg.contains("checkpoint end"));
         assert!(!svg.contains("warm-up") && !svg.contains("steady-state tps"));
         // The steady state: the warm-up shaded and named, the level drawn.
@@ -802,15 +875,7 @@ mod tests {
             to_s: 6.0,
             tps: 11.0,
         };
-        let svg = tps_over_time(
-            "t",
-            &[(1.0, 10.0), (2.0, 12.0)],
-            &[],
-            Some(st),
-            6.0,
-            (500, 300),
-        )
-        .unwrap();
+        let svg = tps_svg(&[], Some(st));
         assert!(svg.contains("warm-up") && svg.contains("steady-state tps"));
         assert!(!svg.contains("checkpoint start"));
         // A checkpoint still running at the end: no "checkpoint end" to name.
@@ -818,16 +883,12 @@ mod tests {
             start_s: 2.0,
             end_s: None,
         }];
-        let svg = tps_over_time(
-            "t",
-            &[(1.0, 10.0), (2.0, 12.0)],
-            &running,
-            None,
-            6.0,
-            (500, 300),
-        )
-        .unwrap();
+        let svg = tps_svg(&running, None);
         assert!(svg.contains("checkpoint start") && !svg.contains("checkpoint end"));
+    }
+
+    #[test]
+    fn the_cdf_shows_the_nines_and_a_knee_is_named() {
         let cdf = Cdf {
             label: "A: nvme, 32 clients".into(),
             points: vec![(0.0, 0.5), (50.0, 1.0), (99.0, 3.0), (100.0, 9.0)],

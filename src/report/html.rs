@@ -239,77 +239,10 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
         esc(&r.describe())
     );
     o.push_str("<div class=\"charts\">\n");
-    let seconds: Vec<(f64, f64)> = r.timeseries.iter().map(|s| (s.t as f64, s.tps)).collect();
-    let spans: Vec<CheckpointSpan> = r
-        .checkpoints
-        .iter()
-        .map(|c| CheckpointSpan {
-            start_s: c.start_s,
-            end_s: c.end_s,
-        })
-        .collect();
-    if seconds.is_empty() {
+    if r.timeseries.is_empty() {
         o.push_str("<p class=\"note\">No whole second ran: no tps over time.</p>\n");
     } else {
-        let steady = r.steady_state.as_ref().and_then(|st| {
-            let (from, len) = (st.start_s?, st.length_s?);
-            Some(charts::SteadySpan {
-                warmup_s: st.warmup_s?,
-                from_s: from,
-                to_s: from + len,
-                tps: st.tps?.mean,
-            })
-        });
-        let svg = charts::tps_over_time(
-            "tps over time",
-            &seconds,
-            &spans,
-            steady,
-            r.summary.elapsed_s,
-            HALF,
-        )?;
-        let caption = match r.checkpoints.len() {
-            0 => "No checkpoint ran".to_string(),
-            n => format!(
-                "{n} checkpoint(s), shaded from start to end: {}",
-                r.checkpoints
-                    .iter()
-                    .map(|c| match c.end_s {
-                        Some(e) => format!("{} {:.1}–{e:.1} s", c.trigger, c.start_s),
-                        None =>
-                            format!("{} from {:.1} s, running at the end", c.trigger, c.start_s),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        };
-        let caption = match &r.steady_state {
-            Some(st) => match (st.tps, st.start_s, st.length_s) {
-                (Some(t), Some(a), Some(len)) => format!(
-                    "{caption}. Warm-up (grey) {:.0} s, to {}; steady state (purple) {:.0} tps \
-                     ±{:.1}% from {a:.0} to {:.0} s{}.",
-                    st.warmup_s.unwrap_or(0.0),
-                    st.warmup_phrase(),
-                    t.mean,
-                    if t.mean > 0.0 {
-                        t.ci95 / t.mean * 100.0
-                    } else {
-                        0.0
-                    },
-                    a + len,
-                    match &st.stationarity {
-                        Some(t) if !t.passed => " (not shown stationary: the rate still moves)",
-                        _ => "",
-                    }
-                ),
-                _ => format!(
-                    "{caption}. No steady state: {}.",
-                    st.why_not.as_deref().unwrap_or("none")
-                ),
-            },
-            None => format!("{caption}."),
-        };
-        figure(o, "tps-over-time", &svg, &caption, false);
+        tps_figure(o, r)?;
     }
     if r.latency_cdf.is_empty() {
         o.push_str(
@@ -348,28 +281,86 @@ fn run_section(o: &mut String, tag: &str, r: &LoadedResult) -> Result<()> {
     Ok(())
 }
 
+/// The run's tps over time with its checkpoints and steady state, and a
+/// caption saying when each was.
+fn tps_figure(o: &mut String, r: &LoadedResult) -> Result<()> {
+    let seconds: Vec<(f64, f64)> = r.timeseries.iter().map(|s| (s.t as f64, s.tps)).collect();
+    let spans: Vec<CheckpointSpan> = r
+        .checkpoints
+        .iter()
+        .map(|c| CheckpointSpan {
+            start_s: c.start_s,
+            end_s: c.end_s,
+        })
+        .collect();
+    let steady = r.steady_state.as_ref().and_then(|st| {
+        let (from, len) = (st.start_s?, st.length_s?);
+        Some(charts::SteadySpan {
+            warmup_s: st.warmup_s?,
+            from_s: from,
+            to_s: from + len,
+            tps: st.tps?.mean,
+        })
+    });
+    let svg = charts::tps_over_time(
+        "tps over time",
+        &seconds,
+        &spans,
+        steady,
+        r.summary.elapsed_s,
+        HALF,
+    )?;
+    figure(o, "tps-over-time", &svg, &tps_caption(r), false);
+    Ok(())
+}
+
+/// The tps chart's caption: each checkpoint's span, then the warm-up and
+/// the steady state's tps, or why there is none.
+fn tps_caption(r: &LoadedResult) -> String {
+    let caption = match r.checkpoints.len() {
+        0 => "No checkpoint ran".to_string(),
+        n => format!(
+            "{n} checkpoint(s), shaded from start to end: {}",
+            r.checkpoints
+                .iter()
+                .map(|c| match c.end_s {
+                    Some(e) => format!("{} {:.1}–{e:.1} s", c.trigger, c.start_s),
+                    None => format!("{} from {:.1} s, running at the end", c.trigger, c.start_s),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    match &r.steady_state {
+        Some(st) => match (st.tps, st.start_s, st.length_s) {
+            (Some(t), Some(a), Some(len)) => format!(
+                "{caption}. Warm-up (grey) {:.0} s, to {}; steady state (purple) {:.0} tps \
+                 ±{:.1}% from {a:.0} to {:.0} s{}.",
+                st.warmup_s.unwrap_or(0.0),
+                st.warmup_phrase(),
+                t.mean,
+                if t.mean > 0.0 {
+                    t.ci95 / t.mean * 100.0
+                } else {
+                    0.0
+                },
+                a + len,
+                match &st.stationarity {
+                    Some(t) if !t.passed => " (not shown stationary: the rate still moves)",
+                    _ => "",
+                }
+            ),
+            _ => format!(
+                "{caption}. No steady state: {}.",
+                st.why_not.as_deref().unwrap_or("none")
+            ),
+        },
+        None => format!("{caption}."),
+    }
+}
+
 fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result<()> {
-    let _ = writeln!(
-        o,
-        "<section class=\"sweep\">\n<h2>Sweep: {}</h2>\n<p class=\"meta\">{} runs in {} mode, seed {}{}{}</p>",
-        esc(&path.display().to_string()),
-        s.table.len(),
-        match s.mode {
-            super::sweep::SweepMode::Model => "model",
-            super::sweep::SweepMode::Run => "run",
-        },
-        s.seed,
-        if s.grid.fixed_settings.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", esc(&s.grid.fixed_settings.join(" ")))
-        },
-        if s.partial {
-            " (partial: interrupted)"
-        } else {
-            ""
-        }
-    );
+    sweep_heading(o, path, s);
     // Series in table order.
     let mut names: Vec<&str> = Vec::new();
     for r in &s.table {
@@ -422,6 +413,40 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result
     }
     o.push_str("</ul>\n");
     sweep_table(o, s, &knee_of);
+    sweep_breakdowns(o, s, &names)?;
+    o.push_str("</section>\n");
+    Ok(())
+}
+
+/// The sweep's heading: its file, how many runs of which mode, the seed
+/// and the settings every point shares.
+fn sweep_heading(o: &mut String, path: &std::path::Path, s: &SweepDoc) {
+    let _ = writeln!(
+        o,
+        "<section class=\"sweep\">\n<h2>Sweep: {}</h2>\n<p class=\"meta\">{} runs in {} mode, seed {}{}{}</p>",
+        esc(&path.display().to_string()),
+        s.table.len(),
+        match s.mode {
+            super::sweep::SweepMode::Model => "model",
+            super::sweep::SweepMode::Run => "run",
+        },
+        s.seed,
+        if s.grid.fixed_settings.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", esc(&s.grid.fixed_settings.join(" ")))
+        },
+        if s.partial {
+            " (partial: interrupted)"
+        } else {
+            ""
+        }
+    );
+}
+
+/// Each series' breakdown against clients, the first
+/// `MAX_SERIES_BREAKDOWNS` of them.
+fn sweep_breakdowns(o: &mut String, s: &SweepDoc, names: &[&str]) -> Result<()> {
     for name in names.iter().take(MAX_SERIES_BREAKDOWNS) {
         let bars: Vec<StackedBar> = s
             .table
@@ -455,7 +480,6 @@ fn sweep_section(o: &mut String, path: &std::path::Path, s: &SweepDoc) -> Result
             names.len() - MAX_SERIES_BREAKDOWNS
         );
     }
-    o.push_str("</section>\n");
     Ok(())
 }
 

@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::core::breakdown::Bucket;
 use crate::core::checkpointer::Trigger;
 use crate::core::database::Database;
-use crate::core::stats::{SERIES_MAX_POINTS, stddev_ns};
+use crate::core::stats::{SERIES_MAX_POINTS, Stats, stddev_ns};
 use crate::standby::MAX_STANDBYS;
 
 /// Name of the result schema.
@@ -506,74 +506,8 @@ impl RunResult {
         partial: bool,
     ) -> RunResult {
         let s = db.stats();
-        let c = s.counters;
         let elapsed_ns = db.end_time().unwrap_or(0).max(1);
-        let elapsed = elapsed_ns as f64 / 1e9;
-        let n = s.transactions;
-        let tx = n as f64;
-        let pct = |q: f64| s.latency.value_at_quantile(q) as f64 / 1e6;
-        let mean_lat_ns = s.mean_latency_ns();
-        let breakdown = Bucket::ALL
-            .iter()
-            .map(|b| {
-                let sum = s.bucket_sum_ns[b.index()] as f64;
-                BucketFigures {
-                    bucket: b.name().to_string(),
-                    mean_us: ratio(sum, tx) / 1e3,
-                    share: ratio(ratio(sum, tx), mean_lat_ns),
-                    p99_us: s.bucket_histogram(b.index()).value_at_quantile(0.99) as f64 / 1e3,
-                }
-            })
-            .collect();
-        let io = io_figures(db, elapsed_ns, tx);
-        let checkpoints = db
-            .checkpoints()
-            .iter()
-            .map(|e| CheckpointFigures {
-                start_s: e.start as f64 / 1e9,
-                end_s: e.end.map(|t| t as f64 / 1e9),
-                trigger: match e.trigger {
-                    Trigger::Timed => "timed",
-                    Trigger::Wal => "wal",
-                }
-                .to_string(),
-                buffers: e.buffers,
-            })
-            .collect();
-        // Whole seconds only: a trailing fraction would show a bogus rate.
-        // Past SERIES_MAX_POINTS seconds each point covers `width` seconds:
-        // `t` is its end, `tps` its mean rate, the counts its totals.
-        let width = s.seconds.width_s();
-        let timeseries = s
-            .seconds
-            .whole(elapsed_ns)
-            .iter()
-            .enumerate()
-            .map(|(i, x)| SecondFigures {
-                t: (i as u64 + 1) * width,
-                tps: x.transactions as f64 / width as f64,
-                latency_ms: ratio(x.latency_sum_ns as f64, x.transactions as f64) / 1e6,
-                stddev_ms: stddev_ns(x.transactions, x.latency_sum_ns, x.latency_sq_sum_us2) / 1e6,
-                data_reads: x.data_reads,
-                data_writes: x.data_writes,
-                wal_bytes: x.wal_bytes,
-                wal_fdatasyncs: x.wal_syncs,
-                checkpoint_starts: x.checkpoint_starts,
-                checkpoint_ends: x.checkpoint_ends,
-            })
-            .collect();
-        let latency_cdf = if n == 0 {
-            Vec::new()
-        } else {
-            (0..100)
-                .map(f64::from)
-                .chain(CDF_TAIL_PERCENTILES.iter().copied())
-                .map(|p| CdfPoint {
-                    percentile: p,
-                    ms: pct(p / 100.0),
-                })
-                .collect()
-        };
+        let tx = s.transactions as f64;
         RunResult {
             schema: SCHEMA.to_string(),
             schema_version: SCHEMA_VERSION,
@@ -582,55 +516,144 @@ impl RunResult {
             run,
             settings,
             workload: db.workload().describe(),
-            summary: Summary {
-                transactions: n,
-                elapsed_s: elapsed,
-                tps: tx / elapsed,
-                latency_ms: Latency {
-                    average: mean_lat_ns / 1e6,
-                    stddev: s.stddev_latency_ns() / 1e6,
-                    p50: pct(0.5),
-                    p90: pct(0.9),
-                    p99: pct(0.99),
-                    p99_9: pct(0.999),
-                    max: s.latency.max() as f64 / 1e6,
-                },
-                rate_limit: db.config().rate.map(|r| RateFigures {
-                    requested_tps: r,
-                    lag_avg_ms: ratio(s.lag_sum_ns as f64, tx) / 1e6,
-                    lag_max_ms: s.lag_max_ns as f64 / 1e6,
-                    latency_limit_ms: db.config().latency_limit.map(|l| l as f64 / 1e6),
-                    skipped: c.skipped,
-                    late: c.late,
-                }),
-            },
-            breakdown,
-            io,
-            checkpoints,
-            timeseries,
-            latency_cdf,
+            summary: summary(db, elapsed_ns),
+            breakdown: breakdown_figures(s),
+            io: io_figures(db, elapsed_ns, tx),
+            checkpoints: checkpoint_figures(db),
+            timeseries: timeseries(s, elapsed_ns),
+            latency_cdf: latency_cdf(s),
             steady_state: Some(steady::SteadyFigures::new(
                 &crate::steady_state::of_database(db, elapsed_ns),
             )),
             archive: db
                 .archiver()
                 .map(|a| archive_figures::ArchiveFigures::new(a, elapsed_ns)),
-            replication: db.replication().map_or_else(Vec::new, |r| {
-                r.standby_names()
-                    .enumerate()
-                    .map(|(i, name)| {
-                        let k = r.counters(i);
-                        StandbyFigures {
-                            name: name.to_string(),
-                            sync_state: r.sync_state(i).to_string(),
-                            wal_writes: k.wal_writes,
-                            wal_written_bytes: k.wal_written_bytes,
-                            wal_fdatasyncs: k.wal_fdatasyncs,
-                            replies: k.replies,
-                        }
-                    })
-                    .collect()
-            }),
+            replication: standby_figures(db),
         }
     }
+}
+
+/// The whole run's figures as pgbench prints them.
+fn summary(db: &Database, elapsed_ns: u64) -> Summary {
+    let s = db.stats();
+    let c = s.counters;
+    let tx = s.transactions as f64;
+    let pct = |q: f64| s.latency.value_at_quantile(q) as f64 / 1e6;
+    Summary {
+        transactions: s.transactions,
+        elapsed_s: elapsed_ns as f64 / 1e9,
+        tps: tx / (elapsed_ns as f64 / 1e9),
+        latency_ms: Latency {
+            average: s.mean_latency_ns() / 1e6,
+            stddev: s.stddev_latency_ns() / 1e6,
+            p50: pct(0.5),
+            p90: pct(0.9),
+            p99: pct(0.99),
+            p99_9: pct(0.999),
+            max: s.latency.max() as f64 / 1e6,
+        },
+        rate_limit: db.config().rate.map(|r| RateFigures {
+            requested_tps: r,
+            lag_avg_ms: ratio(s.lag_sum_ns as f64, tx) / 1e6,
+            lag_max_ms: s.lag_max_ns as f64 / 1e6,
+            latency_limit_ms: db.config().latency_limit.map(|l| l as f64 / 1e6),
+            skipped: c.skipped,
+            late: c.late,
+        }),
+    }
+}
+
+/// Each bucket's mean per transaction, its share of the latency, its p99.
+fn breakdown_figures(s: &Stats) -> Vec<BucketFigures> {
+    let tx = s.transactions as f64;
+    let mean_lat_ns = s.mean_latency_ns();
+    Bucket::ALL
+        .iter()
+        .map(|b| {
+            let sum = s.bucket_sum_ns[b.index()] as f64;
+            BucketFigures {
+                bucket: b.name().to_string(),
+                mean_us: ratio(sum, tx) / 1e3,
+                share: ratio(ratio(sum, tx), mean_lat_ns),
+                p99_us: s.bucket_histogram(b.index()).value_at_quantile(0.99) as f64 / 1e3,
+            }
+        })
+        .collect()
+}
+
+/// Every checkpoint: when it started and ended, why, how many buffers.
+fn checkpoint_figures(db: &Database) -> Vec<CheckpointFigures> {
+    db.checkpoints()
+        .iter()
+        .map(|e| CheckpointFigures {
+            start_s: e.start as f64 / 1e9,
+            end_s: e.end.map(|t| t as f64 / 1e9),
+            trigger: match e.trigger {
+                Trigger::Timed => "timed",
+                Trigger::Wal => "wal",
+            }
+            .to_string(),
+            buffers: e.buffers,
+        })
+        .collect()
+}
+
+/// The per-second series.
+fn timeseries(s: &Stats, elapsed_ns: u64) -> Vec<SecondFigures> {
+    // Whole seconds only: a trailing fraction would show a bogus rate.
+    // Past SERIES_MAX_POINTS seconds each point covers `width` seconds:
+    // `t` is its end, `tps` its mean rate, the counts its totals.
+    let width = s.seconds.width_s();
+    s.seconds
+        .whole(elapsed_ns)
+        .iter()
+        .enumerate()
+        .map(|(i, x)| SecondFigures {
+            t: (i as u64 + 1) * width,
+            tps: x.transactions as f64 / width as f64,
+            latency_ms: ratio(x.latency_sum_ns as f64, x.transactions as f64) / 1e6,
+            stddev_ms: stddev_ns(x.transactions, x.latency_sum_ns, x.latency_sq_sum_us2) / 1e6,
+            data_reads: x.data_reads,
+            data_writes: x.data_writes,
+            wal_bytes: x.wal_bytes,
+            wal_fdatasyncs: x.wal_syncs,
+            checkpoint_starts: x.checkpoint_starts,
+            checkpoint_ends: x.checkpoint_ends,
+        })
+        .collect()
+}
+
+/// The latency at every whole percentile and at the tail's.
+fn latency_cdf(s: &Stats) -> Vec<CdfPoint> {
+    if s.transactions == 0 {
+        return Vec::new();
+    }
+    (0..100)
+        .map(f64::from)
+        .chain(CDF_TAIL_PERCENTILES.iter().copied())
+        .map(|p| CdfPoint {
+            percentile: p,
+            ms: s.latency.value_at_quantile(p / 100.0) as f64 / 1e6,
+        })
+        .collect()
+}
+
+/// What each standby received and flushed.
+fn standby_figures(db: &Database) -> Vec<StandbyFigures> {
+    db.replication().map_or_else(Vec::new, |r| {
+        r.standby_names()
+            .enumerate()
+            .map(|(i, name)| {
+                let k = r.counters(i);
+                StandbyFigures {
+                    name: name.to_string(),
+                    sync_state: r.sync_state(i).to_string(),
+                    wal_writes: k.wal_writes,
+                    wal_written_bytes: k.wal_written_bytes,
+                    wal_fdatasyncs: k.wal_fdatasyncs,
+                    replies: k.replies,
+                }
+            })
+            .collect()
+    })
 }

@@ -205,6 +205,8 @@ pub fn table_of(doc: &SweepDoc) -> output::Table {
     output::Table { headers, rows }
 }
 
+/// The sweep as text: its heading, a row a point (a blank line between
+/// series, knees marked), and what each column means.
 pub fn render(doc: &SweepDoc) -> String {
     let mut o = String::new();
     if doc.partial {
@@ -231,6 +233,31 @@ pub fn render(doc: &SweepDoc) -> String {
         }
     );
     let show_device = !g.devices.is_empty();
+    let _ = writeln!(o, "{}", table_head(g, show_device));
+    let mut last_series: Option<&str> = None;
+    for r in &doc.table {
+        if last_series.is_some_and(|s| s != r.series) {
+            let _ = writeln!(o);
+        }
+        last_series = Some(&r.series);
+        let _ = writeln!(o, "{}", table_line(doc, r, show_device));
+    }
+    let _ = writeln!(
+        o,
+        "\ntps: the whole run's, as pgbench counts; steady tps: after the warm-up, with its 95% \
+         interval (- where the run held no steady state); tps/2×: growth per doubling of clients \
+         (steady where both points have it); c/flush: commits per WAL flush; \
+         cpu, page_read, lock_wait, wal_fsync: ms per transaction"
+    );
+    let _ = writeln!(o, "knee: {}", doc.knee_rule);
+    for k in &doc.knees {
+        let _ = writeln!(o, "  {}: {}", k.series, k.note);
+    }
+    o
+}
+
+/// The table's column heads: the device, each swept setting, the figures.
+fn table_head(g: &Grid, show_device: bool) -> String {
     let mut head = String::new();
     if show_device {
         let _ = write!(head, "{:<14} ", "device");
@@ -255,68 +282,55 @@ pub fn render(doc: &SweepDoc) -> String {
         "wal_fsync",
         "cpu%"
     );
-    let _ = writeln!(o, "{head}");
-    let mut last_series: Option<&str> = None;
-    for r in &doc.table {
-        if last_series.is_some_and(|s| s != r.series) {
-            let _ = writeln!(o);
-        }
-        last_series = Some(&r.series);
-        let mut line = String::new();
-        if show_device {
-            let _ = write!(line, "{:<14} ", r.device.as_deref().unwrap_or(""));
-        }
-        for s in &g.settings {
-            let v = r.settings.get(&s.name).map_or("", String::as_str);
-            let _ = write!(line, "{:>w$} ", v, w = s.name.len().max(8));
-        }
-        let ms = |b: &str| r.breakdown_ms.get(b).copied().unwrap_or(0.0);
-        let growth = r
-            .tps_growth_per_doubling
-            .filter(|g| g.is_finite())
-            .map_or("".to_string(), |g| format!("{:+.0}%", g * 100.0));
-        let steady = match (r.steady_tps, r.steady_tps_ci95) {
-            (Some(t), Some(h)) if t > 0.0 => format!("{t:.0} ±{:.1}%", h / t * 100.0),
-            _ => "-".to_string(),
-        };
-        let is_knee = doc.knees.iter().any(|k| {
-            k.series == r.series && k.knee.as_ref().is_some_and(|k| k.clients == r.clients)
-        });
-        let _ = write!(
-            line,
-            "{:>7} {:>10.0} {:>14} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>4.0}%",
-            r.clients,
-            r.tps,
-            steady,
-            growth,
-            r.latency_avg_ms,
-            r.latency_p50_ms,
-            r.latency_p99_ms,
-            r.commits_per_flush,
-            ms("cpu") + ms("cpu_queue"),
-            ms("page_read"),
-            ms("lock_wait"),
-            ms("wal_fsync"),
-            r.cpu_utilisation * 100.0
-        );
-        if is_knee {
-            line.push_str("  ◀ knee");
-        }
-        if r.partial {
-            line.push_str("  (partial)");
-        }
-        let _ = writeln!(o, "{line}");
+    head
+}
+
+/// One point's row: its device and settings, then its figures.
+fn table_line(doc: &SweepDoc, r: &SweepRow, show_device: bool) -> String {
+    let g = &doc.grid;
+    let mut line = String::new();
+    if show_device {
+        let _ = write!(line, "{:<14} ", r.device.as_deref().unwrap_or(""));
     }
-    let _ = writeln!(
-        o,
-        "\ntps: the whole run's, as pgbench counts; steady tps: after the warm-up, with its 95% \
-         interval (- where the run held no steady state); tps/2×: growth per doubling of clients \
-         (steady where both points have it); c/flush: commits per WAL flush; \
-         cpu, page_read, lock_wait, wal_fsync: ms per transaction"
+    for s in &g.settings {
+        let v = r.settings.get(&s.name).map_or("", String::as_str);
+        let _ = write!(line, "{:>w$} ", v, w = s.name.len().max(8));
+    }
+    let ms = |b: &str| r.breakdown_ms.get(b).copied().unwrap_or(0.0);
+    let growth = r
+        .tps_growth_per_doubling
+        .filter(|g| g.is_finite())
+        .map_or("".to_string(), |g| format!("{:+.0}%", g * 100.0));
+    let steady = match (r.steady_tps, r.steady_tps_ci95) {
+        (Some(t), Some(h)) if t > 0.0 => format!("{t:.0} ±{:.1}%", h / t * 100.0),
+        _ => "-".to_string(),
+    };
+    let is_knee = doc
+        .knees
+        .iter()
+        .any(|k| k.series == r.series && k.knee.as_ref().is_some_and(|k| k.clients == r.clients));
+    let _ = write!(
+        line,
+        "{:>7} {:>10.0} {:>14} {:>8} {:>8.3} {:>8.3} {:>8.3} {:>7.2} {:>7.3} {:>9.3} {:>9.3} {:>9.3} {:>4.0}%",
+        r.clients,
+        r.tps,
+        steady,
+        growth,
+        r.latency_avg_ms,
+        r.latency_p50_ms,
+        r.latency_p99_ms,
+        r.commits_per_flush,
+        ms("cpu") + ms("cpu_queue"),
+        ms("page_read"),
+        ms("lock_wait"),
+        ms("wal_fsync"),
+        r.cpu_utilisation * 100.0
     );
-    let _ = writeln!(o, "knee: {}", doc.knee_rule);
-    for k in &doc.knees {
-        let _ = writeln!(o, "  {}: {}", k.series, k.note);
+    if is_knee {
+        line.push_str("  ◀ knee");
     }
-    o
+    if r.partial {
+        line.push_str("  (partial)");
+    }
+    line
 }

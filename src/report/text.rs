@@ -9,13 +9,33 @@ use super::{RunResult, TimerLagFigures};
 /// Render the report as pgbench-like text.
 pub fn render(r: &RunResult) -> String {
     let mut o = String::new();
-    let s = &r.summary;
+    header_lines(&mut o, r);
+    summary_lines(&mut o, r);
+    if let Some(st) = &r.steady_state {
+        o.push_str(&steady_block(st));
+    }
+    let l = &r.summary.latency_ms;
+    let _ = writeln!(
+        o,
+        "\nlatency percentiles: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms",
+        l.p50, l.p90, l.p99, l.p99_9, l.max
+    );
+
+    breakdown_table(&mut o, r);
+
+    io_section(&mut o, r);
+    o
+}
+
+/// What was run, as pgbench's header states it: the partial warning,
+/// the transaction type, scale, clients, threads and how long.
+fn header_lines(o: &mut String, r: &RunResult) {
     let run = &r.run;
     if r.partial {
         let _ = writeln!(
             o,
             "*** partial result: the run was interrupted after {:.1} s ***",
-            s.elapsed_s
+            r.summary.elapsed_s
         );
     }
     let _ = writeln!(
@@ -30,6 +50,13 @@ pub fn render(r: &RunResult) -> String {
     let _ = writeln!(o, "query mode: {}", run.query_mode);
     let _ = writeln!(o, "number of clients: {}", run.clients);
     let _ = writeln!(o, "number of threads: {}", run.jobs.max(1));
+    duration_line(o, r);
+}
+
+/// The run's length: pgbench's duration or transactions per client, and
+/// why model stopped where it did.
+fn duration_line(o: &mut String, r: &RunResult) {
+    let run = &r.run;
     match (run.duration_s, run.transactions_per_client) {
         (Some(d), _) => match (run.stopped_on.as_deref(), run.precision_pct) {
             (Some("precision"), Some(p)) => {
@@ -52,7 +79,7 @@ pub fn render(r: &RunResult) -> String {
             let _ = writeln!(
                 o,
                 "number of transactions per client: {t} (not all done by {:.0} s, the most model simulates)",
-                s.elapsed_s
+                r.summary.elapsed_s
             );
         }
         (None, Some(t)) => {
@@ -60,6 +87,12 @@ pub fn render(r: &RunResult) -> String {
         }
         _ => {}
     }
+}
+
+/// pgbench's whole-run figures: transactions, latency, the rate limit's
+/// lag and skips, tps.
+fn summary_lines(o: &mut String, r: &RunResult) {
+    let s = &r.summary;
     let _ = writeln!(
         o,
         "number of transactions actually processed: {}",
@@ -98,20 +131,6 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     let _ = writeln!(o, "tps = {:.6} (without initial connection time)", s.tps);
-    if let Some(st) = &r.steady_state {
-        o.push_str(&steady_block(st));
-    }
-    let l = &s.latency_ms;
-    let _ = writeln!(
-        o,
-        "\nlatency percentiles: p50 {:.3} ms, p90 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms",
-        l.p50, l.p90, l.p99, l.p99_9, l.max
-    );
-
-    breakdown_table(&mut o, r);
-
-    io_section(&mut o, r);
-    o
 }
 
 /// The per-transaction breakdown: each bucket's mean, share and p99.
@@ -148,13 +167,37 @@ fn breakdown_table(o: &mut String, r: &RunResult) {
     let _ = writeln!(o, "  {:<12} {:>10.1} {:>6.1}%", "total", total, 100.0);
 }
 
+/// One row of the I/O section: a label and its value, aligned.
+fn row(o: &mut String, name: &str, value: String) {
+    let _ = writeln!(o, "  {name:<34} {value}");
+}
+
 /// The I/O lines, the archive's and the timer lag's, with their warnings.
 fn io_section(o: &mut String, r: &RunResult) {
-    let io = &r.io;
     let _ = writeln!(o, "\nI/O:");
-    let row = |o: &mut String, name: &str, value: String| {
-        let _ = writeln!(o, "  {name:<34} {value}");
+    data_and_wal_rows(o, r);
+    let archive_warnings = match &r.archive {
+        Some(a) => {
+            let (rows, warnings) = a.text();
+            for (label, value) in rows {
+                row(o, &label, value);
+            }
+            warnings
+        }
+        None => Vec::new(),
     };
+    buffer_and_cpu_rows(o, r);
+    for w in archive_warnings {
+        let _ = writeln!(o, "\n{w}");
+    }
+    if let Some(lag) = &r.run.timer_lag {
+        timer_lag_rows(o, lag);
+    }
+}
+
+/// The data file's reads and writes, the WAL's, and each standby's.
+fn data_and_wal_rows(o: &mut String, r: &RunResult) {
+    let io = &r.io;
     row(
         o,
         "data reads/s",
@@ -205,16 +248,11 @@ fn io_section(o: &mut String, r: &RunResult) {
             ),
         );
     }
-    let archive_warnings = match &r.archive {
-        Some(a) => {
-            let (rows, warnings) = a.text();
-            for (label, value) in rows {
-                row(o, &label, value);
-            }
-            warnings
-        }
-        None => Vec::new(),
-    };
+}
+
+/// The buffer cache, full-page images, checkpoints and the modelled CPU.
+fn buffer_and_cpu_rows(o: &mut String, r: &RunResult) {
+    let io = &r.io;
     row(
         o,
         "buffer hit ratio",
@@ -267,27 +305,27 @@ fn io_section(o: &mut String, r: &RunResult) {
             ),
         );
     }
-    for w in archive_warnings {
-        let _ = writeln!(o, "\n{w}");
-    }
-    if let Some(lag) = &r.run.timer_lag {
-        row(
+}
+
+/// How late pgiosim's own loop handled its timers, and a warning when
+/// that was late enough to show in the figures.
+fn timer_lag_rows(o: &mut String, lag: &TimerLagFigures) {
+    row(
+        o,
+        "timer lag (pgiosim's own loop)",
+        format!(
+            "mean {:.1} µs, p99 {:.1} µs, max {:.0} µs",
+            lag.mean_us, lag.p99_us, lag.max_us
+        ),
+    );
+    if lag.mean_us > TimerLagFigures::WARN_MEAN_US {
+        let _ = writeln!(
             o,
-            "timer lag (pgiosim's own loop)",
-            format!(
-                "mean {:.1} µs, p99 {:.1} µs, max {:.0} µs",
-                lag.mean_us, lag.p99_us, lag.max_us
-            ),
+            "\nwarning: pgiosim handled its timers {:.0} µs late on average, so modelled \
+             CPU and round trips ran long and the excess shows as cpu_queue; the host's \
+             CPU was busy, or submitting I/O blocked (a throttled cgroup can do that)",
+            lag.mean_us
         );
-        if lag.mean_us > TimerLagFigures::WARN_MEAN_US {
-            let _ = writeln!(
-                o,
-                "\nwarning: pgiosim handled its timers {:.0} µs late on average, so modelled \
-                 CPU and round trips ran long and the excess shows as cpu_queue; the host's \
-                 CPU was busy, or submitting I/O blocked (a throttled cgroup can do that)",
-                lag.mean_us
-            );
-        }
     }
 }
 

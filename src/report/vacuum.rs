@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::one_shot::{DiskCounters, OneShotRun};
-use crate::core::database::Database;
+use crate::core::database::{Database, VacuumPhaseStats};
 use crate::core::io::PAGE_BYTES;
 use crate::settings::Settings;
 
@@ -101,6 +101,26 @@ pub struct VacuumResult {
     pub settings: serde_json::Value,
 }
 
+impl PhaseResult {
+    /// One phase's figures as the core counted them.
+    fn new(p: &VacuumPhaseStats) -> PhaseResult {
+        PhaseResult {
+            seconds: p.time as f64 / 1e9,
+            pages: p.pages,
+            pages_hit: p.hits,
+            pages_read: p.misses,
+            pages_dirtied: p.dirtied,
+            pages_written: p.written,
+            device_reads: p.device_reads,
+            device_read_bytes: p.device_read_bytes,
+            wal_bytes: p.wal_bytes,
+            full_page_images: p.full_page_images,
+            cpu_s: p.cpu as f64 / 1e9,
+            cost_sleep_s: p.sleep as f64 / 1e9,
+        }
+    }
+}
+
 impl VacuumResult {
     /// The result of the vacuum `db` ran, of `table`, with `settings`.
     pub fn from_database(
@@ -112,27 +132,10 @@ impl VacuumResult {
         let c = db.stats().counters;
         let seconds = db.end_time().unwrap_or(0) as f64 / 1e9;
         let v = db.vacuum_summary().clone();
-        let phase = |i: usize| {
-            let p = &v.phases[i];
-            PhaseResult {
-                seconds: p.time as f64 / 1e9,
-                pages: p.pages,
-                pages_hit: p.hits,
-                pages_read: p.misses,
-                pages_dirtied: p.dirtied,
-                pages_written: p.written,
-                device_reads: p.device_reads,
-                device_read_bytes: p.device_read_bytes,
-                wal_bytes: p.wal_bytes,
-                full_page_images: p.full_page_images,
-                cpu_s: p.cpu as f64 / 1e9,
-                cost_sleep_s: p.sleep as f64 / 1e9,
-            }
-        };
         let phases = Phases {
-            scan_heap: phase(0),
-            vacuum_indexes: phase(1),
-            vacuum_heap: phase(2),
+            scan_heap: PhaseResult::new(&v.phases[0]),
+            vacuum_indexes: PhaseResult::new(&v.phases[1]),
+            vacuum_heap: PhaseResult::new(&v.phases[2]),
         };
         let all = [
             &phases.scan_heap,
@@ -214,42 +217,7 @@ pub fn render(r: &VacuumResult) -> String {
         r.index_passes,
         crate::units::format_memory(r.read_ahead_bytes)
     );
-    let _ = writeln!(
-        report,
-        "  {:<15} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>7}",
-        "phase",
-        "s",
-        "pages",
-        "hit",
-        "read",
-        "dirtied",
-        "written",
-        "dev reads",
-        "dev MB",
-        "WAL MB",
-        "CPU s"
-    );
-    for (name, p) in [
-        ("I scan heap", &r.phases.scan_heap),
-        ("II indexes", &r.phases.vacuum_indexes),
-        ("III heap", &r.phases.vacuum_heap),
-    ] {
-        let _ = writeln!(
-            report,
-            "  {:<15} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8.0} {:>7.0} {:>7.1}",
-            name,
-            p.seconds,
-            p.pages,
-            p.pages_hit,
-            p.pages_read,
-            p.pages_dirtied,
-            p.pages_written,
-            p.device_reads,
-            p.device_read_bytes as f64 / 1e6,
-            p.wal_bytes as f64 / 1e6,
-            p.cpu_s
-        );
-    }
+    phase_table(&mut report, r);
     let _ = writeln!(
         report,
         "  WAL {:.1} MB ({} full-page images), cost-delay sleep {:.1} s, {} pages set all-visible ({} VM pages dirtied)",
@@ -271,4 +239,44 @@ pub fn render(r: &VacuumResult) -> String {
         );
     }
     report
+}
+
+/// The three phases' figures, a row each.
+fn phase_table(o: &mut String, r: &VacuumResult) {
+    let _ = writeln!(
+        o,
+        "  {:<15} {:>8} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8} {:>7} {:>7}",
+        "phase",
+        "s",
+        "pages",
+        "hit",
+        "read",
+        "dirtied",
+        "written",
+        "dev reads",
+        "dev MB",
+        "WAL MB",
+        "CPU s"
+    );
+    for (name, p) in [
+        ("I scan heap", &r.phases.scan_heap),
+        ("II indexes", &r.phases.vacuum_indexes),
+        ("III heap", &r.phases.vacuum_heap),
+    ] {
+        let _ = writeln!(
+            o,
+            "  {:<15} {:>8.1} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>8.0} {:>7.0} {:>7.1}",
+            name,
+            p.seconds,
+            p.pages,
+            p.pages_hit,
+            p.pages_read,
+            p.pages_dirtied,
+            p.pages_written,
+            p.device_reads,
+            p.device_read_bytes as f64 / 1e6,
+            p.wal_bytes as f64 / 1e6,
+            p.cpu_s
+        );
+    }
 }

@@ -303,3 +303,24 @@ fn the_interval_widens_with_noise() {
     };
     assert!(hw(&noisy) > 5.0 * hw(&calm));
 }
+
+#[test]
+fn a_pool_that_stopped_growing_short_of_full_is_not_still_filling() {
+    let s: Vec<Second> = (0..200)
+        .map(|i| second((1000.0 * wobble(i, 0.03)) as u64, 1))
+        .collect();
+    let mut r = run(&s, &[]);
+    r.fills_shared_buffers = true;
+    r.milestones.shared_buffers_grew = Some(40 * SEC);
+    assert!(
+        matches!(analyse(&r), Outcome::Steady(_)),
+        "a pool that last grew at 40 s of 200 holds the working set"
+    );
+    r.milestones.shared_buffers_grew = Some(150 * SEC);
+    let Outcome::NotReached(why) = analyse(&r) else {
+        panic!("a pool still growing at 150 s of 200 is filling")
+    };
+    assert!(why.contains("still filling"), "{why}");
+    r.milestones.shared_buffers_grew = None;
+    assert!(matches!(analyse(&r), Outcome::NotReached(_)));
+}

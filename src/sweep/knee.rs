@@ -53,77 +53,14 @@ pub fn knees(table: &[SweepRow]) -> Vec<SeriesKnee> {
                 .iter()
                 .filter(|r| r.series == name && !r.partial)
                 .collect();
-            if rows.is_empty() {
-                let first = table.iter().find(|r| r.series == name).expect("a row");
-                return SeriesKnee {
-                    series: name.to_string(),
-                    device: first.device.clone(),
-                    settings: first.settings.clone(),
-                    knee: None,
-                    note: "none: no point of this series ran to its end".into(),
-                };
-            }
-            let input: Vec<KneeInput> = rows
-                .iter()
-                .map(|r| KneeInput {
-                    clients: r.clients,
-                    tps: r.answer_tps(),
-                    p99_ms: r.latency_p99_ms,
-                })
-                .collect();
-            let first = rows[0];
-            let last = rows[rows.len() - 1];
-            let (knee, note) = match find_knee(&input) {
-                Some(i) => {
-                    let k = rows[i];
-                    let steps: Vec<String> = rows[i + 1..]
-                        .iter()
-                        .map(|r| {
-                            format!(
-                                "{:+.0}% at {}",
-                                r.tps_growth_per_doubling.unwrap_or(f64::NAN) * 100.0,
-                                r.clients
-                            )
-                        })
-                        .collect();
-                    (
-                        Some(Knee {
-                            clients: k.clients,
-                            tps: k.answer_tps(),
-                            latency_p99_ms: k.latency_p99_ms,
-                            commits_per_flush: k.commits_per_flush,
-                        }),
-                        format!(
-                            "{} clients: {:.0} tps, p99 {:.2} ms, {:.2} commits per WAL flush; beyond it tps per doubling {} while p99 rises to {:.2} ms",
-                            k.clients,
-                            k.answer_tps(),
-                            k.latency_p99_ms,
-                            k.commits_per_flush,
-                            steps.join(", "),
-                            last.latency_p99_ms
-                        ),
-                    )
-                }
-                None if rows.len() < 2 => (
-                    None,
-                    format!("none: one client count ({}) is no curve", first.clients),
-                ),
-                None => {
-                    let g = last.tps_growth_per_doubling.unwrap_or(f64::NAN);
-                    let why = if g >= KNEE_GROWTH {
-                        format!(
-                            "tps still grows {:+.0}% per doubling at {} clients",
-                            g * 100.0,
-                            last.clients
-                        )
-                    } else {
-                        "tps flattens but p99 does not keep rising".to_string()
-                    };
-                    (
-                        None,
-                        format!("none up to {} clients: {why}", last.clients),
-                    )
-                }
+            let first = rows
+                .first()
+                .copied()
+                .unwrap_or_else(|| table.iter().find(|r| r.series == name).expect("a row"));
+            let (knee, note) = if rows.is_empty() {
+                (None, "none: no point of this series ran to its end".into())
+            } else {
+                series_knee(&rows)
             };
             SeriesKnee {
                 series: name.to_string(),
@@ -134,6 +71,69 @@ pub fn knees(table: &[SweepRow]) -> Vec<SeriesKnee> {
             }
         })
         .collect()
+}
+
+/// The knee of one series' finished points (at least one), and a note
+/// saying where it is and what follows it, or why there is none.
+fn series_knee(rows: &[&SweepRow]) -> (Option<Knee>, String) {
+    let input: Vec<KneeInput> = rows
+        .iter()
+        .map(|r| KneeInput {
+            clients: r.clients,
+            tps: r.answer_tps(),
+            p99_ms: r.latency_p99_ms,
+        })
+        .collect();
+    let last = rows[rows.len() - 1];
+    match find_knee(&input) {
+        Some(i) => {
+            let k = rows[i];
+            let steps: Vec<String> = rows[i + 1..]
+                .iter()
+                .map(|r| {
+                    format!(
+                        "{:+.0}% at {}",
+                        r.tps_growth_per_doubling.unwrap_or(f64::NAN) * 100.0,
+                        r.clients
+                    )
+                })
+                .collect();
+            (
+                Some(Knee {
+                    clients: k.clients,
+                    tps: k.answer_tps(),
+                    latency_p99_ms: k.latency_p99_ms,
+                    commits_per_flush: k.commits_per_flush,
+                }),
+                format!(
+                    "{} clients: {:.0} tps, p99 {:.2} ms, {:.2} commits per WAL flush; beyond it tps per doubling {} while p99 rises to {:.2} ms",
+                    k.clients,
+                    k.answer_tps(),
+                    k.latency_p99_ms,
+                    k.commits_per_flush,
+                    steps.join(", "),
+                    last.latency_p99_ms
+                ),
+            )
+        }
+        None if rows.len() < 2 => (
+            None,
+            format!("none: one client count ({}) is no curve", rows[0].clients),
+        ),
+        None => {
+            let g = last.tps_growth_per_doubling.unwrap_or(f64::NAN);
+            let why = if g >= KNEE_GROWTH {
+                format!(
+                    "tps still grows {:+.0}% per doubling at {} clients",
+                    g * 100.0,
+                    last.clients
+                )
+            } else {
+                "tps flattens but p99 does not keep rising".to_string()
+            };
+            (None, format!("none up to {} clients: {why}", last.clients))
+        }
+    }
 }
 
 /// The rule, in words, as the JSON carries it.

@@ -150,6 +150,7 @@ fn this_vm() -> Measured {
         seq_write: seq(2724.0),
         seq_read: seq(1532.0),
         size_bytes: 1 << 30,
+        inode_sync_tick_ms: None,
     }
 }
 
@@ -297,6 +298,7 @@ fn a_blkio_throttle_becomes_caps() {
         seq_write: seq(124.0),
         seq_read: seq(126.0),
         size_bytes: 256 << 20,
+        inode_sync_tick_ms: None,
     };
     let (p, knee_qd, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(knee_qd, 1);

@@ -22,8 +22,9 @@ pub(super) struct Observed {
     pub non_hot: f64,
 }
 
-/// The figures of one observation; an error when nothing was committed.
-pub(super) fn observe(obs: &Observation) -> Result<Observed> {
+/// The transactions others than the capture committed; an error when the
+/// interval was empty or none were.
+fn others_commits(obs: &Observation) -> Result<i64> {
     let d = &obs.delta;
     if d.seconds <= 0.0 {
         bail!("the capture interval was empty: the server's clock did not advance");
@@ -36,6 +37,24 @@ pub(super) fn observe(obs: &Observation) -> Result<Observed> {
             d.seconds
         );
     }
+    Ok(commits)
+}
+
+/// WAL bytes per transaction less the full-page images' (at the
+/// reference's image size), floored at what the records need.
+fn without_fpi(wal_per_tx: f64, fpi_per_tx: Option<f64>, records_per_tx: Option<f64>) -> f64 {
+    let floor = records_per_tx.map_or(0.0, |r| r * MIN_RECORD_BYTES);
+    let fpi_bytes = reference().full_page_image_bytes as f64;
+    (wal_per_tx - fpi_per_tx.unwrap_or(0.0) * fpi_bytes)
+        .max(floor)
+        .min(wal_per_tx)
+        .max(0.0)
+}
+
+/// The figures of one observation; an error when nothing was committed.
+pub(super) fn observe(obs: &Observation) -> Result<Observed> {
+    let d = &obs.delta;
+    let commits = others_commits(obs)?;
     let n = commits as f64;
     let tps = n / d.seconds;
     let (wal_bytes, wal_bytes_from) = match d.wal_bytes {
@@ -45,12 +64,7 @@ pub(super) fn observe(obs: &Observation) -> Result<Observed> {
     let wal_per_tx = per(wal_bytes, n);
     let fpi_per_tx = d.wal_fpi.map(|f| per(f, n));
     let records_per_tx = d.wal_records.map(|r| per(r, n));
-    let floor = records_per_tx.map_or(0.0, |r| r * MIN_RECORD_BYTES);
-    let fpi_bytes = reference().full_page_image_bytes as f64;
-    let wal_records_bytes = (wal_per_tx - fpi_per_tx.unwrap_or(0.0) * fpi_bytes)
-        .max(floor)
-        .min(wal_per_tx)
-        .max(0.0);
+    let wal_records_bytes = without_fpi(wal_per_tx, fpi_per_tx, records_per_tx);
     let hot_share = (d.n_tup_upd > 0).then(|| per(d.n_tup_hot_upd, d.n_tup_upd as f64));
     let non_hot = hot_share.map_or(0.0, |h| (1.0 - h).clamp(0.0, 1.0));
     let accesses = d.blks_read + d.blks_hit;

@@ -47,38 +47,21 @@ fn pgbench_like() -> Observation {
             heap_bytes: 3280 * 8192,
             index_bytes: 560 * 8192,
         }),
-        settings: vec![
-            ServerSetting {
-                name: "shared_buffers".into(),
-                setting: "2048".into(),
-                unit: "8kB".into(),
-            },
-            ServerSetting {
-                name: "synchronous_commit".into(),
-                setting: "on".into(),
-                unit: "".into(),
-            },
-            ServerSetting {
-                name: "checkpoint_timeout".into(),
-                setting: "300".into(),
-                unit: "s".into(),
-            },
-            ServerSetting {
-                name: "max_wal_size".into(),
-                setting: "1024".into(),
-                unit: "MB".into(),
-            },
-            ServerSetting {
-                name: "commit_delay".into(),
-                setting: "0".into(),
-                unit: "".into(),
-            },
-            ServerSetting {
-                name: "wal_compression".into(),
-                setting: "off".into(),
-                unit: "".into(),
-            },
-        ],
+        settings: [
+            ("shared_buffers", "2048", "8kB"),
+            ("synchronous_commit", "on", ""),
+            ("checkpoint_timeout", "300", "s"),
+            ("max_wal_size", "1024", "MB"),
+            ("commit_delay", "0", ""),
+            ("wal_compression", "off", ""),
+        ]
+        .into_iter()
+        .map(|(name, setting, unit)| ServerSetting {
+            name: name.into(),
+            setting: setting.into(),
+            unit: unit.into(),
+        })
+        .collect(),
         clients: 4,
         active_mean: 3.5,
         wal_io_source: "pg_stat_wal.wal_write and wal_sync".into(),

@@ -51,95 +51,20 @@ pub(super) fn transactions(types: &[TxType], shape: &Shape) -> Vec<TransactionSp
 fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
     let mut keys = BTreeMap::new();
     let mut statements = Vec::new();
-    let key = |keys: &mut BTreeMap<String, KeySpec>| {
-        let k = format!("k{}", keys.len() + 1);
-        keys.insert(
-            k.clone(),
-            KeySpec {
-                table: "data".into(),
-                distribution: shape.distribution,
-            },
-        );
-        k
-    };
     for _ in 0..t.updates {
-        let k = key(&mut keys);
-        statements.push(StatementSpec {
-            sql: Some(format!("UPDATE data SET ... WHERE key = :{k}")),
-            update: Some(ChangeSpec {
-                key: k,
-                non_hot_fraction: Some((shape.non_hot * 1000.0).round() / 1000.0),
-                table: "data".into(),
-                wal_bytes: shape.wal_of(update_wal()),
-            }),
-            ..StatementSpec::default()
-        });
+        statements.push(update(new_key(&mut keys, shape), shape));
     }
     for _ in 0..t.reads {
-        let k = key(&mut keys);
-        statements.push(match shape.read_range_rows {
-            None => StatementSpec {
-                sql: Some(format!("SELECT ... FROM data WHERE key = :{k}")),
-                read: Some(ReadSpec {
-                    key: k,
-                    table: "data".into(),
-                }),
-                ..StatementSpec::default()
-            },
-            Some(rows) => StatementSpec {
-                sql: Some(format!(
-                    "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
-                )),
-                range: Some(RangeSpec {
-                    key: k,
-                    rows: rows.min(shape.data_rows),
-                    table: "data".into(),
-                }),
-                ..StatementSpec::default()
-            },
-        });
+        statements.push(read(new_key(&mut keys, shape), shape));
     }
     for _ in 0..t.deletes {
-        let k = key(&mut keys);
-        statements.push(StatementSpec {
-            sql: Some(format!("DELETE FROM data WHERE key = :{k}")),
-            delete: Some(ChangeSpec {
-                key: k,
-                non_hot_fraction: None,
-                table: "data".into(),
-                wal_bytes: shape.wal_of(DELETE_WAL),
-            }),
-            ..StatementSpec::default()
-        });
+        statements.push(delete(new_key(&mut keys, shape), shape));
     }
     for _ in 0..t.inserts {
-        statements.push(StatementSpec {
-            sql: Some("INSERT INTO inserted VALUES (...)".into()),
-            insert: Some(InsertSpec {
-                table: "inserted".into(),
-                wal_bytes: shape.wal_of(insert_wal()),
-            }),
-            ..StatementSpec::default()
-        });
+        statements.push(insert(shape));
     }
     if let Some(rows) = shape.range_rows {
-        let k = key(&mut keys);
-        statements.push(StatementSpec {
-            sql: Some(format!(
-                "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
-            )),
-            range: Some(RangeSpec {
-                key: k,
-                rows,
-                table: "data".into(),
-            }),
-            source: Some(format!(
-                "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
-                num(shape.observed_accesses, 1),
-                num(shape.observed_accesses - shape.point_accesses, 1)
-            )),
-            ..StatementSpec::default()
-        });
+        statements.push(range_fill(new_key(&mut keys, shape), rows, shape));
     }
     if statements.len() > 1 {
         statements.insert(0, sql_only("BEGIN"));
@@ -172,6 +97,105 @@ fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
                 n_types
             )
         }),
+    }
+}
+
+/// The next key of the transaction, k1, k2, …, on the data table.
+fn new_key(keys: &mut BTreeMap<String, KeySpec>, shape: &Shape) -> String {
+    let k = format!("k{}", keys.len() + 1);
+    keys.insert(
+        k.clone(),
+        KeySpec {
+            table: "data".into(),
+            distribution: shape.distribution,
+        },
+    );
+    k
+}
+
+/// An update of the row at key `k`.
+fn update(k: String, shape: &Shape) -> StatementSpec {
+    StatementSpec {
+        sql: Some(format!("UPDATE data SET ... WHERE key = :{k}")),
+        update: Some(ChangeSpec {
+            key: k,
+            non_hot_fraction: Some((shape.non_hot * 1000.0).round() / 1000.0),
+            table: "data".into(),
+            wal_bytes: shape.wal_of(update_wal()),
+        }),
+        ..StatementSpec::default()
+    }
+}
+
+/// A read at key `k`: of one row, or a range scan when reads are.
+fn read(k: String, shape: &Shape) -> StatementSpec {
+    match shape.read_range_rows {
+        None => StatementSpec {
+            sql: Some(format!("SELECT ... FROM data WHERE key = :{k}")),
+            read: Some(ReadSpec {
+                key: k,
+                table: "data".into(),
+            }),
+            ..StatementSpec::default()
+        },
+        Some(rows) => StatementSpec {
+            sql: Some(format!(
+                "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+            )),
+            range: Some(RangeSpec {
+                key: k,
+                rows: rows.min(shape.data_rows),
+                table: "data".into(),
+            }),
+            ..StatementSpec::default()
+        },
+    }
+}
+
+/// A delete of the row at key `k`.
+fn delete(k: String, shape: &Shape) -> StatementSpec {
+    StatementSpec {
+        sql: Some(format!("DELETE FROM data WHERE key = :{k}")),
+        delete: Some(ChangeSpec {
+            key: k,
+            non_hot_fraction: None,
+            table: "data".into(),
+            wal_bytes: shape.wal_of(DELETE_WAL),
+        }),
+        ..StatementSpec::default()
+    }
+}
+
+/// An insert into the append-only table.
+fn insert(shape: &Shape) -> StatementSpec {
+    StatementSpec {
+        sql: Some("INSERT INTO inserted VALUES (...)".into()),
+        insert: Some(InsertSpec {
+            table: "inserted".into(),
+            wal_bytes: shape.wal_of(insert_wal()),
+        }),
+        ..StatementSpec::default()
+    }
+}
+
+/// The range scan from key `k` of `rows` rows that makes up the pages
+/// touched beyond what the point accesses touch.
+fn range_fill(k: String, rows: u64, shape: &Shape) -> StatementSpec {
+    StatementSpec {
+        sql: Some(format!(
+            "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
+        )),
+        range: Some(RangeSpec {
+            key: k,
+            rows,
+            table: "data".into(),
+        }),
+        source: Some(format!(
+            "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
+            num(shape.observed_accesses, 1),
+            num(shape.observed_accesses - shape.point_accesses, 1)
+        )),
+        ..StatementSpec::default()
     }
 }
 

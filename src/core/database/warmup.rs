@@ -16,5 +16,15 @@ impl Database {
         if m.os_cache_full.is_none() && self.os_cache.is_full() {
             m.os_cache_full = Some(now);
         }
+        let used = self.pool.used();
+        if used > m.shared_buffers_used {
+            m.shared_buffers_used = used;
+            m.shared_buffers_grew = Some(now);
+        }
+        let held = self.os_cache.held();
+        if held > m.os_cache_used {
+            m.os_cache_used = held;
+            m.os_cache_grew = Some(now);
+        }
     }
 }
