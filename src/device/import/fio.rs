@@ -409,8 +409,8 @@ fn read_kept(text: &str) -> serde_json::Result<Value> {
     use serde::de::DeserializeSeed;
     let keep = |k: &str| FIO_FIELDS.contains(&k);
     let mut de = serde_json::Deserializer::from_str(text);
-    let v = crate::json_bound::within(FIO_BUDGET_BYTES, || {
-        crate::json_bound::Kept { keep: &keep }.deserialize(&mut de)
+    let v = crate::json_memory::within(FIO_BUDGET_BYTES, || {
+        crate::json_memory::Kept { keep: &keep }.deserialize(&mut de)
     })?;
     de.end()?;
     Ok(v)
