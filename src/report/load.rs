@@ -161,7 +161,7 @@ impl RunResult {
     }
 
     /// The device profile's name for a modelled run.
-    pub fn device_name(&self) -> Option<&str> {
+    pub fn device_profile_name(&self) -> Option<&str> {
         self.run
             .device
             .as_ref()
@@ -171,7 +171,7 @@ impl RunResult {
 
     /// Where the run ran: the device model's name, or "disk (engine)".
     pub fn target(&self) -> String {
-        match self.device_name() {
+        match self.device_profile_name() {
             Some(d) => d.to_string(),
             None if self.run.mode == "run" => format!("disk ({})", self.run.io_engine),
             None => self.run.mode.clone(),
