@@ -15,7 +15,7 @@ use crate::device::name::load_profile;
 use crate::error::usage;
 use crate::plan::{
     DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, MODEL_TIME_MAX, Mode,
-    SETTLE_CAP, Shape, Target, resolve_settings,
+    RunShape, SETTLE_CAP, Target, resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
@@ -301,7 +301,7 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     /// `model`'s length: without -T or -t it runs until it knows the
     /// steady state (`--precision`, default ±2%).
-    pub fn model_shape(&self) -> Result<Shape> {
+    pub fn shape_for_model(&self) -> Result<RunShape> {
         let mut shape = self.shape()?;
         if self.time.is_none() && self.transactions.is_none() && self.precision.is_none() {
             shape.length = Length::Settle {
@@ -315,7 +315,7 @@ impl WorkloadArgs {
 
     /// `model`'s -T, and -t at a -R, within [`MODEL_TIME_MAX`] of simulated
     /// time: a model with little to do still steps through every second.
-    fn check_model_time(&self, shape: &Shape) -> Result<()> {
+    fn check_model_time(&self, shape: &RunShape) -> Result<()> {
         let max_s = MODEL_TIME_MAX / SEC;
         match (shape.length, shape.rate) {
             (Length::Duration(d), _) if d > MODEL_TIME_MAX => Err(usage(format!(
@@ -340,7 +340,7 @@ impl WorkloadArgs {
 
     /// `run`'s length: -T, -t or 10 s; a real disk is not run to a
     /// precision.
-    pub fn run_shape(&self) -> Result<Shape> {
+    pub fn shape_for_run(&self) -> Result<RunShape> {
         if self.precision.is_some() {
             return Err(usage(
                 "--precision: only `model` stops on precision; `run` lasts -T (default 10 s)",
@@ -350,7 +350,7 @@ impl WorkloadArgs {
     }
 
     /// The run's shape these flags give, each value checked on its own.
-    pub fn shape(&self) -> Result<Shape> {
+    pub fn shape(&self) -> Result<RunShape> {
         let workload = self.choice.parts()?;
         let client_rtt = self.client_rtt()?;
         if self.jobs == Some(0) {
@@ -365,7 +365,7 @@ impl WorkloadArgs {
         let standbys = crate::standby::gather(&self.standbys, self.standby_file.as_deref())
             .map_err(|e| usage(format!("{e:#}")))?;
         let progress = self.progress_ns()?;
-        Ok(Shape {
+        Ok(RunShape {
             workload,
             scale: self.scale,
             clients: self.clients,

@@ -2,7 +2,7 @@
 //! describe it and the execution that carries it out ([`crate::execute`]).
 //!
 //! The command line (`cli`) and the grid of `sweep` both build a
-//! [`RunPlan`]: a [`Shape`] (the workload, scale, clients, duration, CPUs,
+//! [`RunPlan`]: a [`RunShape`] (the workload, scale, clients, duration, CPUs,
 //! ... as values, each flag already parsed), the PostgreSQL [`Settings`] and
 //! a [`Target`] (the device model or the files on this disk). Building the
 //! plan checks what only the whole run can check (jobs against clients,
@@ -128,7 +128,7 @@ pub enum Mode {
 /// A run's shape: everything its flags say but the settings and where it
 /// runs, each value parsed and checked on its own.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub struct RunShape {
     /// The workload(s) with their weights.
     pub workload: Vec<(WorkloadSpec, f64)>,
     /// pgbench scale factor.
@@ -181,11 +181,11 @@ pub struct Shape {
     pub mode: Mode,
 }
 
-impl Shape {
+impl RunShape {
     /// `workload` at `scale` with every other value at its default, as if
     /// no other flag were given.
-    pub fn new(workload: Vec<(WorkloadSpec, f64)>, scale: u64, seed: u64) -> Shape {
-        Shape {
+    pub fn new(workload: Vec<(WorkloadSpec, f64)>, scale: u64, seed: u64) -> RunShape {
+        RunShape {
             workload,
             scale,
             clients: 1,
@@ -376,7 +376,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// Compile the workload, check the run as a whole and build the core's
     /// configuration.
-    pub fn new(shape: Shape, settings: Settings, target: Target) -> Result<RunPlan> {
+    pub fn new(shape: RunShape, settings: Settings, target: Target) -> Result<RunPlan> {
         // The workload and the scale are the user's: a mix that cannot be
         // built (tables too large to model, tables that differ) is bad input.
         let mut workload = Script::mix(&shape.workload, shape.scale).map_err(bad_input)?;
@@ -527,7 +527,7 @@ fn check_cpu_growth(cfg: &CoreConfig, workload: &Script) -> Result<()> {
     Ok(())
 }
 
-fn cores(shape: &Shape) -> Result<(u32, u32)> {
+fn cores(shape: &RunShape) -> Result<(u32, u32)> {
     let cpus = shape
         .cpus
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
@@ -543,7 +543,7 @@ fn cores(shape: &Shape) -> Result<(u32, u32)> {
 
 /// shared_buffers in buffers, checked against the model's bound and
 /// PostgreSQL's two buffers a backend.
-fn buffers(shape: &Shape, s: &Settings) -> Result<u32> {
+fn buffers(shape: &RunShape, s: &Settings) -> Result<u32> {
     if s.shared_buffers_bytes > SHARED_BUFFERS_MAX_BYTES {
         return Err(usage(format!(
             "shared_buffers = {}: at most {} is modelled (the model keeps every buffer in \
@@ -569,7 +569,7 @@ fn buffers(shape: &Shape, s: &Settings) -> Result<u32> {
 
 /// The modelled page cache: `--os-cache`, else what the server's RAM
 /// leaves (`--ram` or a preset's), else none.
-fn page_cache_bytes(shape: &Shape, s: &Settings) -> Result<u64> {
+fn page_cache_bytes(shape: &RunShape, s: &Settings) -> Result<u64> {
     Ok(match (shape.os_cache_bytes, shape.ram_bytes) {
         (Some(b), _) => b,
         (None, Some(ram)) => {
@@ -627,7 +627,7 @@ fn kernel_writeback(
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
-fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
+fn core_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
     let benchmark = benchmark_config(shape, s, workload)?;
     Ok(match &shape.mode {
         Mode::Benchmark => benchmark,
@@ -670,7 +670,7 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
 
 /// The pgbench client threads of `shape` (0: the clients share no thread),
 /// refusing more threads than clients, as pgbench does, and no clients.
-fn client_threads(shape: &Shape) -> Result<u32> {
+fn client_threads(shape: &RunShape) -> Result<u32> {
     let threads = match shape.jobs {
         Some(j) if j > shape.clients => {
             return Err(usage(format!(
@@ -692,7 +692,7 @@ fn client_threads(shape: &Shape) -> Result<u32> {
 
 /// The pages of page cache the run models, refusing more than the model
 /// holds and `--after-init` with none to start full.
-fn os_cache_pages(shape: &Shape, s: &Settings) -> Result<u64> {
+fn os_cache_pages(shape: &RunShape, s: &Settings) -> Result<u64> {
     let os_cache_pages = page_cache_bytes(shape, s)? / PAGE_BYTES;
     check_os_cache("--os-cache", os_cache_pages)?;
     if shape.after_init && os_cache_pages == 0 {
@@ -706,7 +706,7 @@ fn os_cache_pages(shape: &Shape, s: &Settings) -> Result<u64> {
 /// The standbys' replication, from their declarations, the settings and
 /// the workload's recovery figures.
 fn replication(
-    shape: &Shape,
+    shape: &RunShape,
     s: &Settings,
     workload: &Script,
 ) -> Result<Option<crate::core::replication::ReplicationConfig>> {
@@ -737,7 +737,7 @@ fn reclaim_cpu(workload: &Script) -> crate::core::config::ReclaimCpu {
 
 /// The core's configuration for the benchmark itself: the clients of
 /// `shape` running `workload` under the settings `s`.
-fn benchmark_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
+fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
     let client_threads = client_threads(shape)?;
     let (duration, transactions_per_client) = match shape.length {
         Length::Duration(d) => (Some(d), None),

@@ -8,7 +8,7 @@
 //! creation (k channel slots), whatever the size of the data or the run.
 //! With `contention_us`, add O(log n) and a slot per operation in flight.
 //!
-//! # Shape
+//! # Structure
 //!
 //! FoundationDB's simulated disk admits each operation at
 //! `max(now, next_free)` and moves `next_free` by `1/iops + size/bandwidth`.
