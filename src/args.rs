@@ -15,7 +15,7 @@ use crate::device::name::load_profile;
 use crate::error::usage;
 use crate::plan::{
     DEFAULT_DURATION, DEFAULT_PRECISION, Disk, EngineChoice, Length, MODEL_TIME_MAX, Mode,
-    SETTLE_CAP, Shape, Target, resolve_settings,
+    RunShape, SETTLE_CAP, Target, resolve_settings,
 };
 use crate::settings::Settings;
 use crate::workload::{self, QueryMode};
@@ -301,7 +301,7 @@ pub struct WorkloadArgs {
 impl WorkloadArgs {
     /// `model`'s length: without -T or -t it runs until it knows the
     /// steady state (`--precision`, default ±2%).
-    pub fn model_shape(&self) -> Result<Shape> {
+    pub fn shape_for_model(&self) -> Result<RunShape> {
         let mut shape = self.shape()?;
         if self.time.is_none() && self.transactions.is_none() && self.precision.is_none() {
             shape.length = Length::Settle {
@@ -315,7 +315,7 @@ impl WorkloadArgs {
 
     /// `model`'s -T, and -t at a -R, within [`MODEL_TIME_MAX`] of simulated
     /// time: a model with little to do still steps through every second.
-    fn check_model_time(&self, shape: &Shape) -> Result<()> {
+    fn check_model_time(&self, shape: &RunShape) -> Result<()> {
         let max_s = MODEL_TIME_MAX / SEC;
         match (shape.length, shape.rate) {
             (Length::Duration(d), _) if d > MODEL_TIME_MAX => Err(usage(format!(
@@ -340,7 +340,7 @@ impl WorkloadArgs {
 
     /// `run`'s length: -T, -t or 10 s; a real disk is not run to a
     /// precision.
-    pub fn run_shape(&self) -> Result<Shape> {
+    pub fn shape_for_run(&self) -> Result<RunShape> {
         if self.precision.is_some() {
             return Err(usage(
                 "--precision: only `model` stops on precision; `run` lasts -T (default 10 s)",
@@ -350,12 +350,52 @@ impl WorkloadArgs {
     }
 
     /// The run's shape these flags give, each value checked on its own.
-    pub fn shape(&self) -> Result<Shape> {
+    pub fn shape(&self) -> Result<RunShape> {
         let workload = self.choice.parts()?;
         let client_rtt = self.client_rtt()?;
         if self.jobs == Some(0) {
             return Err(usage("-j/--jobs: must be at least 1"));
         }
+        let length = self.length()?;
+        self.check_cpus()?;
+        let (cpu, ram_bytes) = self.server()?;
+        let (os_cache_bytes, max_memory) = self.memory()?;
+        self.check_rate()?;
+        let latency_limit = self.latency_limit_ns()?;
+        let standbys = crate::standby::gather(&self.standbys, self.standby_file.as_deref())
+            .map_err(|e| usage(format!("{e:#}")))?;
+        let progress = self.progress_ns()?;
+        Ok(RunShape {
+            workload,
+            scale: self.scale,
+            clients: self.clients,
+            length,
+            rate: self.rate,
+            latency_limit,
+            cpus: self.cpus,
+            threads_per_core: self.threads_per_core,
+            cpu_speed: self.cpu_speed,
+            cpu,
+            cpu_probe: None,
+            ram_bytes,
+            protocol: self.protocol,
+            client_rtt,
+            jobs: self.jobs,
+            os_cache_bytes,
+            after_init: self.after_init,
+            progress,
+            seed: self.seed.unwrap_or_else(rand::random),
+            standbys,
+            archive: self.archive.clone(),
+            quiet: self.quiet,
+            max_memory,
+            mode: Mode::Benchmark,
+        })
+    }
+
+    /// How long the run lasts: -T, -t, the precision to reach or the
+    /// default duration, with --precision refused beside -T or -t.
+    fn length(&self) -> Result<Length> {
         let length = match (&self.time, self.transactions) {
             (Some(t), _) => match crate::units::parse_duration(t) {
                 Ok(ns) if ns > 0 => Length::Duration(ns),
@@ -390,6 +430,11 @@ impl WorkloadArgs {
                 "a percentage of the steady state's tps, e.g. 2 for ±2%",
             )?;
         }
+        Ok(length)
+    }
+
+    /// Checks --cpus and --cpu-speed.
+    fn check_cpus(&self) -> Result<()> {
         if self.cpus == Some(0) {
             return Err(usage("--cpus: must be at least 1"));
         }
@@ -403,7 +448,12 @@ impl WorkloadArgs {
                 "a factor (1 = the machine the workload's CPU figures come from)",
             )?;
         }
-        let (cpu, ram_bytes) = self.server()?;
+        Ok(())
+    }
+
+    /// The page cache asked for (--os-cache) and the memory the model may
+    /// take (--max-memory), in bytes.
+    fn memory(&self) -> Result<(Option<u64>, u64)> {
         let os_cache_bytes = match &self.os_cache {
             None => None,
             Some(text) => Some(crate::units::parse_memory_bytes(text).ok_or_else(|| {
@@ -418,6 +468,11 @@ impl WorkloadArgs {
                 self.max_memory
             ))
         })?;
+        Ok((os_cache_bytes, max_memory))
+    }
+
+    /// Checks -R: more than 0, and at most [`RATE_MAX`].
+    fn check_rate(&self) -> Result<()> {
         if let Some(r) = self.rate
             && !(r.is_finite() && r > 0.0)
         {
@@ -433,8 +488,13 @@ impl WorkloadArgs {
                  the model's clock tick), got {r:?}"
             )));
         }
-        let latency_limit = match self.latency_limit {
-            None => None,
+        Ok(())
+    }
+
+    /// -L in nanoseconds.
+    fn latency_limit_ns(&self) -> Result<Option<u64>> {
+        match self.latency_limit {
+            None => Ok(None),
             Some(ms) if ms.is_finite() && ms > 0.0 => {
                 // From a microsecond (below it the limit rounds to nothing)
                 // to -T's own bound.
@@ -445,18 +505,18 @@ impl WorkloadArgs {
                     crate::units::DURATION_MAX_S as f64 * 1e3,
                     "a time in ms",
                 )?;
-                Some((ms * MS as f64) as u64)
+                Ok(Some((ms * MS as f64) as u64))
             }
-            Some(ms) => {
-                return Err(usage(format!(
-                    "-L/--latency-limit: must be more than 0 ms, got {ms}"
-                )));
-            }
-        };
-        let standbys = crate::standby::gather(&self.standbys, self.standby_file.as_deref())
-            .map_err(|e| usage(format!("{e:#}")))?;
-        let progress = match self.progress {
-            None => None,
+            Some(ms) => Err(usage(format!(
+                "-L/--latency-limit: must be more than 0 ms, got {ms}"
+            ))),
+        }
+    }
+
+    /// -P's interval in nanoseconds.
+    fn progress_ns(&self) -> Result<Option<u64>> {
+        match self.progress {
+            None => Ok(None),
             Some(p) => {
                 let p = crate::units::check_f64(
                     "-P/--progress",
@@ -465,35 +525,9 @@ impl WorkloadArgs {
                     crate::units::DURATION_MAX_S as f64,
                     "an interval in seconds",
                 )?;
-                Some((p * SEC as f64) as u64)
+                Ok(Some((p * SEC as f64) as u64))
             }
-        };
-        Ok(Shape {
-            workload,
-            scale: self.scale,
-            clients: self.clients,
-            length,
-            rate: self.rate,
-            latency_limit,
-            cpus: self.cpus,
-            threads_per_core: self.threads_per_core,
-            cpu_speed: self.cpu_speed,
-            cpu,
-            cpu_probe: None,
-            ram_bytes,
-            protocol: self.protocol,
-            client_rtt,
-            jobs: self.jobs,
-            os_cache_bytes,
-            after_init: self.after_init,
-            progress,
-            seed: self.seed.unwrap_or_else(rand::random),
-            standbys,
-            archive: self.archive.clone(),
-            quiet: self.quiet,
-            max_memory,
-            mode: Mode::Benchmark,
-        })
+        }
     }
 
     /// The server's processor (`--cpu`; None for `host`, which the command

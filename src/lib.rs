@@ -17,7 +17,7 @@ pub mod footprint;
 pub mod huge_pages;
 pub mod import;
 pub mod input;
-pub mod json_bound;
+pub mod json_memory;
 pub mod output;
 pub mod plan;
 pub mod report;

@@ -2,7 +2,7 @@
 //! describe it and the execution that carries it out ([`crate::execute`]).
 //!
 //! The command line (`cli`) and the grid of `sweep` both build a
-//! [`RunPlan`]: a [`Shape`] (the workload, scale, clients, duration, CPUs,
+//! [`RunPlan`]: a [`RunShape`] (the workload, scale, clients, duration, CPUs,
 //! ... as values, each flag already parsed), the PostgreSQL [`Settings`] and
 //! a [`Target`] (the device model or the files on this disk). Building the
 //! plan checks what only the whole run can check (jobs against clients,
@@ -128,7 +128,7 @@ pub enum Mode {
 /// A run's shape: everything its flags say but the settings and where it
 /// runs, each value parsed and checked on its own.
 #[derive(Debug, Clone)]
-pub struct Shape {
+pub struct RunShape {
     /// The workload(s) with their weights.
     pub workload: Vec<(WorkloadSpec, f64)>,
     /// pgbench scale factor.
@@ -181,11 +181,11 @@ pub struct Shape {
     pub mode: Mode,
 }
 
-impl Shape {
+impl RunShape {
     /// `workload` at `scale` with every other value at its default, as if
     /// no other flag were given.
-    pub fn new(workload: Vec<(WorkloadSpec, f64)>, scale: u64, seed: u64) -> Shape {
-        Shape {
+    pub fn new(workload: Vec<(WorkloadSpec, f64)>, scale: u64, seed: u64) -> RunShape {
+        RunShape {
             workload,
             scale,
             clients: 1,
@@ -376,7 +376,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// Compile the workload, check the run as a whole and build the core's
     /// configuration.
-    pub fn new(shape: Shape, settings: Settings, target: Target) -> Result<RunPlan> {
+    pub fn new(shape: RunShape, settings: Settings, target: Target) -> Result<RunPlan> {
         // The workload and the scale are the user's: a mix that cannot be
         // built (tables too large to model, tables that differ) is bad input.
         let mut workload = Script::mix(&shape.workload, shape.scale).map_err(bad_input)?;
@@ -527,7 +527,7 @@ fn check_cpu_growth(cfg: &CoreConfig, workload: &Script) -> Result<()> {
     Ok(())
 }
 
-fn cores(shape: &Shape) -> Result<(u32, u32)> {
+fn cores(shape: &RunShape) -> Result<(u32, u32)> {
     let cpus = shape
         .cpus
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get() as u32));
@@ -543,7 +543,7 @@ fn cores(shape: &Shape) -> Result<(u32, u32)> {
 
 /// shared_buffers in buffers, checked against the model's bound and
 /// PostgreSQL's two buffers a backend.
-fn buffers(shape: &Shape, s: &Settings) -> Result<u32> {
+fn buffers(shape: &RunShape, s: &Settings) -> Result<u32> {
     if s.shared_buffers_bytes > SHARED_BUFFERS_MAX_BYTES {
         return Err(usage(format!(
             "shared_buffers = {}: at most {} is modelled (the model keeps every buffer in \
@@ -569,7 +569,7 @@ fn buffers(shape: &Shape, s: &Settings) -> Result<u32> {
 
 /// The modelled page cache: `--os-cache`, else what the server's RAM
 /// leaves (`--ram` or a preset's), else none.
-fn page_cache_bytes(shape: &Shape, s: &Settings) -> Result<u64> {
+fn page_cache_bytes(shape: &RunShape, s: &Settings) -> Result<u64> {
     Ok(match (shape.os_cache_bytes, shape.ram_bytes) {
         (Some(b), _) => b,
         (None, Some(ram)) => {
@@ -627,114 +627,8 @@ fn kernel_writeback(
 /// Check the run as a whole and map the settings, the shape and the
 /// workload's figures to the core's configuration. A one-shot mode is
 /// checked as a run of its shape's clients, then replaces them.
-fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
-    let client_threads = match shape.jobs {
-        Some(j) if j > shape.clients => {
-            return Err(usage(format!(
-                "-j/--jobs {j}: more threads than the {} clients (pgbench refuses that too)",
-                shape.clients
-            )));
-        }
-        Some(_) if shape.client_rtt.is_some() => 0,
-        Some(j) => j,
-        None => 0,
-    };
-    if shape.clients == 0 {
-        return Err(usage(
-            "-c/--client: the number of clients must be at least 1",
-        ));
-    }
-    let (duration, transactions_per_client) = match shape.length {
-        Length::Duration(d) => (Some(d), None),
-        Length::Transactions(t) => (None, Some(t)),
-        Length::Settle { cap, .. } => (Some(cap), None),
-    };
-    let (cpus, threads_per_core) = cores(shape)?;
-    let nbuffers = buffers(shape, s)?;
-    let os_cache_bytes = page_cache_bytes(shape, s)?;
-    let os_cache_pages = os_cache_bytes / PAGE_BYTES;
-    check_os_cache("--os-cache", os_cache_pages)?;
-    if shape.after_init && os_cache_pages == 0 {
-        return Err(usage(
-            "--after-init: there is no page cache to start full; give --ram SIZE or --os-cache SIZE (or, for model, --instance)",
-        ));
-    }
-    let (autovacuum_cost_limit, autovacuum_cost_delay_ms) = autovacuum_cost(s);
-    let benchmark = CoreConfig {
-        rate: shape.rate,
-        latency_limit: shape.latency_limit,
-        autovacuum: s.autovacuum,
-        autovacuum_naptime: s.autovacuum_naptime_s * SEC,
-        autovacuum_cost_limit,
-        autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
-        mode: CoreMode::Bench,
-        maintenance_work_mem: s.maintenance_work_mem_bytes,
-        vacuum_cost_page: [
-            s.vacuum_cost_page_hit,
-            s.vacuum_cost_page_miss,
-            s.vacuum_cost_page_dirty,
-        ],
-        clients: shape.clients,
-        cpus,
-        threads_per_core,
-        cpu_speed: shape
-            .cpu_speed
-            .or(shape.cpu.map(|c| c.speed))
-            .unwrap_or(1.0),
-        duration,
-        transactions_per_client,
-        seed: shape.seed,
-        nbuffers,
-        wal_buffers_bytes: s.wal_buffers_effective_bytes(),
-        synchronous_commit: s.synchronous_commit,
-        replication: crate::standby::replication_config(
-            &shape.standbys,
-            s,
-            shape.seed,
-            WAL_SEGMENTS,
-            workload.process_wakeup(),
-            workload.replay_bytes_per_s(),
-            workload.replay_cpu().1,
-        )
-        .map_err(|e| usage(format!("{e:#}")))?,
-        archive: crate::archive_target::archive_config(shape.archive.as_deref(), s)
-            .map_err(|e| usage(format!("{e:#}")))?,
-        commit_delay: s.commit_delay_us * US,
-        commit_siblings: s.commit_siblings,
-        full_page_writes: s.full_page_writes,
-        checkpoint_timeout: s.checkpoint_timeout_s * SEC,
-        checkpoint_completion_target: s.checkpoint_completion_target,
-        checkpoint_segments: s.checkpoint_segments(),
-        bgwriter_delay: s.bgwriter_delay_ms * MS,
-        bgwriter_lru_maxpages: s.bgwriter_lru_maxpages,
-        bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
-        wal_writer_delay: s.wal_writer_delay_ms * MS,
-        wal_writer_flush_after: s.wal_writer_flush_after_bytes,
-        os_cache_pages,
-        os_cache_after_load: shape.after_init,
-        kernel_writeback: None,
-        wal_segments: WAL_SEGMENTS,
-        round_trip: workload.round_trip(),
-        read_cpu: workload.read_cpu(),
-        write_cpu: workload.write_cpu(),
-        // What a read from the device and a KiB written cost once the page
-        // cache is full (the core applies it only then): the kernel's
-        // reclaim and writeback on any Linux server, not a property of one
-        // provider's (docs/cpu-model.md measured it on this project's VM
-        // too). A workload file may carry its own.
-        reclaim_cpu: if workload.reclaim_cpu().is_set() {
-            workload.reclaim_cpu()
-        } else {
-            crate::device::instance::io_cpu::reclaim_cpu()
-        },
-        cpu_growth: workload.cpu_growth(),
-        client_threads,
-        client_cpu: workload.client_cpu(),
-        wal_flush_cpu: workload.wal_flush_cpu(),
-        backend_flush_after: s.backend_flush_after_bytes,
-        bgwriter_flush_after: s.bgwriter_flush_after_bytes,
-        checkpoint_flush_after: s.checkpoint_flush_after_bytes,
-    };
+fn core_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
+    let benchmark = benchmark_config(shape, s, workload)?;
     Ok(match &shape.mode {
         Mode::Benchmark => benchmark,
         Mode::Vacuum { table, shape } => CoreConfig {
@@ -771,5 +665,144 @@ fn core_config(shape: &Shape, s: &Settings, workload: &Script) -> Result<CoreCon
             }),
             ..benchmark
         },
+    })
+}
+
+/// The pgbench client threads of `shape` (0: the clients share no thread),
+/// refusing more threads than clients, as pgbench does, and no clients.
+fn client_threads(shape: &RunShape) -> Result<u32> {
+    let threads = match shape.jobs {
+        Some(j) if j > shape.clients => {
+            return Err(usage(format!(
+                "-j/--jobs {j}: more threads than the {} clients (pgbench refuses that too)",
+                shape.clients
+            )));
+        }
+        Some(_) if shape.client_rtt.is_some() => 0,
+        Some(j) => j,
+        None => 0,
+    };
+    if shape.clients == 0 {
+        return Err(usage(
+            "-c/--client: the number of clients must be at least 1",
+        ));
+    }
+    Ok(threads)
+}
+
+/// The pages of page cache the run models, refusing more than the model
+/// holds and `--after-init` with none to start full.
+fn os_cache_pages(shape: &RunShape, s: &Settings) -> Result<u64> {
+    let os_cache_pages = page_cache_bytes(shape, s)? / PAGE_BYTES;
+    check_os_cache("--os-cache", os_cache_pages)?;
+    if shape.after_init && os_cache_pages == 0 {
+        return Err(usage(
+            "--after-init: there is no page cache to start full; give --ram SIZE or --os-cache SIZE (or, for model, --instance)",
+        ));
+    }
+    Ok(os_cache_pages)
+}
+
+/// The standbys' replication, from their declarations, the settings and
+/// the workload's recovery figures.
+fn replication(
+    shape: &RunShape,
+    s: &Settings,
+    workload: &Script,
+) -> Result<Option<crate::core::replication::ReplicationConfig>> {
+    crate::standby::replication_config(
+        &shape.standbys,
+        s,
+        shape.seed,
+        WAL_SEGMENTS,
+        workload.process_wakeup(),
+        workload.replay_bytes_per_s(),
+        workload.replay_cpu().1,
+    )
+    .map_err(|e| usage(format!("{e:#}")))
+}
+
+/// What a read from the device and a KiB written cost once the page cache
+/// is full (the core applies it only then): the kernel's reclaim and
+/// writeback on any Linux server, not a property of one provider's
+/// (docs/cpu-model.md measured it on this project's VM too). A workload
+/// file may carry its own.
+fn reclaim_cpu(workload: &Script) -> crate::core::config::ReclaimCpu {
+    if workload.reclaim_cpu().is_set() {
+        workload.reclaim_cpu()
+    } else {
+        crate::device::instance::io_cpu::reclaim_cpu()
+    }
+}
+
+/// The core's configuration for the benchmark itself: the clients of
+/// `shape` running `workload` under the settings `s`.
+fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
+    let client_threads = client_threads(shape)?;
+    let (duration, transactions_per_client) = match shape.length {
+        Length::Duration(d) => (Some(d), None),
+        Length::Transactions(t) => (None, Some(t)),
+        Length::Settle { cap, .. } => (Some(cap), None),
+    };
+    let (cpus, threads_per_core) = cores(shape)?;
+    let nbuffers = buffers(shape, s)?;
+    let os_cache_pages = os_cache_pages(shape, s)?;
+    let (autovacuum_cost_limit, autovacuum_cost_delay_ms) = autovacuum_cost(s);
+    let replication = replication(shape, s, workload)?;
+    let archive = crate::archive_target::archive_config(shape.archive.as_deref(), s)
+        .map_err(|e| usage(format!("{e:#}")))?;
+    let cpu_speed = shape.cpu_speed.or(shape.cpu.map(|c| c.speed));
+    Ok(CoreConfig {
+        rate: shape.rate,
+        latency_limit: shape.latency_limit,
+        autovacuum: s.autovacuum,
+        autovacuum_naptime: s.autovacuum_naptime_s * SEC,
+        autovacuum_cost_limit,
+        autovacuum_cost_delay: autovacuum_cost_delay_ms * MS,
+        mode: CoreMode::Bench,
+        maintenance_work_mem: s.maintenance_work_mem_bytes,
+        vacuum_cost_page: [
+            s.vacuum_cost_page_hit,
+            s.vacuum_cost_page_miss,
+            s.vacuum_cost_page_dirty,
+        ],
+        clients: shape.clients,
+        cpus,
+        threads_per_core,
+        cpu_speed: cpu_speed.unwrap_or(1.0),
+        duration,
+        transactions_per_client,
+        seed: shape.seed,
+        nbuffers,
+        wal_buffers_bytes: s.wal_buffers_effective_bytes(),
+        synchronous_commit: s.synchronous_commit,
+        replication,
+        archive,
+        commit_delay: s.commit_delay_us * US,
+        commit_siblings: s.commit_siblings,
+        full_page_writes: s.full_page_writes,
+        checkpoint_timeout: s.checkpoint_timeout_s * SEC,
+        checkpoint_completion_target: s.checkpoint_completion_target,
+        checkpoint_segments: s.checkpoint_segments(),
+        bgwriter_delay: s.bgwriter_delay_ms * MS,
+        bgwriter_lru_maxpages: s.bgwriter_lru_maxpages,
+        bgwriter_lru_multiplier: s.bgwriter_lru_multiplier,
+        wal_writer_delay: s.wal_writer_delay_ms * MS,
+        wal_writer_flush_after: s.wal_writer_flush_after_bytes,
+        os_cache_pages,
+        os_cache_after_load: shape.after_init,
+        kernel_writeback: None,
+        wal_segments: WAL_SEGMENTS,
+        round_trip: workload.round_trip(),
+        read_cpu: workload.read_cpu(),
+        write_cpu: workload.write_cpu(),
+        reclaim_cpu: reclaim_cpu(workload),
+        cpu_growth: workload.cpu_growth(),
+        client_threads,
+        client_cpu: workload.client_cpu(),
+        wal_flush_cpu: workload.wal_flush_cpu(),
+        backend_flush_after: s.backend_flush_after_bytes,
+        bgwriter_flush_after: s.bgwriter_flush_after_bytes,
+        checkpoint_flush_after: s.checkpoint_flush_after_bytes,
     })
 }

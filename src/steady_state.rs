@@ -193,26 +193,8 @@ pub fn analyse(run: &Run) -> Outcome {
         .map(|s| s.transactions as f64 / w)
         .collect();
     let k = n / MSER_BATCH;
-    if k < MSER_MIN_BATCHES {
-        return NotReached(format!(
-            "the run is too short to tell a warm-up from the rest ({:.0} s; at least {} s)",
-            n as f64 * w,
-            MSER_BATCH * MSER_MIN_BATCHES * run.width_s as usize
-        ));
-    }
-    // A rate of 0 is known to no precision: "tps = 0.0 ± 0.0%" said it was.
-    if rates.iter().all(|&r| r == 0.0) {
-        return NotReached("no transaction completed in the run".into());
-    }
-    // Nor is a rate from a handful of transactions: a Poisson count of n
-    // is known to 1/sqrt(n) at best, 10% at 100, whatever the batch means
-    // of mostly empty seconds say.
-    let done: u64 = run.seconds.iter().map(|s| s.transactions).sum();
-    if done < STEADY_MIN_TRANSACTIONS {
-        return NotReached(format!(
-            "only {done} transactions completed, too few to know the rate (at least \
-             {STEADY_MIN_TRANSACTIONS})"
-        ));
+    if let Some(why) = too_little(run, &rates, k) {
+        return NotReached(why);
     }
     let stat = mser_statistic(&rates);
     let still_moves = || {
@@ -236,10 +218,58 @@ pub fn analyse(run: &Run) -> Outcome {
             };
         }
     };
+    match steady_cut(run, &rates, &stat, k, after_fill) {
+        Some(Ok(st)) => Outcome::Steady(Box::new(st)),
+        Some(Err(why)) => NotReached(why),
+        None => still_moves(),
+    }
+}
+
+/// Why the run is too short, or did too little, for a steady state to be
+/// looked for: fewer than MSER-5's batches (`k` of them), no transaction,
+/// or too few to know a rate.
+fn too_little(run: &Run, rates: &[f64], k: usize) -> Option<String> {
+    let n = run.seconds.len();
+    let w = run.width_s.max(1) as f64;
+    if k < MSER_MIN_BATCHES {
+        return Some(format!(
+            "the run is too short to tell a warm-up from the rest ({:.0} s; at least {} s)",
+            n as f64 * w,
+            MSER_BATCH * MSER_MIN_BATCHES * run.width_s as usize
+        ));
+    }
+    // A rate of 0 is known to no precision: "tps = 0.0 ± 0.0%" said it was.
+    if rates.iter().all(|&r| r == 0.0) {
+        return Some("no transaction completed in the run".into());
+    }
+    // Nor is a rate from a handful of transactions: a Poisson count of n
+    // is known to 1/sqrt(n) at best, 10% at 100, whatever the batch means
+    // of mostly empty seconds say.
+    let done: u64 = run.seconds.iter().map(|s| s.transactions).sum();
+    if done < STEADY_MIN_TRANSACTIONS {
+        return Some(format!(
+            "only {done} transactions completed, too few to know the rate (at least \
+             {STEADY_MIN_TRANSACTIONS})"
+        ));
+    }
+    None
+}
+
+/// The steady state after the first warm-up cut MSER-5 finds (from
+/// `after_fill` on, of `k` batches) whose window passes the stationarity
+/// test and may be kept; else the first cut's figures (or why it has
+/// none), None where MSER-5 finds no cut in the first half.
+fn steady_cut(
+    run: &Run,
+    rates: &[f64],
+    stat: &[f64],
+    k: usize,
+    after_fill: usize,
+) -> Option<Result<SteadyState, String>> {
     let (mut from, mut limit) = (0, k / 2);
     let mut first: Option<Result<SteadyState, String>> = None;
     loop {
-        let Some(d) = mser_cut(&stat, from, limit) else {
+        let Some(d) = mser_cut(stat, from, limit) else {
             // Still falling at the half: look further, once.
             if limit < k * 3 / 4 {
                 limit = k * 3 / 4;
@@ -247,13 +277,13 @@ pub fn analyse(run: &Run) -> Outcome {
             }
             break;
         };
-        let measured = measure(run, &rates, (d * MSER_BATCH).max(after_fill));
+        let measured = measure(run, rates, (d * MSER_BATCH).max(after_fill));
         if let Ok(st) = &measured {
             let kept = d < k / 2
                 || st.stationarity.by_checkpoint_cycles
                 || st.stationarity.checkpoints_in_window == 0;
             if kept && st.stationarity.passed {
-                return Outcome::Steady(Box::new(measured.expect("checked")));
+                return Some(measured);
             }
         }
         if first.is_none() && d < k / 2 {
@@ -264,11 +294,7 @@ pub fn analyse(run: &Run) -> Outcome {
             break;
         }
     }
-    match first {
-        Some(Ok(st)) => Outcome::Steady(Box::new(st)),
-        Some(Err(why)) => NotReached(why),
-        None => still_moves(),
-    }
+    first
 }
 
 use Outcome::NotReached;
@@ -409,32 +435,7 @@ fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> 
         .windows(2)
         .map(|ab| (ab[1] - ab[0]) as f64 * w)
         .collect();
-    let total = merged(&groups);
-    let tx = total.transactions as f64;
-    let tps = interval(
-        tx / (window.len() as f64 * w),
-        groups
-            .iter()
-            .zip(&sizes)
-            .map(|(g, &s)| g.transactions as f64 / s),
-    );
-    let per_tx = |g: &Second, ns: f64| (g.transactions > 0).then(|| ns / g.transactions as f64);
-    let latency_ms = interval(
-        ratio(total.latency_sum_ns as f64, tx) / 1e6,
-        groups
-            .iter()
-            .filter_map(|g| per_tx(g, g.latency_sum_ns as f64))
-            .map(|ns| ns / 1e6),
-    );
-    let buckets_us = std::array::from_fn(|i| {
-        interval(
-            ratio(total.bucket_sum_ns[i] as f64, tx) / 1e3,
-            groups
-                .iter()
-                .filter_map(|g| per_tx(g, g.bucket_sum_ns[i] as f64))
-                .map(|ns| ns / 1e3),
-        )
-    });
+    let (tps, latency_ms, buckets_us) = figures(&groups, &sizes, window.len() as f64 * w);
     let (from, to) = (
         (lo as f64 * w * 1e9) as Nanos,
         (hi as f64 * w * 1e9) as Nanos,
@@ -468,6 +469,43 @@ fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> 
         stationarity: stationarity(run, rates, lo, hi, interval_batches),
         transients: transients(run, lo, hi),
     })
+}
+
+/// The rate, the latency and its breakdown over a window of `length_s`
+/// made of `groups`, each with its interval from the groups (batches) of
+/// `sizes` seconds.
+fn figures(
+    groups: &[Second],
+    sizes: &[f64],
+    length_s: f64,
+) -> (Estimate, Estimate, [Estimate; Bucket::COUNT]) {
+    let total = merged(groups);
+    let tx = total.transactions as f64;
+    let tps = interval(
+        tx / length_s,
+        groups
+            .iter()
+            .zip(sizes)
+            .map(|(g, &s)| g.transactions as f64 / s),
+    );
+    let per_tx = |g: &Second, ns: f64| (g.transactions > 0).then(|| ns / g.transactions as f64);
+    let latency_ms = interval(
+        ratio(total.latency_sum_ns as f64, tx) / 1e6,
+        groups
+            .iter()
+            .filter_map(|g| per_tx(g, g.latency_sum_ns as f64))
+            .map(|ns| ns / 1e6),
+    );
+    let buckets_us = std::array::from_fn(|i| {
+        interval(
+            ratio(total.bucket_sum_ns[i] as f64, tx) / 1e3,
+            groups
+                .iter()
+                .filter_map(|g| per_tx(g, g.bucket_sum_ns[i] as f64))
+                .map(|ns| ns / 1e3),
+        )
+    });
+    (tps, latency_ms, buckets_us)
 }
 
 /// The seconds merged into one.
@@ -540,19 +578,7 @@ fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
     if let Some((from_s, to_s)) = still_moving(&gaps) {
         found.push(Transient::CheckpointInterval { from_s, to_s });
     }
-    let mut marks = checkpoint_points(run, 0, n, w);
-    marks.dedup();
-    let periods: Vec<Second> = if marks.len() >= 2 {
-        marks
-            .windows(2)
-            .map(|p| merged(&run.seconds[p[0]..p[1]]))
-            .collect()
-    } else if hi >= lo + 2 && checkpoint_points(run, lo, hi, w).is_empty() {
-        let mid = lo + (hi - lo) / 2;
-        vec![merged(&run.seconds[lo..mid]), merged(&run.seconds[mid..hi])]
-    } else {
-        Vec::new()
-    };
+    let periods = compared_periods(run, lo, hi);
     let trend = |f: &dyn Fn(&Second) -> u64| {
         let v: Vec<f64> = periods
             .iter()
@@ -595,6 +621,27 @@ fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
         });
     }
     found
+}
+
+/// The periods whose figures per transaction [`transients`] compares:
+/// whole checkpoint cycles where the run checkpoints, else the two halves
+/// of the window from `lo` to `hi` if it holds no checkpoint.
+fn compared_periods(run: &Run, lo: usize, hi: usize) -> Vec<Second> {
+    let w = run.width_s.max(1) as f64;
+    let n = run.seconds.len();
+    let mut marks = checkpoint_points(run, 0, n, w);
+    marks.dedup();
+    if marks.len() >= 2 {
+        marks
+            .windows(2)
+            .map(|p| merged(&run.seconds[p[0]..p[1]]))
+            .collect()
+    } else if hi >= lo + 2 && checkpoint_points(run, lo, hi, w).is_empty() {
+        let mid = lo + (hi - lo) / 2;
+        vec![merged(&run.seconds[lo..mid]), merged(&run.seconds[mid..hi])]
+    } else {
+        Vec::new()
+    }
 }
 
 /// How many times the run so far a table's first autovacuum may still be

@@ -45,7 +45,7 @@ use super::sample::Delta;
 use crate::workload::{Script, WorkloadSpec};
 pub use settings_file::INFO_SETTINGS;
 use settings_file::conf_text;
-use transactions::Shape;
+use transactions::StatementParams;
 use workload::Parts;
 
 /// pgiosim's data page size, and PostgreSQL's default `BLCKSZ`.
@@ -199,7 +199,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         mix.read_range_rows,
         &data,
     );
-    let shape = Shape {
+    let params = StatementParams {
         distribution: keys.distribution,
         non_hot: observed.non_hot,
         scale_records: wal.scale_records,
@@ -210,7 +210,7 @@ pub fn derive(obs: &Observation, name: &str, json_name: &str, conf_name: &str) -
         observed_accesses: keys.observed_accesses,
         point_accesses: keys.point_accesses,
     };
-    let transactions = transactions::transactions(&mix.types, &shape);
+    let transactions = transactions::transactions(&mix.types, &params);
     let any_inserts = mix.types.iter().any(|t| t.inserts > 0);
     let tables = tables::tables(obs, &data, any_inserts);
 

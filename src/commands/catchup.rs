@@ -13,7 +13,7 @@ use crate::args::{DirArgs, OneShotArgs, WorkloadChoice};
 use crate::core::io::PAGE_BYTES;
 use crate::error::usage;
 use crate::execute::one_shot::{Job, OneShot, one_shot};
-use crate::plan::{Mode, Shape};
+use crate::plan::{Mode, RunShape};
 use crate::report::catchup::{Backlog, CatchupResult, render};
 use crate::settings::Settings;
 use crate::stop::Stop;
@@ -135,13 +135,13 @@ pub fn catchup(args: &CatchupArgs, stop: &Stop) -> Result<i32> {
     let target = args.one.target(&args.dirs)?;
     let data_bytes = probe.data_blocks() * PAGE_BYTES;
     let os_cache_bytes = os_cache_bytes(args, data_bytes, backlog)?;
-    let shape = Shape {
+    let shape = RunShape {
         os_cache_bytes: Some(os_cache_bytes),
         mode: Mode::Catchup {
             backlog_bytes: backlog,
             read_ahead_bytes: read_ahead,
         },
-        ..Shape::new(parts, args.scale, seed)
+        ..RunShape::new(parts, args.scale, seed)
     };
     let o = OneShot {
         shape,

@@ -28,7 +28,7 @@ use anyhow::Result;
 use crate::args::WorkloadArgs;
 use crate::error::exit;
 use crate::output::{self, write_json};
-use crate::plan::Shape;
+use crate::plan::RunShape;
 use crate::report::{RunResult, text};
 
 /// On this host's disk, this host's CPU: its speed from the CPU probe
@@ -36,7 +36,7 @@ use crate::report::{RunResult, text};
 /// unless `--cpu-speed` set one or the workload names no such machine;
 /// if the probe fails, the figures' own speed with a warning.
 /// `command` names the command in the notice, which quiet runs omit.
-pub(crate) fn host_cpu(shape: &mut Shape, command: &str) -> Result<()> {
+pub(crate) fn host_cpu(shape: &mut RunShape, command: &str) -> Result<()> {
     let reference = shape.workload.first().and_then(|(w, _)| w.cpu_probe_us);
     if shape.cpu_speed.is_some() || shape.cpu.is_some() || reference.is_none() {
         return Ok(());

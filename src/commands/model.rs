@@ -8,7 +8,7 @@ use crate::args::WorkloadArgs;
 use crate::device::instance::Instance;
 use crate::device::name::{instance_preset, model_device};
 use crate::error::usage;
-use crate::plan::{RunPlan, Shape, Target, resolve_settings_from};
+use crate::plan::{RunPlan, RunShape, Target, resolve_settings_from};
 use crate::settings::Settings;
 use crate::settings::managed::{self, Server, Service};
 use crate::stop::Stop;
@@ -87,9 +87,9 @@ impl ModelArgs {
         let w = &self.w;
         let inst = instance_preset(self.instance.as_deref())?;
         let (settings, mut shape) = match &self.service {
-            None => (w.settings()?, w.model_shape()?),
+            None => (w.settings()?, w.shape_for_model()?),
             Some(name) => {
-                let shape = w.model_shape()?;
+                let shape = w.shape_for_model()?;
                 (self.service_settings(name, &shape, inst)?, shape)
             }
         };
@@ -141,7 +141,7 @@ impl ModelArgs {
     fn service_settings(
         &self,
         name: &str,
-        shape: &Shape,
+        shape: &RunShape,
         inst: Option<&Instance>,
     ) -> Result<Settings> {
         let w = &self.w;
@@ -218,7 +218,7 @@ fn service_notice(
 
 /// The line naming what the service does that the model leaves out, with
 /// the flag that comes nearest where there is one and it was not given.
-fn not_modelled_notice(service: Service, shape: &Shape) -> String {
+fn not_modelled_notice(service: Service, shape: &RunShape) -> String {
     let mut parts: Vec<String> = service
         .not_modelled()
         .iter()

@@ -67,7 +67,7 @@ impl RunArgs {
                 .transpose()?,
             standby_root: self.standby_dir.clone().unwrap_or(self.dirs.dir.clone()),
         };
-        let mut shape = self.w.run_shape()?;
+        let mut shape = self.w.shape_for_run()?;
         super::host_cpu(&mut shape, "run")?;
         RunPlan::new(shape, settings, Target::Disk(disk))
     }

@@ -298,14 +298,14 @@ fn plan_sweep(args: &SweepArgs, only: Option<usize>) -> Result<Planned> {
         .collect::<Result<Vec<_>>>()?;
     let mut shape = match args.mode {
         SweepMode::Model => {
-            let mut shape = args.w.model_shape()?;
+            let mut shape = args.w.shape_for_model()?;
             if args.w.cpu_is_host() {
                 super::host_cpu(&mut shape, "sweep")?;
             }
             shape
         }
         SweepMode::Run => {
-            let mut shape = args.w.run_shape()?;
+            let mut shape = args.w.shape_for_run()?;
             super::host_cpu(&mut shape, "sweep")?;
             shape
         }

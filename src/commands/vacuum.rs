@@ -12,7 +12,7 @@ use crate::args::{DirArgs, OneShotArgs};
 use crate::core::io::PAGE_BYTES;
 use crate::error::usage;
 use crate::execute::one_shot::{Job, OneShot, one_shot};
-use crate::plan::{Mode, Shape};
+use crate::plan::{Mode, RunShape};
 use crate::report::vacuum::{BloatedTable, VacuumResult, render};
 use crate::stop::Stop;
 use crate::workload::WorkloadSpec;
@@ -83,7 +83,7 @@ pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
     let target = args.one.target(&args.dirs)?;
     let t = &b.table;
     // Checked as a default run of one client, which the vacuum replaces.
-    let shape = Shape {
+    let shape = RunShape {
         os_cache_bytes: Some(b.os_cache_pages * PAGE_BYTES),
         mode: Mode::Vacuum {
             table: "bloated".into(),
@@ -95,7 +95,7 @@ pub fn vacuum(args: &VacuumArgs, stop: &Stop) -> Result<i32> {
                 read_ahead_pages: (t.read_ahead_bytes / PAGE_BYTES).max(1),
             },
         },
-        ..Shape::new(vec![(spec, 1.0)], 1, seed)
+        ..RunShape::new(vec![(spec, 1.0)], 1, seed)
     };
     let o = OneShot {
         shape,

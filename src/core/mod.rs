@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod bgwriter;
 pub mod block_set;
+pub mod bounded_events;
 pub mod breakdown;
 pub mod buffer_pool;
 pub mod checkpointer;
@@ -21,7 +22,6 @@ pub mod slots;
 pub mod stats;
 #[cfg(test)]
 pub(crate) mod test_support;
-pub mod thinned;
 pub mod time;
 pub mod timer_queue;
 pub mod vacuum;

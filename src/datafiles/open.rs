@@ -118,40 +118,12 @@ impl OpenFiles {
     /// length in that file (0 and 0 for syncs), checking that it stays inside
     /// the file. `data_blocks` is [`OpenFiles::data_blocks`], read once.
     pub fn locate(&self, kind: IoKind, data_blocks: u64) -> Result<(FileRef, u64, u64)> {
-        let wal = |segment: u32| -> Result<FileRef> {
-            if segment as usize >= self.wal.len() {
-                bail!(
-                    "WAL segment {segment} requested, but only {} WAL segment files are open",
-                    self.wal.len()
-                );
-            }
-            Ok(FileRef::Wal(segment))
-        };
         match kind {
             IoKind::ReadPage { block }
             | IoKind::WritePage { block, .. }
-            | IoKind::CacheWrite { block } => {
-                if block >= data_blocks {
-                    bail!(
-                        "data block {block} requested, but {} holds {data_blocks} blocks",
-                        self.data_path.display()
-                    );
-                }
-                Ok((FileRef::Data, data_offset(block), PAGE_BYTES))
-            }
+            | IoKind::CacheWrite { block } => self.data_page(block, data_blocks),
             IoKind::ReadRun { block, pages } | IoKind::Writeback { block, pages, .. } => {
-                let end = block.saturating_add(u64::from(pages));
-                if pages == 0 || end > data_blocks {
-                    bail!(
-                        "a read of {pages} data blocks from block {block} requested, but {} holds {data_blocks} blocks",
-                        self.data_path.display()
-                    );
-                }
-                Ok((
-                    FileRef::Data,
-                    data_offset(block),
-                    u64::from(pages) * PAGE_BYTES,
-                ))
+                self.data_run(block, pages, data_blocks)
             }
             IoKind::WalWrite {
                 segment,
@@ -163,11 +135,8 @@ impl OpenFiles {
                 offset,
                 len,
             } => {
-                let r = wal(segment)?;
-                if offset
-                    .checked_add(len)
-                    .is_none_or(|end| end > WAL_SEGMENT_BYTES)
-                {
+                let r = self.wal_ref(segment)?;
+                if past_segment_end(offset, len) {
                     let what = if matches!(kind, IoKind::WalRead { .. }) {
                         "read"
                     } else {
@@ -179,7 +148,7 @@ impl OpenFiles {
                 }
                 Ok((r, wal_offset(offset), len))
             }
-            IoKind::WalSync { segment } => Ok((wal(segment)?, 0, 0)),
+            IoKind::WalSync { segment } => Ok((self.wal_ref(segment)?, 0, 0)),
             IoKind::DataSync => Ok((FileRef::Data, 0, 0)),
             IoKind::StandbyWalWrite {
                 standby,
@@ -188,10 +157,7 @@ impl OpenFiles {
                 len,
             } => {
                 let r = self.standby_wal_ref(standby, segment)?;
-                if offset
-                    .checked_add(len)
-                    .is_none_or(|end| end > WAL_SEGMENT_BYTES)
-                {
+                if past_segment_end(offset, len) {
                     bail!(
                         "standby WAL write of {len} bytes at {offset} goes past the end of segment {segment}"
                     );
@@ -205,7 +171,53 @@ impl OpenFiles {
     }
 }
 
+/// Whether `len` bytes at `offset` go past the end of a WAL segment.
+fn past_segment_end(offset: u64, len: u64) -> bool {
+    offset
+        .checked_add(len)
+        .is_none_or(|end| end > WAL_SEGMENT_BYTES)
+}
+
 impl OpenFiles {
+    /// Data block `block`, inside the `data_blocks` the file holds.
+    fn data_page(&self, block: u64, data_blocks: u64) -> Result<(FileRef, u64, u64)> {
+        if block >= data_blocks {
+            bail!(
+                "data block {block} requested, but {} holds {data_blocks} blocks",
+                self.data_path.display()
+            );
+        }
+        Ok((FileRef::Data, data_offset(block), PAGE_BYTES))
+    }
+
+    /// `pages` data blocks from `block`, inside the `data_blocks` the file
+    /// holds.
+    fn data_run(&self, block: u64, pages: u32, data_blocks: u64) -> Result<(FileRef, u64, u64)> {
+        let end = block.saturating_add(u64::from(pages));
+        if pages == 0 || end > data_blocks {
+            bail!(
+                "a read of {pages} data blocks from block {block} requested, but {} holds {data_blocks} blocks",
+                self.data_path.display()
+            );
+        }
+        Ok((
+            FileRef::Data,
+            data_offset(block),
+            u64::from(pages) * PAGE_BYTES,
+        ))
+    }
+
+    /// The WAL segment file `segment`, if it is open.
+    fn wal_ref(&self, segment: u32) -> Result<FileRef> {
+        if segment as usize >= self.wal.len() {
+            bail!(
+                "WAL segment {segment} requested, but only {} WAL segment files are open",
+                self.wal.len()
+            );
+        }
+        Ok(FileRef::Wal(segment))
+    }
+
     fn standby_wal_ref(&self, standby: u8, segment: u32) -> Result<FileRef> {
         let Some(files) = self.standby_wal.get(standby as usize) else {
             bail!(

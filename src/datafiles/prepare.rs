@@ -166,35 +166,9 @@ pub(super) fn write_file(
         off += len as u64;
         bar.inc(len as u64);
         if off - window_start >= FLUSH_WINDOW_BYTES || off == bytes {
-            // Start writeback of this window; wait for the previous one and
-            // drop it from the page cache. Advisory: the fdatasync below is
-            // what reports errors.
-            // SAFETY: plain syscalls on an open descriptor, no memory passed.
-            unsafe {
-                libc::sync_file_range(
-                    fd,
-                    window_start as libc::off64_t,
-                    (off - window_start) as libc::off64_t,
-                    libc::SYNC_FILE_RANGE_WRITE,
-                );
-                if let Some((s, l)) = prev_window {
-                    libc::sync_file_range(
-                        fd,
-                        s as libc::off64_t,
-                        l as libc::off64_t,
-                        libc::SYNC_FILE_RANGE_WAIT_BEFORE
-                            | libc::SYNC_FILE_RANGE_WRITE
-                            | libc::SYNC_FILE_RANGE_WAIT_AFTER,
-                    );
-                    libc::posix_fadvise(
-                        fd,
-                        s as libc::off_t,
-                        l as libc::off_t,
-                        libc::POSIX_FADV_DONTNEED,
-                    );
-                }
-            }
-            prev_window = Some((window_start, off - window_start));
+            let window = (window_start, off - window_start);
+            write_back(fd, window, prev_window);
+            prev_window = Some(window);
             window_start = off;
         }
     }
@@ -208,6 +182,37 @@ pub(super) fn write_file(
     f.write_all_at(&done.encode(), 0).with_context(ctx)?;
     f.sync_data().with_context(ctx)?;
     Ok(())
+}
+
+/// Starts writeback of the `window` (offset, length) just written; waits
+/// for the previous one and drops it from the page cache. Advisory: the
+/// fdatasync after the last window is what reports errors.
+fn write_back(fd: std::os::fd::RawFd, window: (u64, u64), prev_window: Option<(u64, u64)>) {
+    // SAFETY: plain syscalls on an open descriptor, no memory passed.
+    unsafe {
+        libc::sync_file_range(
+            fd,
+            window.0 as libc::off64_t,
+            window.1 as libc::off64_t,
+            libc::SYNC_FILE_RANGE_WRITE,
+        );
+        if let Some((s, l)) = prev_window {
+            libc::sync_file_range(
+                fd,
+                s as libc::off64_t,
+                l as libc::off64_t,
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                    | libc::SYNC_FILE_RANGE_WRITE
+                    | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+            );
+            libc::posix_fadvise(
+                fd,
+                s as libc::off_t,
+                l as libc::off_t,
+                libc::POSIX_FADV_DONTNEED,
+            );
+        }
+    }
 }
 
 /// Rewrites only the header of a complete, matching file so that it records
@@ -271,17 +276,17 @@ pub fn prepare_locked(
     result
 }
 
-pub(super) fn prepare_inner(
-    dd: &DataDir,
+/// What `prepare` does with each of the `wanted` files for `layout`, after
+/// looking at every path before touching any; refuses a path that is not a
+/// regular file or not pgiosim's. Adds to `created_dirs` the directories a
+/// kept file's header says pgiosim created.
+fn plan_files(
+    wanted: &[Wanted],
     layout: &Layout,
-    progress: bool,
-    mut created_dirs: u32,
-    stop: &Stop,
-) -> Result<Prepared> {
-    // Look at every path before touching any.
-    let wanted = wanted_files(dd, layout);
+    created_dirs: &mut u32,
+) -> Result<Vec<(Found, Action)>> {
     let mut plan = Vec::with_capacity(wanted.len());
-    for w in &wanted {
+    for w in wanted {
         let found = inspect(&w.path)?;
         let action = match &found {
             Found::NotRegular(what) => bail!(
@@ -298,7 +303,7 @@ pub(super) fn prepare_inner(
             ),
             Found::Missing | Found::Empty | Found::Ours(None, _) => Action::Create,
             Found::Ours(Some(h), size) => {
-                created_dirs |= h.created_dirs;
+                *created_dirs |= h.created_dirs;
                 if !content_matches(h, *size, w, layout) {
                     Action::Create
                 } else if header_records(h, layout) {
@@ -310,21 +315,15 @@ pub(super) fn prepare_inner(
         };
         plan.push((found, action));
     }
+    Ok(plan)
+}
 
-    let header = |kind, complete| Header::for_layout(kind, layout, created_dirs, complete);
-    if plan.iter().all(|(_, a)| !matches!(a, Action::Create)) {
-        for (w, (_, a)) in wanted.iter().zip(&plan) {
-            if matches!(a, Action::RefreshHeader) {
-                refresh_header(&w.path, &header(w.kind, true))?;
-            }
-        }
-        return Ok(Prepared::Reused);
-    }
-
-    // Writability per directory, free space per filesystem.
+/// Checks that every directory a file is created in is writable and that
+/// each filesystem has the room the files created on it need.
+fn check_room(wanted: &[Wanted], plan: &[(Found, Action)]) -> Result<()> {
     let mut checked: Vec<PathBuf> = Vec::new();
     let mut dirs: Vec<(PathBuf, u64, u64)> = Vec::new(); // dir, st_dev, bytes needed
-    for (w, (found, a)) in wanted.iter().zip(&plan) {
+    for (w, (found, a)) in wanted.iter().zip(plan) {
         if !matches!(a, Action::Create) {
             continue;
         }
@@ -360,25 +359,50 @@ pub(super) fn prepare_inner(
             );
         }
     }
+    Ok(())
+}
 
+/// The progress bar of writing `total` bytes, hidden without `progress`.
+fn progress_bar(progress: bool, total: u64) -> indicatif::ProgressBar {
+    if !progress {
+        return indicatif::ProgressBar::hidden();
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_message("writing data files");
+    bar
+}
+
+pub(super) fn prepare_inner(
+    dd: &DataDir,
+    layout: &Layout,
+    progress: bool,
+    mut created_dirs: u32,
+    stop: &Stop,
+) -> Result<Prepared> {
+    let wanted = wanted_files(dd, layout);
+    let plan = plan_files(&wanted, layout, &mut created_dirs)?;
+    let header = |kind, complete| Header::for_layout(kind, layout, created_dirs, complete);
+    if plan.iter().all(|(_, a)| !matches!(a, Action::Create)) {
+        for (w, (_, a)) in wanted.iter().zip(&plan) {
+            if matches!(a, Action::RefreshHeader) {
+                refresh_header(&w.path, &header(w.kind, true))?;
+            }
+        }
+        return Ok(Prepared::Reused);
+    }
+    check_room(&wanted, &plan)?;
     let total: u64 = wanted
         .iter()
         .zip(&plan)
         .filter(|(_, (_, a))| matches!(a, Action::Create))
         .map(|(w, _)| w.bytes)
         .sum();
-    let bar = if progress {
-        let bar = indicatif::ProgressBar::new(total);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_message("writing data files");
-        bar
-    } else {
-        indicatif::ProgressBar::hidden()
-    };
+    let bar = progress_bar(progress, total);
     for (w, (found, a)) in wanted.iter().zip(&plan) {
         match a {
             Action::Keep => {}

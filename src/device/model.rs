@@ -8,7 +8,7 @@
 //! creation (k channel slots), whatever the size of the data or the run.
 //! With `contention_us`, add O(log n) and a slot per operation in flight.
 //!
-//! # Shape
+//! # Structure
 //!
 //! FoundationDB's simulated disk admits each operation at
 //! `max(now, next_free)` and moves `next_free` by `1/iops + size/bandwidth`.
@@ -501,20 +501,7 @@ impl DeviceModel {
             self.last_now
         );
         self.last_now = now;
-        let mut drawn = self.service[op as usize].sample(&mut self.rng);
-        // A device that finds itself idle answers slower (the idle curve).
-        let gap_ns = now as f64 - self.busy_until;
-        if gap_ns > 0.0 && !self.idle.is_empty() {
-            drawn += 1e3 * idle_extra_us(&self.idle, op, gap_ns / 1e3);
-        }
-        match op {
-            Op::Write => self.bytes_since_flush += bytes,
-            Op::Flush => {
-                drawn += self.bytes_since_flush as f64 * self.flush_ns_per_byte;
-                self.bytes_since_flush = 0;
-            }
-            Op::Read => {}
-        }
+        let drawn = self.draw(now, op, bytes);
         let admitted = if kernel_writeback && self.kernel_writeback_uncapped {
             now as f64
         } else {
@@ -537,35 +524,7 @@ impl DeviceModel {
             Some(at) => drawn + self.on_device(now, at, op),
             None => drawn,
         };
-        let done = if op == Op::Flush && self.flush_to_media {
-            let start = admitted.max(self.destage_done).max(self.flush_free);
-            self.flush_free = start + service;
-            self.flush_free
-        } else {
-            let bytes = if op == Op::Flush { 0 } else { bytes };
-            let per_byte = if op == Op::Write {
-                self.ns_per_byte_write
-            } else {
-                self.ns_per_byte
-            };
-            let transfer = bytes as f64 * per_byte;
-            let mut channel = self.channels.peek_mut().expect("k ≥ 1 channels");
-            let start = now.max(channel.0) as f64;
-            let end = if bytes == 0 {
-                start + service
-            } else {
-                let on_medium = start.max(self.medium_free);
-                self.medium_free = on_medium + transfer;
-                self.medium_free + service
-            };
-            channel.0 = end.round() as Nanos;
-            drop(channel);
-            let done = end.max(admitted + transfer + service);
-            if op == Op::Write && self.flush_to_media {
-                self.destage_done = self.destage_done.max(done) + transfer;
-            }
-            done
-        };
+        let done = self.complete(now, op, bytes, admitted, service);
         self.busy_until = self.busy_until.max(done);
         if let Some(starts) = starts {
             let done = done.round() as Nanos;
@@ -576,6 +535,63 @@ impl DeviceModel {
             }
         }
         ((done + self.rtt_ns).round() as Nanos, drawn)
+    }
+
+    /// The service time drawn for `op` submitted at `now` (ns): the
+    /// profile's latency, slower on a device found idle, and for a flush
+    /// the bytes written since the last one.
+    #[inline]
+    fn draw(&mut self, now: Nanos, op: Op, bytes: u64) -> f64 {
+        let mut drawn = self.service[op as usize].sample(&mut self.rng);
+        // A device that finds itself idle answers slower (the idle curve).
+        let gap_ns = now as f64 - self.busy_until;
+        if gap_ns > 0.0 && !self.idle.is_empty() {
+            drawn += 1e3 * idle_extra_us(&self.idle, op, gap_ns / 1e3);
+        }
+        match op {
+            Op::Write => self.bytes_since_flush += bytes,
+            Op::Flush => {
+                drawn += self.bytes_since_flush as f64 * self.flush_ns_per_byte;
+                self.bytes_since_flush = 0;
+            }
+            Op::Read => {}
+        }
+        drawn
+    }
+
+    /// When `op` (submitted at `now`, past the caps at `admitted`) is done
+    /// on the device: a media flush after the writes it destages; else on
+    /// the first free channel, its bytes through the medium in turn.
+    #[inline]
+    fn complete(&mut self, now: Nanos, op: Op, bytes: u64, admitted: f64, service: f64) -> f64 {
+        if op == Op::Flush && self.flush_to_media {
+            let start = admitted.max(self.destage_done).max(self.flush_free);
+            self.flush_free = start + service;
+            return self.flush_free;
+        }
+        let bytes = if op == Op::Flush { 0 } else { bytes };
+        let per_byte = if op == Op::Write {
+            self.ns_per_byte_write
+        } else {
+            self.ns_per_byte
+        };
+        let transfer = bytes as f64 * per_byte;
+        let mut channel = self.channels.peek_mut().expect("k ≥ 1 channels");
+        let start = now.max(channel.0) as f64;
+        let end = if bytes == 0 {
+            start + service
+        } else {
+            let on_medium = start.max(self.medium_free);
+            self.medium_free = on_medium + transfer;
+            self.medium_free + service
+        };
+        channel.0 = end.round() as Nanos;
+        drop(channel);
+        let done = end.max(admitted + transfer + service);
+        if op == Op::Write && self.flush_to_media {
+            self.destage_done = self.destage_done.max(done) + transfer;
+        }
+        done
     }
 
     /// A write whose writeback the kernel does (`kernel_writeback`), which

@@ -171,45 +171,10 @@ pub fn model_device(
     let preset_limits = inst.and_then(|i| i.host_limits());
     let limits = limits.or(preset_limits.as_ref());
     let Some(i) = inst else {
-        let p = load_profile(device.unwrap_or("nvme"))?;
-        return Ok(match (limits, device) {
-            (Some(h), Some(d)) if provisioned::provider_of(d).is_some() => {
-                instance::server::limit_volume(h, &p)
-            }
-            (Some(_), _) => {
-                if !quiet {
-                    eprintln!(
-                        "notice: --volume-limits: {} is not a network volume; the limits are \
-                         not applied to it",
-                        device.unwrap_or("nvme")
-                    );
-                }
-                p
-            }
-            (None, _) => p,
-        });
-    };
-    let store = || {
-        let base = Profile::shipped("nvme").expect("nvme is shipped");
-        i.store_profile(&base)
-            .ok_or_else(|| match i.unmeasured_disk {
-                Some(_) => usage(format!("--instance {}: {}", i.name, no_store(i))),
-                None => usage(format!(
-                    "--instance {}: has no instance store; give --device, e.g. {}",
-                    i.name,
-                    match i.provider {
-                        instance::Provider::Aws => {
-                            "gp3 or gp3:iops=6000,mibps=250 for an EBS volume"
-                        }
-                        instance::Provider::Azure => "azure-premium-ssd:tier=p30",
-                        instance::Provider::Gcp => "pd-balanced:size_gib=500",
-                        instance::Provider::Hetzner => "hetzner-volume",
-                    }
-                )),
-            })
+        return device_alone(device, limits, quiet);
     };
     match device {
-        None | Some(INSTANCE_STORE) => store(),
+        None | Some(INSTANCE_STORE) => preset_store(i),
         // Local SSD attached to this machine type (or the one it names).
         Some(d) if local_ssd::parse(d).is_some() => {
             let named = |e: String| usage(format!("--device {d}: {e}"));
@@ -227,29 +192,81 @@ pub fn model_device(
         Some(d) if d.starts_with("instance-store:") || instance::lookup(d).is_some() => {
             load_profile(d)
         }
-        Some(d) => {
-            let p = load_profile(d)?;
-            match provisioned::provider_of(d) {
-                Some(prov) if prov == i.provider.name() => {
-                    Ok(limits.map_or(p.clone(), |h| instance::server::limit_volume(h, &p)))
-                }
-                Some(prov) => Err(usage(format!(
-                    "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
-                     volume of the same provider",
-                    i.name,
-                    i.provider.name()
-                ))),
-                None => {
-                    if !quiet {
-                        eprintln!(
-                            "notice: --device {d} is not one of {}'s volume types: the \
-                             instance's volume limits are not applied to it",
-                            i.provider.name()
-                        );
-                    }
-                    Ok(p)
-                }
+        Some(d) => volume_on_instance(d, i, limits, quiet),
+    }
+}
+
+/// --device (nvme by default) with no --instance: `limits` apply to a
+/// network volume only.
+fn device_alone(device: Option<&str>, limits: Option<&HostLimits>, quiet: bool) -> Result<Profile> {
+    let p = load_profile(device.unwrap_or("nvme"))?;
+    Ok(match (limits, device) {
+        (Some(h), Some(d)) if provisioned::provider_of(d).is_some() => {
+            instance::server::limit_volume(h, &p)
+        }
+        (Some(_), _) => {
+            if !quiet {
+                eprintln!(
+                    "notice: --volume-limits: {} is not a network volume; the limits are \
+                     not applied to it",
+                    device.unwrap_or("nvme")
+                );
             }
+            p
+        }
+        (None, _) => p,
+    })
+}
+
+/// The instance store of preset `i`, or why it has none to model.
+fn preset_store(i: &Instance) -> Result<Profile> {
+    let base = Profile::shipped("nvme").expect("nvme is shipped");
+    i.store_profile(&base)
+        .ok_or_else(|| match i.unmeasured_disk {
+            Some(_) => usage(format!("--instance {}: {}", i.name, no_store(i))),
+            None => usage(format!(
+                "--instance {}: has no instance store; give --device, e.g. {}",
+                i.name,
+                match i.provider {
+                    instance::Provider::Aws => {
+                        "gp3 or gp3:iops=6000,mibps=250 for an EBS volume"
+                    }
+                    instance::Provider::Azure => "azure-premium-ssd:tier=p30",
+                    instance::Provider::Gcp => "pd-balanced:size_gib=500",
+                    instance::Provider::Hetzner => "hetzner-volume",
+                }
+            )),
+        })
+}
+
+/// Volume `d` attached to preset `i`: of `i`'s provider, under the
+/// server's `limits`; another provider's is refused.
+fn volume_on_instance(
+    d: &str,
+    i: &Instance,
+    limits: Option<&HostLimits>,
+    quiet: bool,
+) -> Result<Profile> {
+    let p = load_profile(d)?;
+    match provisioned::provider_of(d) {
+        Some(prov) if prov == i.provider.name() => {
+            Ok(limits.map_or(p.clone(), |h| instance::server::limit_volume(h, &p)))
+        }
+        Some(prov) => Err(usage(format!(
+            "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
+             volume of the same provider",
+            i.name,
+            i.provider.name()
+        ))),
+        None => {
+            if !quiet {
+                eprintln!(
+                    "notice: --device {d} is not one of {}'s volume types: the \
+                     instance's volume limits are not applied to it",
+                    i.provider.name()
+                );
+            }
+            Ok(p)
         }
     }
 }

@@ -601,6 +601,36 @@ impl Profile {
 
     /// The first problem with the profile, as "field: problem".
     fn validate(&self) -> std::result::Result<(), String> {
+        self.validate_text()?;
+        self.validate_figures()?;
+        self.validate_idle()?;
+        let (lo, hi) = crate::units::CPU_PROBE_US_RANGE;
+        if let Some(p) = self.cpu_probe_us
+            && !(p.is_finite() && (lo..=hi).contains(&p))
+        {
+            return Err(format!(
+                "cpu_probe_us: {p} must be between {lo} and {hi} µs a round"
+            ));
+        }
+        if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {
+            return Err(format!(
+                "network_rtt_us: {} must be between 0 and {LATENCY_US_MAX}",
+                self.network_rtt_us
+            ));
+        }
+        for (field, op) in [
+            ("read", Op::Read),
+            ("write", Op::Write),
+            ("flush", Op::Flush),
+        ] {
+            self.validate_latency(field, op)?;
+        }
+        self.validate_caps()
+    }
+
+    /// The name, description and source: what the profile is and where its
+    /// figures come from.
+    fn validate_text(&self) -> std::result::Result<(), String> {
         if self.name.is_empty() {
             return Err("name: is empty".into());
         }
@@ -621,6 +651,11 @@ impl Profile {
         if self.source.trim().is_empty() {
             return Err("source: is empty; say where the figures come from".into());
         }
+        Ok(())
+    }
+
+    /// The device's sizes, channels, bandwidth and contention figures.
+    fn validate_figures(&self) -> std::result::Result<(), String> {
         if self.latency_io_kib == 0 || self.latency_io_kib > IO_KIB_MAX {
             return Err(format!(
                 "latency_io_kib: {} must be between 1 and {IO_KIB_MAX}",
@@ -662,6 +697,11 @@ impl Profile {
                 self.flush_us_per_mib
             ));
         }
+        Ok(())
+    }
+
+    /// The idle curve: gaps rising, latencies in bounds, not too many points.
+    fn validate_idle(&self) -> std::result::Result<(), String> {
         let mut last_gap = 0.0;
         for (i, pt) in self.idle.iter().enumerate() {
             if !(pt.gap_us > last_gap && pt.gap_us <= LATENCY_US_MAX) {
@@ -685,28 +725,7 @@ impl Profile {
                 self.idle.len()
             ));
         }
-        let (lo, hi) = crate::units::CPU_PROBE_US_RANGE;
-        if let Some(p) = self.cpu_probe_us
-            && !(p.is_finite() && (lo..=hi).contains(&p))
-        {
-            return Err(format!(
-                "cpu_probe_us: {p} must be between {lo} and {hi} µs a round"
-            ));
-        }
-        if !(self.network_rtt_us >= 0.0 && self.network_rtt_us <= LATENCY_US_MAX) {
-            return Err(format!(
-                "network_rtt_us: {} must be between 0 and {LATENCY_US_MAX}",
-                self.network_rtt_us
-            ));
-        }
-        for (field, op) in [
-            ("read", Op::Read),
-            ("write", Op::Write),
-            ("flush", Op::Flush),
-        ] {
-            self.validate_latency(field, op)?;
-        }
-        self.validate_caps()
+        Ok(())
     }
 
     fn validate_latency(&self, field: &str, op: Op) -> std::result::Result<(), String> {
@@ -749,31 +768,7 @@ impl Profile {
 
     fn validate_caps(&self) -> std::result::Result<(), String> {
         let c = &self.caps;
-        // The least cap modelled: the limiter's interval between two I/Os
-        // is 1/cap, and a cap such as 1e-300 overflows it to a cap that
-        // never holds an I/O back.
-        for (name, v, min, unit) in [
-            ("iops", c.iops, CAP_IOPS_MIN, "I/O per s"),
-            ("read_iops", c.read_iops, CAP_IOPS_MIN, "I/O per s"),
-            ("write_iops", c.write_iops, CAP_IOPS_MIN, "I/O per s"),
-            ("mib_s", c.mib_s, CAP_MIB_S_MIN, "MiB/s"),
-            ("read_mib_s", c.read_mib_s, CAP_MIB_S_MIN, "MiB/s"),
-            ("write_mib_s", c.write_mib_s, CAP_MIB_S_MIN, "MiB/s"),
-        ] {
-            if let Some(v) = v {
-                if !(v > 0.0 && v.is_finite()) {
-                    return Err(format!(
-                        "caps.{name}: {v} must be above 0 (null or absent means no cap)"
-                    ));
-                }
-                if v < min {
-                    return Err(format!(
-                        "caps.{name}: {v:?} is below the least cap modelled, {min} {unit} \
-                         (null or absent means no cap)"
-                    ));
-                }
-            }
-        }
+        validate_cap_rates(c)?;
         if let Some(r) = &self.raid0 {
             r.validate()?;
         }
@@ -814,29 +809,64 @@ impl Profile {
                 c.bucket_ms
             ));
         }
-        if let Some(b) = c.burst {
-            let Some(iops) = c.iops else {
-                return Err("caps.burst: needs caps.iops, the rate a burst runs at".into());
-            };
-            positive("caps.burst.size_ios", b.size_ios)?;
-            positive("caps.burst.baseline_iops", b.baseline_iops)?;
-            if b.baseline_iops < CAP_IOPS_MIN {
+        validate_burst(c)
+    }
+}
+
+/// The caps' rates: each above 0 and at least the least one modelled.
+fn validate_cap_rates(c: &Caps) -> std::result::Result<(), String> {
+    // The least cap modelled: the limiter's interval between two I/Os
+    // is 1/cap, and a cap such as 1e-300 overflows it to a cap that
+    // never holds an I/O back.
+    for (name, v, min, unit) in [
+        ("iops", c.iops, CAP_IOPS_MIN, "I/O per s"),
+        ("read_iops", c.read_iops, CAP_IOPS_MIN, "I/O per s"),
+        ("write_iops", c.write_iops, CAP_IOPS_MIN, "I/O per s"),
+        ("mib_s", c.mib_s, CAP_MIB_S_MIN, "MiB/s"),
+        ("read_mib_s", c.read_mib_s, CAP_MIB_S_MIN, "MiB/s"),
+        ("write_mib_s", c.write_mib_s, CAP_MIB_S_MIN, "MiB/s"),
+    ] {
+        if let Some(v) = v {
+            if !(v > 0.0 && v.is_finite()) {
                 return Err(format!(
-                    "caps.burst.baseline_iops: {:?} is below the least rate modelled, \
-                     {CAP_IOPS_MIN} I/O per s",
-                    b.baseline_iops
+                    "caps.{name}: {v} must be above 0 (null or absent means no cap)"
                 ));
             }
-            if b.baseline_iops >= iops {
+            if v < min {
                 return Err(format!(
-                    "caps.burst.baseline_iops: {} must be below caps.iops {iops}, \
-                     the burst rate",
-                    b.baseline_iops
+                    "caps.{name}: {v:?} is below the least cap modelled, {min} {unit} \
+                     (null or absent means no cap)"
                 ));
             }
         }
-        Ok(())
     }
+    Ok(())
+}
+
+/// A burst: under caps.iops, at a rate the limiter can hold.
+fn validate_burst(c: &Caps) -> std::result::Result<(), String> {
+    if let Some(b) = c.burst {
+        let Some(iops) = c.iops else {
+            return Err("caps.burst: needs caps.iops, the rate a burst runs at".into());
+        };
+        positive("caps.burst.size_ios", b.size_ios)?;
+        positive("caps.burst.baseline_iops", b.baseline_iops)?;
+        if b.baseline_iops < CAP_IOPS_MIN {
+            return Err(format!(
+                "caps.burst.baseline_iops: {:?} is below the least rate modelled, \
+                 {CAP_IOPS_MIN} I/O per s",
+                b.baseline_iops
+            ));
+        }
+        if b.baseline_iops >= iops {
+            return Err(format!(
+                "caps.burst.baseline_iops: {} must be below caps.iops {iops}, \
+                 the burst rate",
+                b.baseline_iops
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The least IOPS cap (and burst baseline) a profile may set: one I/O a

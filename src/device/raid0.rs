@@ -79,55 +79,26 @@ impl Raid0 {
     /// The requests `kind` becomes on the members: (member, request), in
     /// the order of the array's bytes. A flush goes to every member.
     pub fn split(&self, kind: IoKind) -> Vec<(usize, IoKind)> {
-        let n = u64::from(self.members);
-        let chunk = u64::from(self.chunk_kib) * 1024;
-        let member = |at: u64| ((at / chunk) % n) as usize;
-        // Pieces of [at, at + len) cut at chunk boundaries.
-        let pieces = |at: u64, len: u64| {
-            let mut out = Vec::new();
-            let mut pos = at;
-            while pos < at + len {
-                let end = ((pos / chunk + 1) * chunk).min(at + len);
-                out.push((member(pos), pos, end - pos));
-                pos = end;
-            }
-            out
-        };
         let wal_at =
             |segment: u32, offset: u64| WAL_BASE + u64::from(segment) * WAL_SEGMENT_BYTES + offset;
         match kind {
             IoKind::ReadPage { block }
             | IoKind::WritePage { block, .. }
             | IoKind::CacheWrite { block } => {
-                vec![(member(block * PAGE_BYTES), kind)]
+                vec![(self.member(block * PAGE_BYTES), kind)]
             }
             IoKind::Writeback {
                 block,
                 pages,
                 flusher,
-            } => pieces(block * PAGE_BYTES, u64::from(pages) * PAGE_BYTES)
-                .into_iter()
-                .map(|(m, at, len)| {
-                    let run = IoKind::Writeback {
-                        block: at / PAGE_BYTES,
-                        pages: (len / PAGE_BYTES) as u32,
-                        flusher,
-                    };
-                    (m, run)
-                })
-                .collect(),
-            IoKind::ReadRun { block, pages } => {
-                pieces(block * PAGE_BYTES, u64::from(pages) * PAGE_BYTES)
-                    .into_iter()
-                    .map(|(m, at, len)| {
-                        let run = IoKind::ReadRun {
-                            block: at / PAGE_BYTES,
-                            pages: (len / PAGE_BYTES) as u32,
-                        };
-                        (m, run)
-                    })
-                    .collect()
-            }
+            } => self.page_runs(block, pages, |block, pages| IoKind::Writeback {
+                block,
+                pages,
+                flusher,
+            }),
+            IoKind::ReadRun { block, pages } => self.page_runs(block, pages, |block, pages| {
+                IoKind::ReadRun { block, pages }
+            }),
             // WAL requests keep their kind; each piece its own offset and length.
             IoKind::WalWrite {
                 segment,
@@ -144,7 +115,8 @@ impl Raid0 {
                 offset,
                 len,
                 ..
-            } => pieces(wal_at(segment, offset), len)
+            } => self
+                .pieces(wal_at(segment, offset), len)
                 .into_iter()
                 .map(|(m, at, part)| (m, with_range(kind, at - wal_at(segment, 0), part)))
                 .collect(),
@@ -152,6 +124,40 @@ impl Raid0 {
                 (0..self.members as usize).map(|m| (m, kind)).collect()
             }
         }
+    }
+
+    /// The member holding the array's byte `at`.
+    fn member(&self, at: u64) -> usize {
+        let chunk = u64::from(self.chunk_kib) * 1024;
+        ((at / chunk) % u64::from(self.members)) as usize
+    }
+
+    /// The pieces of the array's bytes [at, at + len) cut at chunk
+    /// boundaries: (member, offset, length).
+    fn pieces(&self, at: u64, len: u64) -> Vec<(usize, u64, u64)> {
+        let chunk = u64::from(self.chunk_kib) * 1024;
+        let mut out = Vec::new();
+        let mut pos = at;
+        while pos < at + len {
+            let end = ((pos / chunk + 1) * chunk).min(at + len);
+            out.push((self.member(pos), pos, end - pos));
+            pos = end;
+        }
+        out
+    }
+
+    /// A run of `pages` data pages from `block`, cut at chunk boundaries
+    /// into runs of the same kind (`run(block, pages)`).
+    fn page_runs(
+        &self,
+        block: u64,
+        pages: u32,
+        run: impl Fn(u64, u32) -> IoKind,
+    ) -> Vec<(usize, IoKind)> {
+        self.pieces(block * PAGE_BYTES, u64::from(pages) * PAGE_BYTES)
+            .into_iter()
+            .map(|(m, at, len)| (m, run(at / PAGE_BYTES, (len / PAGE_BYTES) as u32)))
+            .collect()
     }
 }
 

@@ -185,9 +185,7 @@ fn drive_inner<D: Device + ?Sized>(
     let mut lag = TimerLag::default();
     let mut completions: Vec<IoCompletion> = Vec::with_capacity(256);
     let mut ending = Ending::Completed;
-    let mut next_progress = progress;
-    let mut last = (0u64, 0u128, 0f64);
-    let mut last_lag = (0u64, 0u128);
+    let mut meter = ProgressMeter::new(progress);
     loop {
         observe(db);
         while let Some(req) = db.poll_request() {
@@ -210,73 +208,21 @@ fn drive_inner<D: Device + ?Sized>(
             db.stop(dev.now());
             continue;
         }
-        let deadline = match (db.poll_timeout(), next_progress) {
+        let deadline = match (db.poll_timeout(), meter.next) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        completions.clear();
-        let now = dev.now();
-        let spin = dev.timer_spin();
-        match deadline {
-            // Close to a timer: poll without sleeping, because a sleeping
-            // thread wakes tens of µs late on a VM and modelled CPU bursts
-            // and round trips are only tens of µs long.
-            Some(d) if d <= now + spin => dev.wait(Some(now), MAX_BLOCK, &mut completions)?,
-            Some(d) => dev.wait(Some(d - spin), MAX_BLOCK, &mut completions)?,
-            None => dev.wait(None, MAX_BLOCK, &mut completions)?,
-        }
-        // Events in time order: timers due before a completion fire first.
-        for c in completions.drain(..) {
-            if let Some(t) = db.poll_timeout()
-                && t < c.at
-            {
-                lag.record(c.at - t);
-                db.handle_timeout(c.at - 1);
-            }
-            db.handle_completion(c);
-        }
-        let mut now = dev.now();
-        if let Some(t) = db.poll_timeout()
-            && t <= now
-        {
-            lag.record(now - t);
-            db.handle_timeout(now);
-        }
-        now = fire_until_device(
+        next_events(db, dev, deadline, &mut completions, &mut lag)?;
+        let now = fire_until_device(
             db,
             dev,
             stop,
             next_second,
-            next_progress,
+            meter.next,
             &mut observe,
             &mut lag,
         );
-        if let Some(p) = next_progress
-            && now >= p
-        {
-            let s = db.stats();
-            let n = s.transactions - last.0;
-            let sum = s.latency_sum_ns - last.1;
-            let sq = s.latency_sq_sum_us2 - last.2;
-            let interval = progress.unwrap_or(SEC) as f64 / 1e9;
-            on_progress(Progress {
-                elapsed_s: p as f64 / 1e9,
-                tps: n as f64 / interval,
-                latency_ms: if n == 0 {
-                    0.0
-                } else {
-                    sum as f64 / n as f64 / 1e6
-                },
-                stddev_ms: stddev_ns(n, sum, sq) / 1e6,
-                timer_lag_us: match lag.timers - last_lag.0 {
-                    0 => 0.0,
-                    t => (lag.sum_ns - last_lag.1) as f64 / t as f64 / 1e3,
-                },
-            });
-            last = (s.transactions, s.latency_sum_ns, s.latency_sq_sum_us2);
-            last_lag = (lag.timers, lag.sum_ns);
-            next_progress = Some(p + progress.unwrap_or(SEC));
-        }
+        meter.report(db, now, &lag, on_progress);
         if now >= next_second {
             next_second = (now / SEC + 1) * SEC;
             db.note_milestones(now);
@@ -320,6 +266,107 @@ fn fire_until_device<D: Device + ?Sized>(
         db.handle_timeout(now);
     }
     now
+}
+
+/// Waits on `dev` until `deadline` (or for what it completes first) and
+/// hands `db` the completions and the timers due, in time order, each
+/// timer's lateness recorded in `lag`. Returns the device's time after.
+fn next_events<D: Device + ?Sized>(
+    db: &mut Database,
+    dev: &mut D,
+    deadline: Option<Nanos>,
+    completions: &mut Vec<IoCompletion>,
+    lag: &mut TimerLag,
+) -> Result<Nanos> {
+    completions.clear();
+    let now = dev.now();
+    let spin = dev.timer_spin();
+    match deadline {
+        // Close to a timer: poll without sleeping, because a sleeping
+        // thread wakes tens of µs late on a VM and modelled CPU bursts
+        // and round trips are only tens of µs long.
+        Some(d) if d <= now + spin => dev.wait(Some(now), MAX_BLOCK, completions)?,
+        Some(d) => dev.wait(Some(d - spin), MAX_BLOCK, completions)?,
+        None => dev.wait(None, MAX_BLOCK, completions)?,
+    }
+    // Events in time order: timers due before a completion fire first.
+    for c in completions.drain(..) {
+        if let Some(t) = db.poll_timeout()
+            && t < c.at
+        {
+            lag.record(c.at - t);
+            db.handle_timeout(c.at - 1);
+        }
+        db.handle_completion(c);
+    }
+    let now = dev.now();
+    if let Some(t) = db.poll_timeout()
+        && t <= now
+    {
+        lag.record(now - t);
+        db.handle_timeout(now);
+    }
+    Ok(now)
+}
+
+/// The progress lines (-P): every `every` nanoseconds, the figures of the
+/// interval since the last one.
+struct ProgressMeter {
+    every: Option<Nanos>,
+    /// When the next line is due.
+    next: Option<Nanos>,
+    /// Transactions, their latency sum (ns) and sum of squares (µs²) at the
+    /// last line.
+    last: (u64, u128, f64),
+    /// Timers and their lateness sum (ns) at the last line.
+    last_lag: (u64, u128),
+}
+
+impl ProgressMeter {
+    fn new(every: Option<Nanos>) -> ProgressMeter {
+        ProgressMeter {
+            every,
+            next: every,
+            last: (0, 0, 0.0),
+            last_lag: (0, 0),
+        }
+    }
+
+    /// Gives `on_progress` the interval's figures if a line is due at `now`.
+    fn report(
+        &mut self,
+        db: &Database,
+        now: Nanos,
+        lag: &TimerLag,
+        on_progress: &mut dyn FnMut(Progress),
+    ) {
+        let Some(p) = self.next else { return };
+        if now < p {
+            return;
+        }
+        let s = db.stats();
+        let n = s.transactions - self.last.0;
+        let sum = s.latency_sum_ns - self.last.1;
+        let sq = s.latency_sq_sum_us2 - self.last.2;
+        let interval = self.every.unwrap_or(SEC) as f64 / 1e9;
+        on_progress(Progress {
+            elapsed_s: p as f64 / 1e9,
+            tps: n as f64 / interval,
+            latency_ms: if n == 0 {
+                0.0
+            } else {
+                sum as f64 / n as f64 / 1e6
+            },
+            stddev_ms: stddev_ns(n, sum, sq) / 1e6,
+            timer_lag_us: match lag.timers - self.last_lag.0 {
+                0 => 0.0,
+                t => (lag.sum_ns - self.last_lag.1) as f64 / t as f64 / 1e3,
+            },
+        });
+        self.last = (s.transactions, s.latency_sum_ns, s.latency_sq_sum_us2);
+        self.last_lag = (lag.timers, lag.sum_ns);
+        self.next = Some(p + self.every.unwrap_or(SEC));
+    }
 }
 
 /// Modelled CPU bursts and round trips are timers of tens of microseconds;

@@ -16,7 +16,7 @@ use crate::engine::Device;
 use crate::engine::driver::{self, Ending};
 use crate::engine::sim::SimDevice;
 use crate::output::progress_bar_wanted;
-use crate::plan::{RunPlan, Shape, Target, layout_for};
+use crate::plan::{RunPlan, RunShape, Target, layout_for};
 use crate::report::one_shot::{DiskCounters, OneShotRun};
 use crate::settings::Settings;
 use crate::stop::Stop;
@@ -26,7 +26,7 @@ use crate::workload::Script;
 pub struct OneShot {
     /// The run it is checked as: one client, whose job the command's
     /// replaces.
-    pub shape: Shape,
+    pub shape: RunShape,
     pub settings: Settings,
     pub target: Target,
     /// What the result calls the device: `--device` as given, else the

@@ -51,7 +51,7 @@ pub struct ArchiveFigures {
     pub rpo_end_s: f64,
     /// One entry per whole second.
     #[serde(
-        deserialize_with = "crate::json_bound::vec::<_, _, { crate::core::stats::SERIES_MAX_POINTS }>"
+        deserialize_with = "crate::json_memory::vec::<_, _, { crate::core::stats::SERIES_MAX_POINTS }>"
     )]
     pub seconds: Vec<ArchiveSecondFigures>,
 }

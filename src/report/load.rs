@@ -37,9 +37,9 @@ pub struct Header {
 /// The two fields of the header, each read only if it is small.
 #[derive(serde::Deserialize)]
 struct RawHeader {
-    #[serde(default, deserialize_with = "crate::json_bound::opt_value")]
+    #[serde(default, deserialize_with = "crate::json_memory::opt_value")]
     schema: Option<Value>,
-    #[serde(default, deserialize_with = "crate::json_bound::opt_value")]
+    #[serde(default, deserialize_with = "crate::json_memory::opt_value")]
     schema_version: Option<Value>,
 }
 
@@ -47,7 +47,7 @@ struct RawHeader {
 /// checked to be JSON but not kept.
 pub fn header(path: &Path, text: &str) -> Result<Header> {
     let raw: RawHeader =
-        match crate::json_bound::within(HEADER_BUDGET_BYTES, || serde_json::from_str(text)) {
+        match crate::json_memory::within(HEADER_BUDGET_BYTES, || serde_json::from_str(text)) {
             Ok(raw) => raw,
             Err(e) if e.is_data() => RawHeader {
                 schema: None,
@@ -101,7 +101,7 @@ pub fn load(path: &Path) -> Result<Document> {
 
 /// Read a result or sweep from its text; `path` names it in errors. It is
 /// deserialized straight into its structs, within the memory budget of one
-/// input ([`crate::json_bound`]): a `serde_json::Value` of the whole file
+/// input ([`crate::json_memory`]): a `serde_json::Value` of the whole file
 /// would take 20 times its size.
 pub fn document_from_str(path: &Path, text: &str) -> Result<Document> {
     let h = header(path, text)?;
@@ -109,7 +109,7 @@ pub fn document_from_str(path: &Path, text: &str) -> Result<Document> {
         SCHEMA => Ok(Document::Result(Box::new(result_from_str(path, text)?))),
         SWEEP_SCHEMA => {
             let doc: SweepDoc =
-                crate::json_bound::within(crate::json_bound::INPUT_BUDGET_BYTES, || {
+                crate::json_memory::within(crate::json_memory::INPUT_BUDGET_BYTES, || {
                     serde_json::from_str(text)
                 })
                 .with_context(|| format!("{}: malformed {SWEEP_SCHEMA}", path.display()))?;
@@ -125,7 +125,7 @@ pub fn document_from_str(path: &Path, text: &str) -> Result<Document> {
 /// Read one result from its text.
 pub fn result_from_str(path: &Path, text: &str) -> Result<LoadedResult> {
     let result: RunResult =
-        crate::json_bound::within(crate::json_bound::INPUT_BUDGET_BYTES, || {
+        crate::json_memory::within(crate::json_memory::INPUT_BUDGET_BYTES, || {
             serde_json::from_str(text)
         })
         .with_context(|| format!("{}: malformed {SCHEMA}", path.display()))?;
@@ -161,7 +161,7 @@ impl RunResult {
     }
 
     /// The device profile's name for a modelled run.
-    pub fn device_name(&self) -> Option<&str> {
+    pub fn device_profile_name(&self) -> Option<&str> {
         self.run
             .device
             .as_ref()
@@ -171,7 +171,7 @@ impl RunResult {
 
     /// Where the run ran: the device model's name, or "disk (engine)".
     pub fn target(&self) -> String {
-        match self.device_name() {
+        match self.device_profile_name() {
             Some(d) => d.to_string(),
             None if self.run.mode == "run" => format!("disk ({})", self.run.io_engine),
             None => self.run.mode.clone(),
@@ -262,7 +262,7 @@ mod tests {
     fn settings_past_the_memory_budget_are_refused_while_read() {
         let mut v: serde_json::Value = serde_json::from_str(V1).unwrap();
         // 10 million entries: 400 MB as a Value, past the 256 MiB budget.
-        let entries = crate::json_bound::INPUT_BUDGET_BYTES / 24;
+        let entries = crate::json_memory::INPUT_BUDGET_BYTES / 24;
         let settings = format!("{{{}\"x\":1}}", "\"x\":1,".repeat(entries));
         v["settings"] = serde_json::Value::Null;
         let text = v

@@ -94,7 +94,7 @@ pub struct RunInfo {
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::json_bound::opt_value"
+        deserialize_with = "crate::json_memory::opt_value"
     )]
     pub device: Option<serde_json::Value>,
     /// How late pgiosim's own loop handled its timers (`run` only): modelled
@@ -379,35 +379,35 @@ pub struct RunResult {
     pub partial: bool,
     pub run: RunInfo,
     /// PostgreSQL settings in effect, as SHOW prints them.
-    #[serde(default, deserialize_with = "crate::json_bound::value")]
+    #[serde(default, deserialize_with = "crate::json_memory::value")]
     pub settings: serde_json::Value,
     /// The workload and its constants, each with its source.
-    #[serde(default, deserialize_with = "crate::json_bound::value")]
+    #[serde(default, deserialize_with = "crate::json_memory::value")]
     pub workload: serde_json::Value,
     pub summary: Summary,
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, 64>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, 64>")]
     pub breakdown: Vec<BucketFigures>,
     #[serde(default)]
     pub io: IoFigures,
     #[serde(
         default,
-        deserialize_with = "crate::json_bound::vec::<_, _, SERIES_MAX_POINTS>"
+        deserialize_with = "crate::json_memory::vec::<_, _, SERIES_MAX_POINTS>"
     )]
     pub checkpoints: Vec<CheckpointFigures>,
     #[serde(
         default,
-        deserialize_with = "crate::json_bound::vec::<_, _, SERIES_MAX_POINTS>"
+        deserialize_with = "crate::json_memory::vec::<_, _, SERIES_MAX_POINTS>"
     )]
     pub timeseries: Vec<SecondFigures>,
     /// The latency distribution from the HDR histogram: percentiles 0, 1,
     /// ..., 99, then `CDF_TAIL_PERCENTILES`; empty without transactions.
-    #[serde(default, deserialize_with = "crate::json_bound::vec::<_, _, 1024>")]
+    #[serde(default, deserialize_with = "crate::json_memory::vec::<_, _, 1024>")]
     pub latency_cdf: Vec<CdfPoint>,
     /// One entry per standby (none without `--standby`).
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::json_bound::vec::<_, _, MAX_STANDBYS>"
+        deserialize_with = "crate::json_memory::vec::<_, _, MAX_STANDBYS>"
     )]
     pub replication: Vec<StandbyFigures>,
     /// WAL archiving (only with archive_mode on).

@@ -130,7 +130,7 @@ pub struct SteadyFigures {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::json_bound::vec::<_, _, 64>"
+        deserialize_with = "crate::json_memory::vec::<_, _, 64>"
     )]
     pub breakdown: Vec<SteadyBucket>,
     /// Heidelberger and Welch's stationarity test on the window.
@@ -141,7 +141,7 @@ pub struct SteadyFigures {
     #[serde(
         default,
         skip_serializing_if = "Vec::is_empty",
-        deserialize_with = "crate::json_bound::vec::<_, _, 64>"
+        deserialize_with = "crate::json_memory::vec::<_, _, 64>"
     )]
     pub transients: Vec<String>,
 }

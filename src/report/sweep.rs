@@ -14,7 +14,7 @@ use crate::output;
 pub const SWEEP_SCHEMA: &str = "pgiosim.sweep";
 /// The most entries a list of a sweep's JSON may hold when read: more
 /// points than a sweep runs in a day (each list is charged to the input's
-/// memory budget as well, see [`crate::json_bound`]).
+/// memory budget as well, see [`crate::json_memory`]).
 pub const SWEEP_LIST_MAX: usize = 1 << 16;
 
 /// `run` or `model` underneath the sweep.
@@ -32,16 +32,16 @@ pub enum SweepMode {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Grid {
     /// Client counts, ascending.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub clients: Vec<u32>,
     /// Device profiles (model mode); empty for `run`.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub devices: Vec<String>,
     /// Settings swept, each with its values in the order given.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub settings: Vec<GridSetting>,
     /// `--set` assignments with one value, the same for every point.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub fixed_settings: Vec<String>,
 }
 
@@ -49,7 +49,7 @@ pub struct Grid {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GridSetting {
     pub name: String,
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub values: Vec<String>,
 }
 
@@ -61,7 +61,7 @@ pub struct SweepRow {
     /// Device profile (model mode).
     pub device: Option<String>,
     /// The swept settings' values at this point.
-    #[serde(deserialize_with = "crate::json_bound::map")]
+    #[serde(deserialize_with = "crate::json_memory::map")]
     pub settings: BTreeMap<String, String>,
     pub clients: u32,
     pub tps: f64,
@@ -80,7 +80,7 @@ pub struct SweepRow {
     pub latency_p99_ms: f64,
     pub commits_per_flush: f64,
     /// Mean ms per transaction in each breakdown bucket.
-    #[serde(deserialize_with = "crate::json_bound::map")]
+    #[serde(deserialize_with = "crate::json_memory::map")]
     pub breakdown_ms: BTreeMap<String, f64>,
     pub cpu_utilisation: f64,
     /// The point's run was interrupted.
@@ -99,7 +99,7 @@ impl SweepRow {
 pub struct SeriesKnee {
     pub series: String,
     pub device: Option<String>,
-    #[serde(deserialize_with = "crate::json_bound::map")]
+    #[serde(deserialize_with = "crate::json_memory::map")]
     pub settings: BTreeMap<String, String>,
     /// Null when the series has none in the clients swept.
     pub knee: Option<Knee>,
@@ -129,11 +129,11 @@ pub struct SweepDoc {
     pub seed: u64,
     pub grid: Grid,
     pub knee_rule: String,
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub table: Vec<SweepRow>,
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub knees: Vec<SeriesKnee>,
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub results: Vec<RunResult>,
 }
 

@@ -114,37 +114,7 @@ pub(super) fn read_config_tree(
     budget: &mut u64,
     entries: &mut Vec<ConfigEntry>,
 ) -> anyhow::Result<()> {
-    if depth > CONF_FILE_MAX_DEPTH {
-        anyhow::bail!(
-            "could not open configuration file \"{}\": maximum nesting depth exceeded \
-             (configuration files nest more than {CONF_FILE_MAX_DEPTH} deep; PostgreSQL stops \
-             there too)",
-            path.display()
-        );
-    }
-    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-    if let Some(first) = stack.iter().position(|p| *p == canonical) {
-        let chain: Vec<String> = stack[first..]
-            .iter()
-            .chain(std::iter::once(&canonical))
-            .map(|p| p.display().to_string())
-            .collect();
-        anyhow::bail!("include cycle: {}", chain.join(" includes "));
-    }
-    let bytes = crate::input::read_bytes(
-        path,
-        "configuration file",
-        crate::input::SMALL_FILE_MAX_BYTES,
-    )?;
-    if bytes.len() as u64 > *budget {
-        anyhow::bail!(
-            "configuration file {}: the files of --config hold more than the {} MiB pgiosim \
-             reads in all (each included file counted each time it is included)",
-            path.display(),
-            CONF_TREE_MAX_BYTES >> 20
-        );
-    }
-    *budget -= bytes.len() as u64;
+    let (canonical, bytes) = read_included(path, depth, stack, budget)?;
     let text = String::from_utf8_lossy(&bytes);
     let file: Rc<Path> = Rc::from(path);
     let base = path.parent().unwrap_or(Path::new("."));
@@ -182,33 +152,7 @@ pub(super) fn read_config_tree(
                     .map_err(|e| e.context(format!("included from {}", at())))?;
             }
             _ => {
-                let listing = std::fs::read_dir(&target).map_err(|e| {
-                    anyhow::anyhow!(
-                        "{}: include_dir {}: cannot read directory {}: {e}",
-                        at(),
-                        quote(&value),
-                        target.display()
-                    )
-                })?;
-                let mut files = Vec::new();
-                for item in listing {
-                    let item = item.map_err(|e| {
-                        anyhow::anyhow!("{}: cannot list {}: {e}", at(), target.display())
-                    })?;
-                    let name = item.file_name();
-                    let name = name.to_string_lossy();
-                    // As ParseConfigDirectory: .conf files only, no hidden
-                    // ones, no subdirectories.
-                    if name.starts_with('.') || !name.ends_with(".conf") {
-                        continue;
-                    }
-                    if std::fs::metadata(item.path()).is_ok_and(|m| m.is_dir()) {
-                        continue;
-                    }
-                    files.push(item.path());
-                }
-                // strcmp order: bytes, as PostgreSQL sorts them.
-                files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+                let files = conf_dir_files(&target, &value, &at())?;
                 for f in files {
                     read_config_tree(&f, depth + 1, stack, budget, entries)
                         .map_err(|e| e.context(format!("included from {}", at())))?;
@@ -218,6 +162,81 @@ pub(super) fn read_config_tree(
     }
     stack.pop();
     Ok(())
+}
+
+/// The canonical path and the bytes of the configuration file `path`, read
+/// at nesting `depth` beneath the files of `stack`, within the `budget` the
+/// tree may still read (taken from it); refuses too deep a nesting and an
+/// include cycle, as PostgreSQL does.
+fn read_included(
+    path: &Path,
+    depth: usize,
+    stack: &[PathBuf],
+    budget: &mut u64,
+) -> anyhow::Result<(PathBuf, Vec<u8>)> {
+    if depth > CONF_FILE_MAX_DEPTH {
+        anyhow::bail!(
+            "could not open configuration file \"{}\": maximum nesting depth exceeded \
+             (configuration files nest more than {CONF_FILE_MAX_DEPTH} deep; PostgreSQL stops \
+             there too)",
+            path.display()
+        );
+    }
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Some(first) = stack.iter().position(|p| *p == canonical) {
+        let chain: Vec<String> = stack[first..]
+            .iter()
+            .chain(std::iter::once(&canonical))
+            .map(|p| p.display().to_string())
+            .collect();
+        anyhow::bail!("include cycle: {}", chain.join(" includes "));
+    }
+    let bytes = crate::input::read_bytes(
+        path,
+        "configuration file",
+        crate::input::SMALL_FILE_MAX_BYTES,
+    )?;
+    if bytes.len() as u64 > *budget {
+        anyhow::bail!(
+            "configuration file {}: the files of --config hold more than the {} MiB pgiosim \
+             reads in all (each included file counted each time it is included)",
+            path.display(),
+            CONF_TREE_MAX_BYTES >> 20
+        );
+    }
+    *budget -= bytes.len() as u64;
+    Ok((canonical, bytes))
+}
+
+/// The files `include_dir` `value` (the directory `target`, named at `at`)
+/// includes, in the order PostgreSQL reads them.
+fn conf_dir_files(target: &Path, value: &str, at: &str) -> anyhow::Result<Vec<PathBuf>> {
+    let listing = std::fs::read_dir(target).map_err(|e| {
+        anyhow::anyhow!(
+            "{at}: include_dir {}: cannot read directory {}: {e}",
+            quote(value),
+            target.display()
+        )
+    })?;
+    let mut files = Vec::new();
+    for item in listing {
+        let item =
+            item.map_err(|e| anyhow::anyhow!("{at}: cannot list {}: {e}", target.display()))?;
+        let name = item.file_name();
+        let name = name.to_string_lossy();
+        // As ParseConfigDirectory: .conf files only, no hidden
+        // ones, no subdirectories.
+        if name.starts_with('.') || !name.ends_with(".conf") {
+            continue;
+        }
+        if std::fs::metadata(item.path()).is_ok_and(|m| m.is_dir()) {
+            continue;
+        }
+        files.push(item.path());
+    }
+    // strcmp order: bytes, as PostgreSQL sorts them.
+    files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
+    Ok(files)
 }
 
 /// One line of a postgresql.conf (guc-file.l): `name [=] value [# comment]`.

@@ -95,7 +95,7 @@ mod tests {
     use crate::settings::{SettingError, Settings};
 
     #[test]
-    fn error_messages() {
+    fn an_invalid_value_says_what_was_expected() {
         assert_eq!(
             err("synchronous_commit", "maybe").to_string(),
             "invalid value for synchronous_commit: \"maybe\"; expected one of on, off, local, \
@@ -117,6 +117,17 @@ mod tests {
              number with one of the units us, ms, s, min, h, d (case-sensitive); a bare number \
              counts seconds"
         );
+        // Errors are std errors, so they travel in anyhow.
+        let boxed: anyhow::Error = err("shared_buffers", "x").into();
+        assert!(
+            boxed
+                .to_string()
+                .starts_with("invalid value for shared_buffers")
+        );
+    }
+
+    #[test]
+    fn a_value_out_of_range_gives_postgresql_s_range() {
         assert_eq!(
             err("shared_buffers", "64kB"),
             SettingError::OutOfRange {
@@ -157,6 +168,10 @@ mod tests {
             "wal_buffers = -2 is out of range; PostgreSQL accepts -1 (automatic: 1/32 of \
              shared_buffers), or 32kB .. 2097144kB (about 2GB)"
         );
+    }
+
+    #[test]
+    fn a_text_without_a_value_is_not_an_assignment() {
         assert_eq!(
             Settings::default().set_assignment("shared_buffers"),
             Err(SettingError::NotAssignment {
@@ -169,13 +184,6 @@ mod tests {
             }
             .to_string(),
             "\"shared_buffers\" is not a setting assignment; expected name=value, e.g. shared_buffers=16GB"
-        );
-        // Errors are std errors, so they travel in anyhow.
-        let boxed: anyhow::Error = err("shared_buffers", "x").into();
-        assert!(
-            boxed
-                .to_string()
-                .starts_with("invalid value for shared_buffers")
         );
     }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use super::{Point, Ran, point_label, row};
 use crate::error::UsageError;
 use crate::input::{LARGE_FILE_MAX_BYTES, read_text};
-use crate::json_bound::{INPUT_BUDGET_BYTES, within};
+use crate::json_memory::{INPUT_BUDGET_BYTES, within};
 use crate::plan::RunPlan;
 use crate::report::RunResult;
 use crate::report::sweep::{Grid, SWEEP_LIST_MAX, SweepMode, SweepRow};
@@ -50,13 +50,13 @@ pub struct Manifest {
     pub sweep: String,
     /// The sweep's flags as typed, without --jobs-dir: each job plans its
     /// point from them, as the in-process sweep would.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub args: Vec<String>,
     pub mode: SweepMode,
     pub seed: u64,
     pub grid: Grid,
     /// The points in grid order; a job's index is its place here.
-    #[serde(deserialize_with = "crate::json_bound::vec::<_, _, SWEEP_LIST_MAX>")]
+    #[serde(deserialize_with = "crate::json_memory::vec::<_, _, SWEEP_LIST_MAX>")]
     pub points: Vec<JobPoint>,
 }
 

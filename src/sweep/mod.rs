@@ -19,7 +19,7 @@ use crate::device::instance::Instance;
 use crate::device::profile::Profile;
 use crate::error::UsageError;
 use crate::execute;
-use crate::plan::{Disk, RunPlan, Shape, Target};
+use crate::plan::{Disk, RunPlan, RunShape, Target};
 use crate::report::RunResult;
 use crate::report::sweep::{Grid, SweepRow};
 use crate::settings::Settings;
@@ -283,7 +283,7 @@ pub fn join_provisionings(items: &[String]) -> Vec<String> {
 /// sweep's seed), the settings of --config and the one-valued --set, the
 /// disk of --mode run and each device's profile of --mode model.
 pub struct Common<'a> {
-    pub shape: Shape,
+    pub shape: RunShape,
     pub settings: Settings,
     pub disk: Disk,
     /// The profile of each of the grid's devices, in its order.

@@ -115,80 +115,96 @@ impl Replay {
                 ..ReplayCounts::default()
             },
         };
+        for &step in &primary {
+            if let Some((bytes, page, cpu)) = self.replayed(step, &mut d) {
+                self.push_record(&mut d, bytes, page, cpu);
+            }
+        }
+        self.scratch = primary;
+        d
+    }
+
+    /// What the primary's `step` replays as: its record's WAL bytes, the
+    /// page it changes (an Extend when a full-page image restores it, so
+    /// nothing is read) and the startup process's CPU for it; None for a
+    /// step that logs nothing.
+    fn replayed(&mut self, step: Step, d: &mut Decoded) -> Option<(u32, Option<Step>, Nanos)> {
         let s = self.shape;
-        for step in &primary {
-            let (bytes, page, cpu) = match *step {
-                Step::Modify { block, wal_bytes } => {
-                    let fpi = self.touched.insert(block) && s.full_page_writes;
-                    if fpi {
-                        d.counts.full_page_images += 1;
-                        (
-                            wal_bytes + self.fpi_bytes,
-                            Some(Step::Extend {
-                                block,
-                                wal_bytes: 0,
-                            }),
-                            s.record_cpu + s.fpi_cpu,
-                        )
-                    } else {
-                        d.reads.push(block);
-                        (
-                            wal_bytes,
-                            Some(Step::Modify {
-                                block,
-                                wal_bytes: 0,
-                            }),
-                            s.record_cpu,
-                        )
-                    }
-                }
-                Step::Extend { block, wal_bytes } => {
-                    // A new page is initialised by its record: no read.
-                    self.touched.insert(block);
+        Some(match step {
+            Step::Modify { block, wal_bytes } => {
+                let fpi = self.touched.insert(block) && s.full_page_writes;
+                if fpi {
+                    d.counts.full_page_images += 1;
+                    (
+                        wal_bytes + self.fpi_bytes,
+                        Some(Step::Extend {
+                            block,
+                            wal_bytes: 0,
+                        }),
+                        s.record_cpu + s.fpi_cpu,
+                    )
+                } else {
+                    d.reads.push(block);
                     (
                         wal_bytes,
-                        Some(Step::Extend {
+                        Some(Step::Modify {
                             block,
                             wal_bytes: 0,
                         }),
                         s.record_cpu,
                     )
                 }
-                Step::Commit { wal_bytes } => (wal_bytes, None, s.record_cpu),
-                Step::RoundTrip
-                | Step::Cpu(_)
-                | Step::Read(_)
-                | Step::Lock(_)
-                | Step::ReadWal { .. }
-                | Step::Prefetch(_) => continue,
-            };
-            if bytes > 0 {
-                d.steps.push(Step::ReadWal { bytes });
-                d.counts.records += 1;
-                d.counts.wal_bytes += u64::from(bytes);
-                self.since_checkpoint += u64::from(bytes);
             }
-            if let Some(p) = page {
-                d.steps.push(p);
+            Step::Extend { block, wal_bytes } => {
+                // A new page is initialised by its record: no read.
+                self.touched.insert(block);
+                (
+                    wal_bytes,
+                    Some(Step::Extend {
+                        block,
+                        wal_bytes: 0,
+                    }),
+                    s.record_cpu,
+                )
             }
-            if bytes > 0 && cpu > 0 {
-                d.steps.push(Step::Cpu(cpu));
-            }
-            if self.since_checkpoint >= s.checkpoint_every {
-                // The primary's checkpoint: every page's next change after
-                // it carries a full-page image.
-                self.touched.clear();
-                self.since_checkpoint = 0;
-                d.steps.push(Step::ReadWal {
-                    bytes: self.checkpoint_bytes,
-                });
-                d.counts.records += 1;
-                d.counts.checkpoints += 1;
-                d.counts.wal_bytes += u64::from(self.checkpoint_bytes);
-            }
+            Step::Commit { wal_bytes } => (wal_bytes, None, s.record_cpu),
+            Step::RoundTrip
+            | Step::Cpu(_)
+            | Step::Read(_)
+            | Step::Lock(_)
+            | Step::ReadWal { .. }
+            | Step::Prefetch(_) => return None,
+        })
+    }
+
+    /// Adds one record of `bytes` to `d`: its WAL read, its `page` and its
+    /// `cpu`, then the primary's checkpoint record once a checkpoint's
+    /// worth of WAL has passed.
+    fn push_record(&mut self, d: &mut Decoded, bytes: u32, page: Option<Step>, cpu: Nanos) {
+        if bytes > 0 {
+            d.steps.push(Step::ReadWal { bytes });
+            d.counts.records += 1;
+            d.counts.wal_bytes += u64::from(bytes);
+            self.since_checkpoint += u64::from(bytes);
         }
-        self.scratch = primary;
-        d
+        if let Some(p) = page {
+            d.steps.push(p);
+        }
+        if bytes > 0 && cpu > 0 {
+            d.steps.push(Step::Cpu(cpu));
+        }
+        if self.since_checkpoint >= self.shape.checkpoint_every {
+            // The primary's checkpoint: every page's next change after
+            // it carries a full-page image.
+            self.touched.clear();
+            self.since_checkpoint = 0;
+            d.steps.push(Step::ReadWal {
+                bytes: self.checkpoint_bytes,
+            });
+            d.counts.records += 1;
+            d.counts.checkpoints += 1;
+            d.counts.wal_bytes += u64::from(self.checkpoint_bytes);
+        }
     }
 }
 

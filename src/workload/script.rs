@@ -161,7 +161,7 @@ const MOVED_ROW_LOCK_WAL_BYTES: u32 = 54;
 /// waiters can go on, which lengthens every lock chain by one wake-up.
 const COMMIT_CPU_AFTER_FLUSH: f64 = 0.5;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 enum Stmt {
     Read {
         table: usize,
@@ -343,6 +343,93 @@ fn describe(
     (name, transaction_type, described)
 }
 
+/// Every transaction of the mix `parts` over `tables`, compiled, and their
+/// cumulative weights (pgbench's: a transaction's own times its
+/// workload's).
+fn transactions(parts: &[(WorkloadSpec, f64)], tables: &[Table]) -> Result<(Vec<Tx>, Vec<f64>)> {
+    let table_index = |name: &str| {
+        tables
+            .iter()
+            .position(|t| t.name == name)
+            .expect("validated")
+    };
+    let mut txs = Vec::new();
+    let mut cumulative_weights = Vec::new();
+    let mut total_weight = 0.0;
+    for (spec, mix_weight) in parts {
+        for tx in &spec.transactions {
+            let key_names: Vec<&String> = tx.keys.keys().collect();
+            let keys = tx
+                .keys
+                .values()
+                .map(|k| {
+                    let ti = table_index(&k.table);
+                    (ti, Sampler::new(k.distribution, tables[ti].rows))
+                })
+                .collect();
+            let key_index = |k: &str| key_names.iter().position(|n| *n == k).expect("validated");
+            let mut statements = Vec::new();
+            for st in &tx.statements {
+                let cpu = (st.cpu_us.unwrap_or(spec.cpu_us_per_statement) * US as f64) as Nanos;
+                let access = st.access().map_err(anyhow::Error::msg)?;
+                statements.push((cpu, access.map(|a| statement(a, &table_index, &key_index))));
+            }
+            total_weight += tx.weight * mix_weight;
+            cumulative_weights.push(total_weight);
+            txs.push(Tx {
+                keys,
+                statements,
+                commit_wal: tx.commit_wal_bytes,
+            });
+        }
+    }
+    Ok((txs, cumulative_weights))
+}
+
+/// A statement's access with its table and key as indexes into the
+/// script's tables and its transaction's keys.
+fn statement(
+    access: Access,
+    table_index: &dyn Fn(&str) -> usize,
+    key_index: &dyn Fn(&str) -> usize,
+) -> Stmt {
+    match access {
+        Access::Read { table, key } => Stmt::Read {
+            table: table_index(&table),
+            key: key_index(&key),
+        },
+        Access::Range { table, key, rows } => Stmt::Range {
+            table: table_index(&table),
+            key: key_index(&key),
+            rows,
+        },
+        Access::Update {
+            table,
+            key,
+            wal_bytes,
+            non_hot_fraction,
+        } => Stmt::Update {
+            table: table_index(&table),
+            key: key_index(&key),
+            wal: wal_bytes,
+            non_hot: non_hot_fraction,
+        },
+        Access::Insert { table, wal_bytes } => Stmt::Insert {
+            table: table_index(&table),
+            wal: wal_bytes,
+        },
+        Access::Delete {
+            table,
+            key,
+            wal_bytes,
+        } => Stmt::Delete {
+            table: table_index(&table),
+            key: key_index(&key),
+            wal: wal_bytes,
+        },
+    }
+}
+
 impl Script {
     /// Compile one workload at `scale`.
     pub fn new(spec: &WorkloadSpec, scale: u64) -> Result<Script> {
@@ -369,77 +456,7 @@ impl Script {
             }
         }
         let (tables, next) = layout(first, scale)?;
-        let table_index = |name: &str| {
-            tables
-                .iter()
-                .position(|t| t.name == name)
-                .expect("validated")
-        };
-        let mut txs = Vec::new();
-        let mut cumulative_weights = Vec::new();
-        let mut total_weight = 0.0;
-        for (spec, mix_weight) in parts {
-            for tx in &spec.transactions {
-                let key_names: Vec<&String> = tx.keys.keys().collect();
-                let keys = tx
-                    .keys
-                    .values()
-                    .map(|k| {
-                        let ti = table_index(&k.table);
-                        (ti, Sampler::new(k.distribution, tables[ti].rows))
-                    })
-                    .collect();
-                let key_index =
-                    |k: &str| key_names.iter().position(|n| *n == k).expect("validated");
-                let mut statements = Vec::new();
-                for st in &tx.statements {
-                    let cpu = (st.cpu_us.unwrap_or(spec.cpu_us_per_statement) * US as f64) as Nanos;
-                    let access = st.access().map_err(anyhow::Error::msg)?.map(|a| match a {
-                        Access::Read { table, key } => Stmt::Read {
-                            table: table_index(&table),
-                            key: key_index(&key),
-                        },
-                        Access::Range { table, key, rows } => Stmt::Range {
-                            table: table_index(&table),
-                            key: key_index(&key),
-                            rows,
-                        },
-                        Access::Update {
-                            table,
-                            key,
-                            wal_bytes,
-                            non_hot_fraction,
-                        } => Stmt::Update {
-                            table: table_index(&table),
-                            key: key_index(&key),
-                            wal: wal_bytes,
-                            non_hot: non_hot_fraction,
-                        },
-                        Access::Insert { table, wal_bytes } => Stmt::Insert {
-                            table: table_index(&table),
-                            wal: wal_bytes,
-                        },
-                        Access::Delete {
-                            table,
-                            key,
-                            wal_bytes,
-                        } => Stmt::Delete {
-                            table: table_index(&table),
-                            key: key_index(&key),
-                            wal: wal_bytes,
-                        },
-                    });
-                    statements.push((cpu, access));
-                }
-                total_weight += tx.weight * mix_weight;
-                cumulative_weights.push(total_weight);
-                txs.push(Tx {
-                    keys,
-                    statements,
-                    commit_wal: tx.commit_wal_bytes,
-                });
-            }
-        }
+        let (mut txs, cumulative_weights) = transactions(parts, &tables)?;
         let (name, transaction_type, described) = describe(parts, scale, next, &tables);
         // Without client threads the client's CPU is part of each statement's.
         let client_cpu = (first.client_cpu_us_per_statement * US as f64) as Nanos;
@@ -545,10 +562,8 @@ impl Script {
     /// workload's WAL, bytes a second, for a `--standby` without replay=:
     /// a transaction's record bytes over the CPU their replay takes at
     /// `replay_cpu_us_per_record`, the figure `catchup` charges a record
-    /// (1.08 µs by default, measured on the reference VM with
-    /// `scripts/catchup-compare --measure-cpu`: spec.rs, and
-    /// docs/validation.md of 2026-12-03 and 2026-12-04). tpcb-like: 401.1 B
-    /// in 5.001 records, 74.3 MB/s. A full-page image's bytes are not
+    /// (the built-ins' rates: docs/validation.md, "a standby's replay rate
+    /// from the workload's replay CPU"). A full-page image's bytes are not
     /// charged at this rate: the standby restores one for
     /// `replay_cpu_us_per_fpi` (`replay_cpu`), from where the primary
     /// logged its images. Infinite when the transactions log nothing or
@@ -691,6 +706,134 @@ impl Script {
             }
         }
     }
+
+    /// The pages one statement reads, locks and modifies, with the keys
+    /// its transaction drew.
+    fn statement_steps(&mut self, stmt: Stmt, rng: &mut SimRng, out: &mut Vec<Step>) {
+        match stmt {
+            Stmt::Read { table, key } => {
+                let (t, k) = (&self.tables[table], self.keys[key]);
+                if let Some(ix) = &t.index {
+                    ix.read_path(k, out);
+                }
+                out.push(Step::Read(t.heap_block(k)));
+            }
+            Stmt::Range { table, key, rows } => {
+                let (t, k) = (&self.tables[table], self.keys[key]);
+                let last = (k + rows - 1).min(t.rows.saturating_sub(1));
+                if let Some(ix) = &t.index {
+                    ix.read_path(k, out);
+                    out.extend((ix.leaf(k) + 1..=ix.leaf(last)).map(Step::Read));
+                }
+                out.extend((t.heap_block(k)..=t.heap_block(last)).map(Step::Read));
+            }
+            Stmt::Update {
+                table,
+                key,
+                wal,
+                non_hot,
+            } => self.update_steps(table, self.keys[key], wal, non_hot, rng, out),
+            Stmt::Delete { table, key, wal } => {
+                let (t, k) = (&self.tables[table], self.keys[key]);
+                if let Some(ix) = &t.index {
+                    ix.read_path(k, out);
+                }
+                out.push(Step::Lock(Self::row_id(table, k)));
+                out.push(Step::Modify {
+                    block: t.heap_block(k),
+                    wal_bytes: wal,
+                });
+            }
+            Stmt::Insert { table, wal } => self.insert_steps(table, wal, out),
+        }
+    }
+
+    /// An update of row `k`: in place (HOT, or with a new index entry at
+    /// `non_hot`'s odds), or moved off a full-at-load page on its first
+    /// update.
+    fn update_steps(
+        &mut self,
+        table: usize,
+        k: u64,
+        wal: u32,
+        non_hot: f64,
+        rng: &mut SimRng,
+        out: &mut Vec<Step>,
+    ) {
+        let t = &mut self.tables[table];
+        if let Some(ix) = &t.index {
+            ix.read_path(k, out);
+        }
+        out.push(Step::Lock(Self::row_id(table, k)));
+        let block = t.heap_block(k);
+        if t.first_update(block) {
+            // No room on the full page: the new version goes to
+            // a page at the end of the table, a tuple lock is
+            // logged on the old one, and the index gets an entry.
+            out.push(Step::Modify {
+                block,
+                wal_bytes: wal + MOVED_ROW_LOCK_WAL_BYTES,
+            });
+            let (new_block, new_page) = t.append();
+            out.push(if new_page {
+                Step::Extend {
+                    block: new_block,
+                    wal_bytes: 0,
+                }
+            } else {
+                Step::Modify {
+                    block: new_block,
+                    wal_bytes: 0,
+                }
+            });
+            if let Some(ix) = &t.index {
+                out.push(Step::Modify {
+                    block: ix.leaf(k),
+                    wal_bytes: self.index_insert_wal,
+                });
+            }
+        } else {
+            out.push(Step::Modify {
+                block,
+                wal_bytes: wal,
+            });
+            if let Some(ix) = &t.index
+                && non_hot > 0.0
+                && rng.random_bool(non_hot)
+            {
+                // A non-HOT update puts a new index entry in the leaf.
+                out.push(Step::Modify {
+                    block: ix.leaf(k),
+                    wal_bytes: self.index_insert_wal,
+                });
+            }
+        }
+    }
+
+    /// An appended row: its heap page (a new one every `rows_per_page`)
+    /// and its index leaf.
+    fn insert_steps(&mut self, table: usize, wal: u32, out: &mut Vec<Step>) {
+        let t = &mut self.tables[table];
+        let n = t.appended;
+        let (block, new_page) = t.append();
+        if new_page {
+            out.push(Step::Extend {
+                block,
+                wal_bytes: wal,
+            });
+        } else {
+            out.push(Step::Modify {
+                block,
+                wal_bytes: wal,
+            });
+        }
+        if let Some(ix) = &t.index {
+            out.push(Step::Modify {
+                block: ix.leaf(t.rows + n),
+                wal_bytes: self.index_insert_wal,
+            });
+        }
+    }
 }
 
 impl Workload for Script {
@@ -793,131 +936,27 @@ impl Workload for Script {
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>) {
         out.clear();
         let ti = self.choose(rng);
-        let tx = &self.txs[ti];
         self.keys.clear();
-        for (_, sampler) in &tx.keys {
+        for (_, sampler) in &self.txs[ti].keys {
             self.keys.push(sampler.sample(rng));
         }
-        let last = tx.statements.len().saturating_sub(1);
-        for (i, (cpu, stmt)) in tx.statements.iter().enumerate() {
+        let count = self.txs[ti].statements.len();
+        for i in 0..count {
+            let (cpu, stmt) = self.txs[ti].statements[i];
             out.push(Step::RoundTrip);
             // The last statement commits: part of its CPU comes after the
             // commit record is durable (see COMMIT_CPU_AFTER_FLUSH).
-            let cpu = if i == last {
-                *cpu - Self::after_commit(*cpu)
+            let cpu = if i + 1 == count {
+                cpu - Self::after_commit(cpu)
             } else {
-                *cpu
+                cpu
             };
             out.push(Step::Cpu(cpu));
-            let Some(stmt) = stmt else { continue };
-            match *stmt {
-                Stmt::Read { table, key } => {
-                    let (t, k) = (&self.tables[table], self.keys[key]);
-                    if let Some(ix) = &t.index {
-                        ix.read_path(k, out);
-                    }
-                    out.push(Step::Read(t.heap_block(k)));
-                }
-                Stmt::Range { table, key, rows } => {
-                    let (t, k) = (&self.tables[table], self.keys[key]);
-                    let last = (k + rows - 1).min(t.rows.saturating_sub(1));
-                    if let Some(ix) = &t.index {
-                        ix.read_path(k, out);
-                        out.extend((ix.leaf(k) + 1..=ix.leaf(last)).map(Step::Read));
-                    }
-                    out.extend((t.heap_block(k)..=t.heap_block(last)).map(Step::Read));
-                }
-                Stmt::Update {
-                    table,
-                    key,
-                    wal,
-                    non_hot,
-                } => {
-                    let k = self.keys[key];
-                    let t = &mut self.tables[table];
-                    if let Some(ix) = &t.index {
-                        ix.read_path(k, out);
-                    }
-                    out.push(Step::Lock(Self::row_id(table, k)));
-                    let block = t.heap_block(k);
-                    if t.first_update(block) {
-                        // No room on the full page: the new version goes to
-                        // a page at the end of the table, a tuple lock is
-                        // logged on the old one, and the index gets an entry.
-                        out.push(Step::Modify {
-                            block,
-                            wal_bytes: wal + MOVED_ROW_LOCK_WAL_BYTES,
-                        });
-                        let (new_block, new_page) = t.append();
-                        out.push(if new_page {
-                            Step::Extend {
-                                block: new_block,
-                                wal_bytes: 0,
-                            }
-                        } else {
-                            Step::Modify {
-                                block: new_block,
-                                wal_bytes: 0,
-                            }
-                        });
-                        if let Some(ix) = &t.index {
-                            out.push(Step::Modify {
-                                block: ix.leaf(k),
-                                wal_bytes: self.index_insert_wal,
-                            });
-                        }
-                    } else {
-                        out.push(Step::Modify {
-                            block,
-                            wal_bytes: wal,
-                        });
-                        if let Some(ix) = &t.index
-                            && non_hot > 0.0
-                            && rng.random_bool(non_hot)
-                        {
-                            // A non-HOT update puts a new index entry in the leaf.
-                            out.push(Step::Modify {
-                                block: ix.leaf(k),
-                                wal_bytes: self.index_insert_wal,
-                            });
-                        }
-                    }
-                }
-                Stmt::Delete { table, key, wal } => {
-                    let (t, k) = (&self.tables[table], self.keys[key]);
-                    if let Some(ix) = &t.index {
-                        ix.read_path(k, out);
-                    }
-                    out.push(Step::Lock(Self::row_id(table, k)));
-                    out.push(Step::Modify {
-                        block: t.heap_block(k),
-                        wal_bytes: wal,
-                    });
-                }
-                Stmt::Insert { table, wal } => {
-                    let t = &mut self.tables[table];
-                    let n = t.appended;
-                    let (block, new_page) = t.append();
-                    if new_page {
-                        out.push(Step::Extend {
-                            block,
-                            wal_bytes: wal,
-                        });
-                    } else {
-                        out.push(Step::Modify {
-                            block,
-                            wal_bytes: wal,
-                        });
-                    }
-                    if let Some(ix) = &t.index {
-                        out.push(Step::Modify {
-                            block: ix.leaf(t.rows + n),
-                            wal_bytes: self.index_insert_wal,
-                        });
-                    }
-                }
+            if let Some(stmt) = stmt {
+                self.statement_steps(stmt, rng, out);
             }
         }
+        let tx = &self.txs[ti];
         out.push(Step::Commit {
             wal_bytes: tx.commit_wal,
         });

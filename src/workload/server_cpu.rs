@@ -63,42 +63,75 @@ fn statement_cpu_per_tx(spec: &WorkloadSpec) -> f64 {
 /// figures are not positive numbers or the I/O alone costs more than the
 /// measured total.
 pub fn apply(spec: &WorkloadSpec, m: &ServerCpu, source: &str) -> Result<(WorkloadSpec, Split)> {
-    for (what, v) in [
-        ("CPU per transaction", m.cpu_us_per_tx),
-        ("CPU speed", m.speed),
-    ] {
-        if !(v.is_finite() && v > 0.0) {
-            bail!("{what}: must be a positive number, got {v}");
+    m.check()?;
+    let split = m.split(spec)?;
+    let mut out = scaled(spec, split.statement_scale);
+    note_sources(&mut out, spec, m, &split, source);
+    Ok((out, split))
+}
+
+impl ServerCpu {
+    /// Refuses figures that are not numbers, a CPU or speed that is not
+    /// positive and a count that is negative.
+    fn check(&self) -> Result<()> {
+        for (what, v) in [
+            ("CPU per transaction", self.cpu_us_per_tx),
+            ("CPU speed", self.speed),
+        ] {
+            if !(v.is_finite() && v > 0.0) {
+                bail!("{what}: must be a positive number, got {v}");
+            }
         }
-    }
-    for (what, v) in [
-        ("reads per transaction", m.reads_per_tx),
-        ("pages written per transaction", m.pages_written_per_tx),
-        ("WAL bytes per transaction", m.wal_bytes_per_tx),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            bail!("{what}: must be a non-negative number, got {v}");
+        for (what, v) in [
+            ("reads per transaction", self.reads_per_tx),
+            ("pages written per transaction", self.pages_written_per_tx),
+            ("WAL bytes per transaction", self.wal_bytes_per_tx),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                bail!("{what}: must be a non-negative number, got {v}");
+            }
         }
+        Ok(())
     }
-    // The source's µs are 1/speed of the 9454P's.
-    let total_us = m.cpu_us_per_tx * m.speed;
-    let reads_us = m.reads_per_tx * io_cpu::READ_US;
-    let kib = m.pages_written_per_tx * 8.0 + m.wal_bytes_per_tx / 1024.0;
-    let writes_us = kib * io_cpu::KIB_WRITTEN_US;
-    let statements_us = total_us - reads_us - writes_us;
-    if statements_us <= 0.0 {
-        bail!(
-            "the I/O alone costs {:.0} us a transaction at the source's speed, more than the {:.0} measured: \
-             check the reads, writes and WAL per transaction, and the source's CPU speed",
-            (reads_us + writes_us) / m.speed,
-            m.cpu_us_per_tx
-        );
+
+    /// KiB written per transaction: data pages and WAL.
+    fn kib_written_per_tx(&self) -> f64 {
+        self.pages_written_per_tx * 8.0 + self.wal_bytes_per_tx / 1024.0
     }
-    let was = statement_cpu_per_tx(spec);
-    if was <= 0.0 {
-        bail!("{}: its statements have no CPU to scale", spec.name);
+
+    /// The CPU per transaction split by mechanism, and the factor that
+    /// scales `spec`'s statement CPU to the statements' share.
+    fn split(&self, spec: &WorkloadSpec) -> Result<Split> {
+        // The source's µs are 1/speed of the 9454P's.
+        let total_us = self.cpu_us_per_tx * self.speed;
+        let reads_us = self.reads_per_tx * io_cpu::READ_US;
+        let writes_us = self.kib_written_per_tx() * io_cpu::KIB_WRITTEN_US;
+        let statements_us = total_us - reads_us - writes_us;
+        if statements_us <= 0.0 {
+            bail!(
+                "the I/O alone costs {:.0} us a transaction at the source's speed, more than the {:.0} measured: \
+                 check the reads, writes and WAL per transaction, and the source's CPU speed",
+                (reads_us + writes_us) / self.speed,
+                self.cpu_us_per_tx
+            );
+        }
+        let was = statement_cpu_per_tx(spec);
+        if was <= 0.0 {
+            bail!("{}: its statements have no CPU to scale", spec.name);
+        }
+        Ok(Split {
+            total_us,
+            reads_us,
+            writes_us,
+            statements_us,
+            statement_scale: statements_us / was,
+        })
     }
-    let k = statements_us / was;
+}
+
+/// `spec` with its statement and client CPU scaled by `k` (to 0.1 µs) and
+/// the I/O path's reclaim figures.
+fn scaled(spec: &WorkloadSpec, k: f64) -> WorkloadSpec {
     let mut out = spec.clone();
     let r = |v: f64| (v * k * 10.0).round() / 10.0;
     out.cpu_us_per_statement = r(spec.cpu_us_per_statement);
@@ -115,26 +148,32 @@ pub fn apply(spec: &WorkloadSpec, m: &ServerCpu, source: &str) -> Result<(Worklo
     }
     out.reclaim_cpu_us_per_read = io_cpu::READ_US;
     out.reclaim_cpu_us_per_kib_written = io_cpu::KIB_WRITTEN_US;
-    let split = Split {
-        total_us,
-        reads_us,
-        writes_us,
-        statements_us,
-        statement_scale: k,
-    };
+    out
+}
+
+/// The sources of the figures `apply` changed in `out`: how the split of
+/// `m` (from `source`) scaled `spec`'s.
+fn note_sources(
+    out: &mut WorkloadSpec,
+    spec: &WorkloadSpec,
+    m: &ServerCpu,
+    split: &Split,
+    source: &str,
+) {
+    let k = split.statement_scale;
     let how = format!(
         "from the source server: {source}; {:.0} us of its CPU a transaction at {:.2}x the EPYC 9454P's speed = {:.0} us of 9454P time, \
          less {:.2} device reads x {} us and {:.1} KiB written (data pages and WAL) x {} us: {:.0} us of statements, \
          the workload's {:.1} us scaled by {:.3}",
         m.cpu_us_per_tx,
         m.speed,
-        total_us,
+        split.total_us,
         m.reads_per_tx,
         io_cpu::READ_US,
-        kib,
+        m.kib_written_per_tx(),
         io_cpu::KIB_WRITTEN_US,
-        statements_us,
-        was,
+        split.statements_us,
+        statement_cpu_per_tx(spec),
         k
     );
     out.sources.insert("cpu_us_per_statement".into(), how);
@@ -158,7 +197,6 @@ pub fn apply(spec: &WorkloadSpec, m: &ServerCpu, source: &str) -> Result<(Worklo
         "cpu_speed".into(),
         "every CPU figure here is EPYC 9454P time: model with the target's --cpu-speed relative to it, or its --instance preset's CPU class".into(),
     );
-    Ok((out, split))
 }
 
 #[cfg(test)]

@@ -350,45 +350,47 @@ pub struct WorkloadSpec {
     pub sources: BTreeMap<String, String>,
 }
 
-/// Measured on this machine kind with PostgreSQL 15 and pgbench,
-/// tpcb-like at scale 10, 1 client, synchronous_commit off, 15 s runs
-/// alternating the modes (docs/validation.md, 2026-12-02, "Query
-/// protocol"): postgres plus pgbench CPU per transaction, median of each
-/// mode's runs, prepared 172 us against simple's 221 (select-only 0.65).
+/// Statement CPU under -M prepared against -M simple: tpcb-like's
+/// measured ratio, as its statements are what the write workloads are made
+/// of (a workload file may set its own, as select-only would). The runs:
+/// docs/validation.md, "what pgbench's query protocol costs in CPU".
 pub(crate) fn prepared_cpu_default() -> f64 {
     0.78
 }
 
-/// The same runs: extended 327 us against simple's 221 (select-only 1.46).
+/// The same for -M extended, from the same runs.
 pub(crate) fn extended_cpu_default() -> f64 {
     1.47
 }
 
-/// 10 µs: about what pg_stat_wal's mean wal_sync_time (112 µs at 1
-/// client) adds to fio's fdatasync (90 µs) on the reference VM's disk,
-/// halved, as part of that gap is the kernel's writeback.
-/// History of this and the three below: docs/validation.md, 2026-12-04,
-/// "The reference machine's process figures".
+/// The WAL flusher's CPU: with none, a saturated server flushed every
+/// commit alone, where PostgreSQL's flusher waits for a core like every
+/// backend and more commits join each flush. 10 µs is about what
+/// PostgreSQL's mean WAL sync time adds to fio's fdatasync on the
+/// reference VM's disk, halved, as part of that gap is the kernel's
+/// writeback. The measurements of this and the three below:
+/// docs/validation.md, "The reference machine's process figures".
 pub(crate) fn wal_flush_cpu_default() -> f64 {
     10.0
 }
 
-/// 15 µs: half the median round trip of a pipe ping-pong between two
-/// processes sleeping in epoll 2 ms apart on the reference VM
+/// A process's wake-up, µs: half the median round trip of a pipe ping-pong
+/// between two processes sleeping in epoll 2 ms apart, so the cores go
+/// idle as between commits, on the reference VM
 /// (`scripts/syncrep-compare --measure-wakeup`).
 pub(crate) fn process_wakeup_default() -> f64 {
     15.0
 }
 
-/// 1.08 µs: PostgreSQL 15's startup process replaying 3,932,833 records
-/// of a cached tpcb-like backlog with full_page_writes off in 4.23 s of
-/// CPU on the reference VM (`scripts/catchup-compare --measure-cpu`).
+/// The startup process's CPU a record, µs: PostgreSQL 15 replaying a cached
+/// tpcb-like backlog with full_page_writes off, so that the replay is CPU
+/// alone, on the reference VM (`scripts/catchup-compare --measure-cpu`).
 pub(crate) fn replay_cpu_per_record_default() -> f64 {
     1.08
 }
 
-/// 3.94 µs: the same with full_page_writes on (19,654 images in 1,666,691
-/// records, 1.87 s), less the records' share.
+/// Its CPU for an image: the same with full_page_writes on, less the
+/// records' share.
 pub(crate) fn replay_cpu_per_fpi_default() -> f64 {
     3.94
 }
@@ -569,62 +571,68 @@ impl WorkloadSpec {
                     .map_err(|e| anyhow::anyhow!("{at}.keys.{k}.distribution: {e}"))?;
             }
             for (si, st) in tx.statements.iter().enumerate() {
-                let at = format!("{at}.statements[{si}]");
-                if let Some(c) = st.cpu_us {
-                    check_cpu_us(&format!("{at}.cpu_us"), c)?;
+                self.validate_statement(tx, &format!("{at}.statements[{si}]"), st)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Statement `st` of `tx`, named `at`: its CPU in range, and a table
+    /// and key that exist and agree, with room for the rows it adds.
+    fn validate_statement(&self, tx: &TransactionSpec, at: &str, st: &StatementSpec) -> Result<()> {
+        if let Some(c) = st.cpu_us {
+            check_cpu_us(&format!("{at}.cpu_us"), c)?;
+        }
+        let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
+        let Some(a) = &access else { return Ok(()) };
+        let (kind, table, key) = match a {
+            Access::Read { table, key } => ("read", table, Some(key)),
+            Access::Range {
+                table, key, rows, ..
+            } => {
+                if *rows == 0 {
+                    bail!("{at}.range.rows: must be at least 1");
                 }
-                let access = st.access().map_err(|e| anyhow::anyhow!("{at}: {e}"))?;
-                let Some(a) = &access else { continue };
-                let (kind, table, key) = match a {
-                    Access::Read { table, key } => ("read", table, Some(key)),
-                    Access::Range {
-                        table, key, rows, ..
-                    } => {
-                        if *rows == 0 {
-                            bail!("{at}.range.rows: must be at least 1");
-                        }
-                        ("range", table, Some(key))
-                    }
-                    Access::Update {
-                        table,
-                        key,
-                        non_hot_fraction,
-                        ..
-                    } => {
-                        if !(0.0..=1.0).contains(non_hot_fraction) {
-                            bail!(
-                                "{at}.update.non_hot_fraction: must be between 0 and 1, got {non_hot_fraction}"
-                            );
-                        }
-                        ("update", table, Some(key))
-                    }
-                    Access::Insert { table, .. } => ("insert", table, None),
-                    Access::Delete { table, key, .. } => ("delete", table, Some(key)),
-                };
-                let t = self
-                    .tables
-                    .get(table)
-                    .with_context(|| format!("{at}.{kind}.table: no table named {table:?}"))?;
-                if let Some(key) = key {
-                    let k = tx.keys.get(key).with_context(|| {
-                        format!("{at}.{kind}.key: no key named {key:?} in {}.keys", tx.name)
-                    })?;
-                    if &k.table != table {
-                        bail!(
-                            "{at}.{kind}.key: {key:?} ranges over {:?}, not {table:?}",
-                            k.table
-                        );
-                    }
-                }
-                if kind == "update" && t.full_at_load && t.append_pages == 0 {
+                ("range", table, Some(key))
+            }
+            Access::Update {
+                table,
+                key,
+                non_hot_fraction,
+                ..
+            } => {
+                if !(0.0..=1.0).contains(non_hot_fraction) {
                     bail!(
-                        "{at}.update.table: {table:?} is full_at_load but has no append_pages for moved rows"
+                        "{at}.update.non_hot_fraction: must be between 0 and 1, got {non_hot_fraction}"
                     );
                 }
-                if kind == "insert" && t.append_pages == 0 {
-                    bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
-                }
+                ("update", table, Some(key))
             }
+            Access::Insert { table, .. } => ("insert", table, None),
+            Access::Delete { table, key, .. } => ("delete", table, Some(key)),
+        };
+        let t = self
+            .tables
+            .get(table)
+            .with_context(|| format!("{at}.{kind}.table: no table named {table:?}"))?;
+        if let Some(key) = key {
+            let k = tx.keys.get(key).with_context(|| {
+                format!("{at}.{kind}.key: no key named {key:?} in {}.keys", tx.name)
+            })?;
+            if &k.table != table {
+                bail!(
+                    "{at}.{kind}.key: {key:?} ranges over {:?}, not {table:?}",
+                    k.table
+                );
+            }
+        }
+        if kind == "update" && t.full_at_load && t.append_pages == 0 {
+            bail!(
+                "{at}.update.table: {table:?} is full_at_load but has no append_pages for moved rows"
+            );
+        }
+        if kind == "insert" && t.append_pages == 0 {
+            bail!("{at}.insert.table: {table:?} has no append_pages to insert into");
         }
         Ok(())
     }

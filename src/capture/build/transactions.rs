@@ -11,8 +11,8 @@ use crate::workload::spec::{
     ChangeSpec, InsertSpec, KeySpec, RangeSpec, ReadSpec, StatementSpec, TransactionSpec,
 };
 
-/// What every transaction type's statements share.
-pub(super) struct Shape {
+/// The parameters every transaction type's statements are built with.
+pub(super) struct StatementParams {
     pub distribution: Distribution,
     /// Share of updates that are not HOT.
     pub non_hot: f64,
@@ -28,7 +28,7 @@ pub(super) struct Shape {
     pub point_accesses: f64,
 }
 
-impl Shape {
+impl StatementParams {
     /// A record of `bytes` standard size, scaled.
     fn wal_of(&self, bytes: f64) -> u32 {
         ((bytes * self.scale_records).round() as u32).max(1)
@@ -37,10 +37,10 @@ impl Shape {
 
 /// The workload transactions of `types`, less those too rare to matter
 /// (weights below 0.01%).
-pub(super) fn transactions(types: &[TxType], shape: &Shape) -> Vec<TransactionSpec> {
+pub(super) fn transactions(types: &[TxType], params: &StatementParams) -> Vec<TransactionSpec> {
     let mut transactions: Vec<TransactionSpec> = types
         .iter()
-        .map(|t| transaction(t, types.len(), shape))
+        .map(|t| transaction(t, types.len(), params))
         .collect();
     transactions.retain(|t| t.weight > 0.0);
     transactions
@@ -48,23 +48,23 @@ pub(super) fn transactions(types: &[TxType], shape: &Shape) -> Vec<TransactionSp
 
 /// One transaction type of `n_types` as a workload transaction: its keys,
 /// its statements and its commit.
-fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
+fn transaction(t: &TxType, n_types: usize, params: &StatementParams) -> TransactionSpec {
     let mut keys = BTreeMap::new();
     let mut statements = Vec::new();
     for _ in 0..t.updates {
-        statements.push(update(new_key(&mut keys, shape), shape));
+        statements.push(update(new_key(&mut keys, params), params));
     }
     for _ in 0..t.reads {
-        statements.push(read(new_key(&mut keys, shape), shape));
+        statements.push(read(new_key(&mut keys, params), params));
     }
     for _ in 0..t.deletes {
-        statements.push(delete(new_key(&mut keys, shape), shape));
+        statements.push(delete(new_key(&mut keys, params), params));
     }
     for _ in 0..t.inserts {
-        statements.push(insert(shape));
+        statements.push(insert(params));
     }
-    if let Some(rows) = shape.range_rows {
-        statements.push(range_fill(new_key(&mut keys, shape), rows, shape));
+    if let Some(rows) = params.range_rows {
+        statements.push(range_fill(new_key(&mut keys, params), rows, params));
     }
     if statements.len() > 1 {
         statements.insert(0, sql_only("BEGIN"));
@@ -73,7 +73,7 @@ fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
         statements.push(sql_only("SELECT (no row access observed)"));
     }
     let commit = if t.writes() {
-        (shape.commit_wal.round() as u32).max(1)
+        (params.commit_wal.round() as u32).max(1)
     } else {
         0
     };
@@ -101,35 +101,35 @@ fn transaction(t: &TxType, n_types: usize, shape: &Shape) -> TransactionSpec {
 }
 
 /// The next key of the transaction, k1, k2, …, on the data table.
-fn new_key(keys: &mut BTreeMap<String, KeySpec>, shape: &Shape) -> String {
+fn new_key(keys: &mut BTreeMap<String, KeySpec>, params: &StatementParams) -> String {
     let k = format!("k{}", keys.len() + 1);
     keys.insert(
         k.clone(),
         KeySpec {
             table: "data".into(),
-            distribution: shape.distribution,
+            distribution: params.distribution,
         },
     );
     k
 }
 
 /// An update of the row at key `k`.
-fn update(k: String, shape: &Shape) -> StatementSpec {
+fn update(k: String, params: &StatementParams) -> StatementSpec {
     StatementSpec {
         sql: Some(format!("UPDATE data SET ... WHERE key = :{k}")),
         update: Some(ChangeSpec {
             key: k,
-            non_hot_fraction: Some((shape.non_hot * 1000.0).round() / 1000.0),
+            non_hot_fraction: Some((params.non_hot * 1000.0).round() / 1000.0),
             table: "data".into(),
-            wal_bytes: shape.wal_of(update_wal()),
+            wal_bytes: params.wal_of(update_wal()),
         }),
         ..StatementSpec::default()
     }
 }
 
 /// A read at key `k`: of one row, or a range scan when reads are.
-fn read(k: String, shape: &Shape) -> StatementSpec {
-    match shape.read_range_rows {
+fn read(k: String, params: &StatementParams) -> StatementSpec {
+    match params.read_range_rows {
         None => StatementSpec {
             sql: Some(format!("SELECT ... FROM data WHERE key = :{k}")),
             read: Some(ReadSpec {
@@ -144,7 +144,7 @@ fn read(k: String, shape: &Shape) -> StatementSpec {
             )),
             range: Some(RangeSpec {
                 key: k,
-                rows: rows.min(shape.data_rows),
+                rows: rows.min(params.data_rows),
                 table: "data".into(),
             }),
             ..StatementSpec::default()
@@ -153,26 +153,26 @@ fn read(k: String, shape: &Shape) -> StatementSpec {
 }
 
 /// A delete of the row at key `k`.
-fn delete(k: String, shape: &Shape) -> StatementSpec {
+fn delete(k: String, params: &StatementParams) -> StatementSpec {
     StatementSpec {
         sql: Some(format!("DELETE FROM data WHERE key = :{k}")),
         delete: Some(ChangeSpec {
             key: k,
             non_hot_fraction: None,
             table: "data".into(),
-            wal_bytes: shape.wal_of(DELETE_WAL),
+            wal_bytes: params.wal_of(DELETE_WAL),
         }),
         ..StatementSpec::default()
     }
 }
 
 /// An insert into the append-only table.
-fn insert(shape: &Shape) -> StatementSpec {
+fn insert(params: &StatementParams) -> StatementSpec {
     StatementSpec {
         sql: Some("INSERT INTO inserted VALUES (...)".into()),
         insert: Some(InsertSpec {
             table: "inserted".into(),
-            wal_bytes: shape.wal_of(insert_wal()),
+            wal_bytes: params.wal_of(insert_wal()),
         }),
         ..StatementSpec::default()
     }
@@ -180,7 +180,7 @@ fn insert(shape: &Shape) -> StatementSpec {
 
 /// The range scan from key `k` of `rows` rows that makes up the pages
 /// touched beyond what the point accesses touch.
-fn range_fill(k: String, rows: u64, shape: &Shape) -> StatementSpec {
+fn range_fill(k: String, rows: u64, params: &StatementParams) -> StatementSpec {
     StatementSpec {
         sql: Some(format!(
             "SELECT ... FROM data WHERE key >= :{k} LIMIT {rows}"
@@ -192,8 +192,8 @@ fn range_fill(k: String, rows: u64, shape: &Shape) -> StatementSpec {
         }),
         source: Some(format!(
             "observed {} pages touched per transaction (blks_read + blks_hit), {} more than the point accesses touch: a range scan of {rows} rows makes up the difference",
-            num(shape.observed_accesses, 1),
-            num(shape.observed_accesses - shape.point_accesses, 1)
+            num(params.observed_accesses, 1),
+            num(params.observed_accesses - params.point_accesses, 1)
         )),
         ..StatementSpec::default()
     }

@@ -10,11 +10,11 @@
 //! It answers with its next step ([`CkptStep`]); the loop (`wakeups`)
 //! flushes the WAL, issues its I/O and sets its timers.
 
+use crate::core::bounded_events::BoundedEvents;
 use crate::core::buffer_pool::{BufId, BufferPool};
 use crate::core::checkpointer::{Checkpointer, Phase, Trigger, WRITE_DELAY};
 use crate::core::config::CoreConfig;
 use crate::core::io::IoKind;
-use crate::core::thinned::Thinned;
 use crate::core::time::Nanos;
 use crate::core::wal::Lsn;
 use crate::core::writeback::{WritebackContext, Writer};
@@ -42,7 +42,7 @@ pub(super) struct CheckpointerProc {
     generation: u64,
     /// Checkpoints so far, for reports: bounded, as a run of
     /// max_wal_size=2MB for pgbench's longest -T would start billions.
-    events: Thinned<CheckpointEvent>,
+    events: BoundedEvents<CheckpointEvent>,
     /// Its pending writeback (checkpoint_flush_after).
     writeback: WritebackContext,
 }
@@ -93,7 +93,7 @@ impl CheckpointerProc {
             ),
             wait: CkptWait::Sleeping,
             generation: 0,
-            events: Thinned::default(),
+            events: BoundedEvents::default(),
             writeback: WritebackContext::new(Writer::Checkpointer, cfg.checkpoint_flush_after),
         }
     }
@@ -103,7 +103,8 @@ impl CheckpointerProc {
         (self.policy.next_timed(), self.generation)
     }
 
-    /// Checkpoints so far (thinned past `SERIES_MAX_POINTS`).
+    /// Checkpoints so far (past `SERIES_MAX_POINTS`, evenly spaced ones:
+    /// `BoundedEvents`).
     pub(super) fn events(&self) -> &[CheckpointEvent] {
         self.events.as_slice()
     }

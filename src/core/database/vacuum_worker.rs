@@ -4,8 +4,8 @@
 //! pruning, logging and writing pages under the cost limit.
 
 use super::*;
+use crate::core::bounded_events::BoundedEvents;
 use crate::core::config::OneShotVacuum;
-use crate::core::thinned::Thinned;
 
 /// What the vacuum worker is doing between events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,7 +44,7 @@ pub(super) struct VacuumWorker {
     pub(super) vm: Vec<bool>,
     /// Vacuum runs so far, for reports: bounded like the checkpoints'
     /// list, so past its bound the per-table totals count the runs kept.
-    pub(super) events: Thinned<VacuumEvent>,
+    pub(super) events: BoundedEvents<VacuumEvent>,
     /// Its pending writeback of ring buffers it writes (backend_flush_after).
     pub(super) writeback: WritebackContext,
 }
@@ -61,7 +61,7 @@ impl Default for VacuumWorker {
             phase: (vac::Phase::ScanHeap, 0),
             summary: VacuumSummary::default(),
             vm: Vec::new(),
-            events: Thinned::default(),
+            events: BoundedEvents::default(),
             writeback: WritebackContext::new(Writer::Vacuum, 0),
         }
     }
@@ -664,7 +664,7 @@ impl Database {
     }
 
     /// Vacuum runs so far; past `SERIES_MAX_POINTS` of them, every
-    /// other one, then every fourth, and so on (`Thinned`).
+    /// other one, then every fourth, and so on (`BoundedEvents`).
     pub fn vacuums(&self) -> &[VacuumEvent] {
         self.vacuum.events.as_slice()
     }

@@ -409,8 +409,8 @@ fn read_kept(text: &str) -> serde_json::Result<Value> {
     use serde::de::DeserializeSeed;
     let keep = |k: &str| FIO_FIELDS.contains(&k);
     let mut de = serde_json::Deserializer::from_str(text);
-    let v = crate::json_bound::within(FIO_BUDGET_BYTES, || {
-        crate::json_bound::Kept { keep: &keep }.deserialize(&mut de)
+    let v = crate::json_memory::within(FIO_BUDGET_BYTES, || {
+        crate::json_memory::Kept { keep: &keep }.deserialize(&mut de)
     })?;
     de.end()?;
     Ok(v)
@@ -425,113 +425,35 @@ impl FioFile {
         let Some(obj) = value.as_object() else {
             bail!("{origin}: not fio JSON output: the top level is not an object");
         };
-        if obj.contains_key("client_stats") && !obj.contains_key("jobs") {
-            bail!(
-                "{origin}: client_stats: fio client/server output is not supported; \
-                 run fio locally with --output-format=json"
-            );
-        }
-        let version = obj.get("fio version").and_then(Value::as_str);
-        let jobs = obj.get("jobs").and_then(Value::as_array);
-        let (version, jobs) = match (version, jobs) {
-            (Some(v), Some(j)) => (v.to_string(), j),
-            (None, _) => bail!(
-                "{origin}: \"fio version\": missing, so this is not fio JSON output; \
-                 produce it with fio --output-format=json"
-            ),
-            (Some(_), None) => bail!("{origin}: jobs: missing or not an array"),
-        };
-        if jobs.is_empty() {
-            bail!("{origin}: jobs: empty, no usable jobs");
-        }
+        let (version, jobs) = version_and_jobs(obj, origin)?;
         let globals = options(obj.get("global options"));
         let mut out: Vec<FioJob> = Vec::new();
         let mut problems = Vec::new();
         for (i, j) in jobs.iter().enumerate() {
-            let at = format!("jobs[{i}]");
-            let name = j
-                .get("jobname")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string();
-            let mut opts = globals.clone();
-            opts.extend(options(j.get("job options")));
-            if let Some(err) = j.get("error").and_then(Value::as_i64)
-                && err != 0
-            {
-                problems.push(format!("{at} '{name}': error {err}"));
-                continue;
-            }
-            let JobOptions {
-                rw,
-                bs_read,
-                bs_write,
-                iodepth,
-                numjobs,
-                sync,
-            } = match job_options(&at, &name, &opts) {
-                Ok(o) => o,
+            let job = match FioJob::read(j, i, origin, &globals) {
+                Ok(job) => job,
                 Err(e) => {
                     problems.push(e);
                     continue;
                 }
             };
-            let read = match dir_figures(j.get("read"), &format!("{at}.read")) {
-                Ok(d) => d,
-                Err(e) => {
-                    problems.push(e);
-                    continue;
-                }
-            };
-            let write = match dir_figures(j.get("write"), &format!("{at}.write")) {
-                Ok(d) => d,
-                Err(e) => {
-                    problems.push(e);
-                    continue;
-                }
-            };
-            let sync_lat = j
-                .get("sync")
-                .and_then(|s| s.get("lat_ns"))
-                .and_then(latency);
             // Threads of one job reported one by one: merge into the last.
             if let Some(last) = out.last_mut()
-                && last.name == name
-                && last.rw == rw
-                && last.numjobs == numjobs
-                && numjobs > 1
+                && last.name == job.name
+                && last.rw == job.rw
+                && last.numjobs == job.numjobs
+                && job.numjobs > 1
             {
-                last.read = merge_dir(&last.read, &read);
-                last.write = merge_dir(&last.write, &write);
-                last.sync_lat = last.sync_lat.or(sync_lat);
+                last.read = merge_dir(&last.read, &job.read);
+                last.write = merge_dir(&last.write, &job.write);
+                last.sync_lat = last.sync_lat.or(job.sync_lat);
                 continue;
             }
-            if read.ios == 0 && write.ios == 0 {
-                problems.push(format!("{at} '{name}': did no I/O"));
+            if job.read.ios == 0 && job.write.ios == 0 {
+                problems.push(format!("jobs[{i}] '{}': did no I/O", job.name));
                 continue;
             }
-            let slot = classify(
-                &rw,
-                bs_read,
-                bs_write,
-                u64::from(iodepth) * u64::from(numjobs),
-                sync,
-            );
-            out.push(FioJob {
-                origin: origin.to_string(),
-                index: i,
-                name,
-                rw,
-                bs_read,
-                bs_write,
-                iodepth,
-                numjobs,
-                sync: sync.to_string(),
-                read,
-                write,
-                sync_lat,
-                slot,
-            });
+            out.push(job);
         }
         if out.is_empty() {
             bail!(
@@ -554,6 +476,91 @@ impl FioFile {
                 .to_string(),
             disks,
             jobs: out,
+        })
+    }
+}
+
+/// The fio version and the jobs of a fio output's top-level object,
+/// refusing client/server output and an output with no jobs.
+fn version_and_jobs<'a>(
+    obj: &'a serde_json::Map<String, Value>,
+    origin: &str,
+) -> Result<(String, &'a Vec<Value>)> {
+    if obj.contains_key("client_stats") && !obj.contains_key("jobs") {
+        bail!(
+            "{origin}: client_stats: fio client/server output is not supported; \
+             run fio locally with --output-format=json"
+        );
+    }
+    let version = obj.get("fio version").and_then(Value::as_str);
+    let jobs = obj.get("jobs").and_then(Value::as_array);
+    let (version, jobs) = match (version, jobs) {
+        (Some(v), Some(j)) => (v.to_string(), j),
+        (None, _) => bail!(
+            "{origin}: \"fio version\": missing, so this is not fio JSON output; \
+             produce it with fio --output-format=json"
+        ),
+        (Some(_), None) => bail!("{origin}: jobs: missing or not an array"),
+    };
+    if jobs.is_empty() {
+        bail!("{origin}: jobs: empty, no usable jobs");
+    }
+    Ok((version, jobs))
+}
+
+impl FioJob {
+    /// The `i`th entry `j` of `origin`'s jobs, its options over `globals`;
+    /// an error (fio's own, or an option or figure pgiosim cannot read)
+    /// says why the entry is not used.
+    fn read(
+        j: &Value,
+        i: usize,
+        origin: &str,
+        globals: &BTreeMap<String, String>,
+    ) -> std::result::Result<FioJob, String> {
+        let at = format!("jobs[{i}]");
+        let name = j
+            .get("jobname")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        let mut opts = globals.clone();
+        opts.extend(options(j.get("job options")));
+        if let Some(err) = j.get("error").and_then(Value::as_i64)
+            && err != 0
+        {
+            return Err(format!("{at} '{name}': error {err}"));
+        }
+        let JobOptions {
+            rw,
+            bs_read,
+            bs_write,
+            iodepth,
+            numjobs,
+            sync,
+        } = job_options(&at, &name, &opts)?;
+        let read = dir_figures(j.get("read"), &format!("{at}.read"))?;
+        let write = dir_figures(j.get("write"), &format!("{at}.write"))?;
+        let sync_lat = j
+            .get("sync")
+            .and_then(|s| s.get("lat_ns"))
+            .and_then(latency);
+        let qd_total = u64::from(iodepth) * u64::from(numjobs);
+        let slot = classify(&rw, bs_read, bs_write, qd_total, sync);
+        Ok(FioJob {
+            origin: origin.to_string(),
+            index: i,
+            name,
+            rw,
+            bs_read,
+            bs_write,
+            iodepth,
+            numjobs,
+            sync: sync.to_string(),
+            read,
+            write,
+            sync_lat,
+            slot,
         })
     }
 }

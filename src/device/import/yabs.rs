@@ -226,59 +226,59 @@ fn cell(s: &str) -> Option<(f64, f64)> {
 }
 
 fn parse_text(text: &str, origin: &str) -> Result<Vec<Disk>> {
-    let mut disks: Vec<RawDisk> = Vec::new();
-    // Block sizes of the current pair of columns, and the rows seen for it.
-    let mut columns: Vec<u64> = Vec::new();
-    let mut rows: [Option<Vec<(f64, f64)>>; 2] = [None, None];
-    let flush = |disks: &mut Vec<RawDisk>,
-                 columns: &[u64],
-                 rows: &mut [Option<Vec<(f64, f64)>>; 2],
-                 line_no: usize|
-     -> Result<()> {
-        if columns.is_empty() {
-            return Ok(());
-        }
-        let (Some(read), Some(write)) = (rows[0].take(), rows[1].take()) else {
-            bail!(
-                "{origin}: line {line_no}: the block with {} lacks its Read or Write row",
-                columns
-                    .iter()
-                    .map(|k| label_kib(*k))
-                    .collect::<Vec<_>>()
-                    .join(" and ")
-            );
-        };
-        let disk = disks.last_mut().expect("a disk header came first");
-        for (i, &kib) in columns.iter().enumerate() {
-            disk.cells.push((kib, read[i], write[i]));
-        }
-        Ok(())
+    let mut parser = TextParser {
+        origin,
+        disks: Vec::new(),
+        columns: Vec::new(),
+        rows: [None, None],
     };
     for (n, line) in text.lines().enumerate() {
-        let line_no = n + 1;
-        let t = line.trim();
+        parser.line(line.trim(), n + 1)?;
+    }
+    parser.flush(text.lines().count())?;
+    if parser.disks.is_empty() {
+        bail!("{origin}: no 'fio Disk Speed Tests' section: not YABS output, or run with -f/-d");
+    }
+    Ok(parser.disks.into_iter().map(RawDisk::into_disk).collect())
+}
+
+/// YABS's text output read line by line: a disk's header, then blocks of a
+/// "Block Size" line naming a pair of columns and their Read and Write rows.
+struct TextParser<'a> {
+    origin: &'a str,
+    disks: Vec<RawDisk>,
+    /// Block sizes of the current pair of columns.
+    columns: Vec<u64>,
+    /// The Read and Write rows seen for them.
+    rows: [Option<Vec<(f64, f64)>>; 2],
+}
+
+impl TextParser<'_> {
+    /// Reads the trimmed line `t`, number `line_no`.
+    fn line(&mut self, t: &str, line_no: usize) -> Result<()> {
+        let origin = self.origin;
         if t.starts_with("fio Disk Speed Tests") {
-            flush(&mut disks, &columns, &mut rows, line_no)?;
-            columns.clear();
+            self.flush(line_no)?;
+            self.columns.clear();
             let label = t
                 .find("(Partition ")
                 .and_then(|i| t[i + 11..].split(')').next())
                 .map(str::to_string)
-                .unwrap_or_else(|| format!("disk {}", disks.len() + 1));
-            disks.push(RawDisk {
+                .unwrap_or_else(|| format!("disk {}", self.disks.len() + 1));
+            self.disks.push(RawDisk {
                 label,
                 cells: Vec::new(),
             });
-            continue;
+            return Ok(());
         }
-        if disks.is_empty() {
-            continue;
+        if self.disks.is_empty() {
+            return Ok(());
         }
         let cells: Vec<&str> = t.split('|').map(str::trim).collect();
         match cells.first().copied() {
             Some("Block Size") => {
-                flush(&mut disks, &columns, &mut rows, line_no)?;
-                columns = cells[1..]
+                self.flush(line_no)?;
+                self.columns = cells[1..]
                     .iter()
                     .map(|c| {
                         let bs = c.split_whitespace().next().unwrap_or("");
@@ -288,27 +288,47 @@ fn parse_text(text: &str, origin: &str) -> Result<Vec<Disk>> {
                     })
                     .collect::<Result<_>>()?;
             }
-            Some(which @ ("Read" | "Write")) if !columns.is_empty() => {
+            Some(which @ ("Read" | "Write")) if !self.columns.is_empty() => {
                 let parsed: Option<Vec<(f64, f64)>> = cells[1..].iter().map(|c| cell(c)).collect();
-                let parsed = parsed.filter(|p| p.len() == columns.len()).ok_or_else(|| {
+                let columns = self.columns.len();
+                let parsed = parsed.filter(|p| p.len() == columns).ok_or_else(|| {
                     anyhow!(
-                        "{origin}: line {line_no}: a {which} row should hold {} cells like \
-                         '20.53 MB/s (5.0k)': {t:?}",
-                        columns.len()
+                        "{origin}: line {line_no}: a {which} row should hold {columns} cells like \
+                         '20.53 MB/s (5.0k)': {t:?}"
                     )
                 })?;
-                rows[usize::from(which == "Write")] = Some(parsed);
+                self.rows[usize::from(which == "Write")] = Some(parsed);
             }
             // Total rows are the sum of Read and Write (and are missing from
             // some pasted results): recomputed, not read.
             _ => {}
         }
+        Ok(())
     }
-    flush(&mut disks, &columns, &mut rows, text.lines().count())?;
-    if disks.is_empty() {
-        bail!("{origin}: no 'fio Disk Speed Tests' section: not YABS output, or run with -f/-d");
+
+    /// Adds the current pair of columns' cells to the last disk, before
+    /// line `line_no` starts another.
+    fn flush(&mut self, line_no: usize) -> Result<()> {
+        if self.columns.is_empty() {
+            return Ok(());
+        }
+        let (Some(read), Some(write)) = (self.rows[0].take(), self.rows[1].take()) else {
+            bail!(
+                "{}: line {line_no}: the block with {} lacks its Read or Write row",
+                self.origin,
+                self.columns
+                    .iter()
+                    .map(|k| label_kib(*k))
+                    .collect::<Vec<_>>()
+                    .join(" and ")
+            );
+        };
+        let disk = self.disks.last_mut().expect("a disk header came first");
+        for (i, &kib) in self.columns.iter().enumerate() {
+            disk.cells.push((kib, read[i], write[i]));
+        }
+        Ok(())
     }
-    Ok(disks.into_iter().map(RawDisk::into_disk).collect())
 }
 
 /// One printed figure: (speed in YABS's printed unit, IOPS as printed).
@@ -403,93 +423,14 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
         disk.label,
         origin_file(origin)
     );
-    let mut notes = Vec::new();
-    let large = disk
-        .tests
-        .iter()
-        .filter(|t| t.block_kib >= 512 && t.total_mib_s() > 0.0)
-        .max_by(|a, b| a.total_mib_s().total_cmp(&b.total_mib_s()));
-    match large {
-        Some(t) => {
-            p.bandwidth_mib_s = t.total_mib_s();
-            notes.push(format!(
-                "bandwidth_mib_s {:.0}: the {} test's total throughput, the higher of 512k and 1m",
-                p.bandwidth_mib_s,
-                label_kib(t.block_kib)
-            ));
-        }
-        None => notes.push(format!(
-            "bandwidth_mib_s {:.0}: from {} (no 512k or 1m test)",
-            p.bandwidth_mib_s, base.name
-        )),
-    }
+    let mut notes = vec![bandwidth(disk, &mut p, base)];
     // Drop the base's caps: the disk's own come from its figures.
     p.caps = Default::default();
     // The model below runs only on a valid profile: check it first, so a
     // figure the checks in `parse` let through is an error, not a panic.
     Profile::from_json(&p.to_json().to_string(), origin).map_err(crate::error::bad_input)?;
-    let bytes = t4.block_kib * 1024;
-    let uncapped = microbench::mixed_iops(&p, bytes, YABS_QD, 1);
-    let measured = t4.total_iops();
-    if uncapped > measured * AGREEMENT {
-        p.caps.iops = Some(measured.round());
-        notes.push(format!(
-            "caps.iops {:.0}: the 4k total; with {}'s latencies and {} channels the disk would \
-             run {:.0} IOPS at 128 in flight, so something holds it back (a provisioned cap, or \
-             a slower disk: YABS cannot tell them apart)",
-            measured, base.name, p.channels, uncapped
-        ));
-    } else if uncapped * AGREEMENT < measured {
-        let k = (f64::from(p.channels) * measured / uncapped).ceil() as u32;
-        p.channels = k.clamp(1, CHANNELS_MAX);
-        notes.push(format!(
-            "channels {}: {}'s {} raised in proportion, as the disk ran the 4k test at {:.0} \
-             IOPS against {:.0} with the base's",
-            p.channels, base.name, base.channels, measured, uncapped
-        ));
-        let now = microbench::mixed_iops(&p, bytes, YABS_QD, 1);
-        if now * AGREEMENT < measured {
-            notes.push(format!(
-                "still {now:.0} IOPS: with 128 in flight the disk's mean latency was {:.0} µs \
-                 (Little's law), below {}'s QD1 latencies; give a faster --base, or a measured \
-                 profile (pgiosim calibrate, profile from-fio)",
-                f64::from(YABS_QD) / measured * 1e6,
-                base.name
-            ));
-        }
-    } else {
-        notes.push(format!(
-            "channels {}: {}'s, which already runs the 4k test at {:.0} IOPS (YABS {:.0})",
-            p.channels, base.name, uncapped, measured
-        ));
-    }
-    let figures = disk
-        .tests
-        .iter()
-        .map(|t| {
-            format!(
-                "{} {:.0} read + {:.0} write IOPS, {:.1} MiB/s",
-                label_kib(t.block_kib),
-                t.read_iops,
-                t.write_iops,
-                t.total_mib_s()
-            )
-        })
-        .collect::<Vec<_>>()
-        .join("; ");
-    p.source = format!(
-        "pgiosim profile from-yabs {} ({}): YABS fio randrw 50/50, 2 jobs x QD64, direct, 30 s: \
-         {figures}. {} YABS does not measure QD1 latency, fsync/fdatasync latency or whether \
-         flushes scale, nor the round trip: read, write, flush, flush_to_media and \
-         network_rtt_us are the {} profile's ({}), and so are {}, which only calibrate \
-         measures.",
-        origin_file(origin),
-        disk.label,
-        notes.join("; "),
-        base.name,
-        base.description,
-        crate::device::profile::CALIBRATE_ONLY_FIELDS
-    );
+    notes.extend(cap_or_channels(&mut p, base, &t4));
+    p.source = source(disk, base, origin, &notes);
     let profile =
         Profile::from_json(&p.to_json().to_string(), origin).map_err(crate::error::bad_input)?;
     let checks = disk
@@ -507,6 +448,105 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
         checks,
         notes,
     })
+}
+
+/// Sets `p`'s bandwidth from the higher of the 512k and 1m tests' total
+/// throughput (else keeps `base`'s), and says which.
+fn bandwidth(disk: &Disk, p: &mut Profile, base: &Profile) -> String {
+    let large = disk
+        .tests
+        .iter()
+        .filter(|t| t.block_kib >= 512 && t.total_mib_s() > 0.0)
+        .max_by(|a, b| a.total_mib_s().total_cmp(&b.total_mib_s()));
+    match large {
+        Some(t) => {
+            p.bandwidth_mib_s = t.total_mib_s();
+            format!(
+                "bandwidth_mib_s {:.0}: the {} test's total throughput, the higher of 512k and 1m",
+                p.bandwidth_mib_s,
+                label_kib(t.block_kib)
+            )
+        }
+        None => format!(
+            "bandwidth_mib_s {:.0}: from {} (no 512k or 1m test)",
+            p.bandwidth_mib_s, base.name
+        ),
+    }
+}
+
+/// Matches `p`'s 4k IOPS to the YABS test `t4`: a cap when the base's
+/// latencies and channels run faster than the disk did, more channels when
+/// slower. Returns what it decided.
+fn cap_or_channels(p: &mut Profile, base: &Profile, t4: &Test) -> Vec<String> {
+    let mut notes = Vec::new();
+    let bytes = t4.block_kib * 1024;
+    let uncapped = microbench::mixed_iops(p, bytes, YABS_QD, 1);
+    let measured = t4.total_iops();
+    if uncapped > measured * AGREEMENT {
+        p.caps.iops = Some(measured.round());
+        notes.push(format!(
+            "caps.iops {:.0}: the 4k total; with {}'s latencies and {} channels the disk would \
+             run {:.0} IOPS at 128 in flight, so something holds it back (a provisioned cap, or \
+             a slower disk: YABS cannot tell them apart)",
+            measured, base.name, p.channels, uncapped
+        ));
+    } else if uncapped * AGREEMENT < measured {
+        let k = (f64::from(p.channels) * measured / uncapped).ceil() as u32;
+        p.channels = k.clamp(1, CHANNELS_MAX);
+        notes.push(format!(
+            "channels {}: {}'s {} raised in proportion, as the disk ran the 4k test at {:.0} \
+             IOPS against {:.0} with the base's",
+            p.channels, base.name, base.channels, measured, uncapped
+        ));
+        let now = microbench::mixed_iops(p, bytes, YABS_QD, 1);
+        if now * AGREEMENT < measured {
+            notes.push(format!(
+                "still {now:.0} IOPS: with 128 in flight the disk's mean latency was {:.0} µs \
+                 (Little's law), below {}'s QD1 latencies; give a faster --base, or a measured \
+                 profile (pgiosim calibrate, profile from-fio)",
+                f64::from(YABS_QD) / measured * 1e6,
+                base.name
+            ));
+        }
+    } else {
+        notes.push(format!(
+            "channels {}: {}'s, which already runs the 4k test at {:.0} IOPS (YABS {:.0})",
+            p.channels, base.name, uncapped, measured
+        ));
+    }
+    notes
+}
+
+/// The profile's `source`: the YABS figures, how each field was decided
+/// (`notes`) and what comes from `base`.
+fn source(disk: &Disk, base: &Profile, origin: &str, notes: &[String]) -> String {
+    let figures = disk
+        .tests
+        .iter()
+        .map(|t| {
+            format!(
+                "{} {:.0} read + {:.0} write IOPS, {:.1} MiB/s",
+                label_kib(t.block_kib),
+                t.read_iops,
+                t.write_iops,
+                t.total_mib_s()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    format!(
+        "pgiosim profile from-yabs {} ({}): YABS fio randrw 50/50, 2 jobs x QD64, direct, 30 s: \
+         {figures}. {} YABS does not measure QD1 latency, fsync/fdatasync latency or whether \
+         flushes scale, nor the round trip: read, write, flush, flush_to_media and \
+         network_rtt_us are the {} profile's ({}), and so are {}, which only calibrate \
+         measures.",
+        origin_file(origin),
+        disk.label,
+        notes.join("; "),
+        base.name,
+        base.description,
+        crate::device::profile::CALIBRATE_ONLY_FIELDS
+    )
 }
 
 fn origin_file(origin: &str) -> &str {

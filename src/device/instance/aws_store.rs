@@ -301,38 +301,11 @@ pub fn derived_mb_s(from_mb_s: f64, published_iops: f64, from_published_iops: f6
 /// The instances of `rows` with their stores' figures: measured rows
 /// first, then the rows derived from them.
 pub(super) fn figures(rows: Vec<Row>) -> Result<Vec<Instance>, String> {
-    let measured = |inst: &Instance, p: &Published| -> Result<Option<Store>, String> {
-        let Some(key) = p.figures.strip_prefix("scylla:") else {
-            return Ok(None);
-        };
-        let row = scylla_row(key).ok_or_else(|| format!("no ScyllaDB row {key:?}"))?;
-        let n = if row.per_volume {
-            f64::from(p.volumes)
-        } else {
-            1.0
-        };
-        Ok(Some(Store {
-            volumes: p.volumes,
-            volume_gb: p.volume_gb,
-            read_iops: row.read_iops * n,
-            write_iops: row.write_iops * n,
-            read_mb_s: row.read_bandwidth * n / 1e6,
-            write_mb_s: row.write_bandwidth * n / 1e6,
-            published_read_iops: p.read_iops,
-            published_write_iops: p.write_iops,
-            provider: inst.provider,
-            figures: if row.measured {
-                StoreFigures::Measured { row }
-            } else {
-                StoreFigures::Published { row }
-            },
-        }))
-    };
     let mut out = Vec::with_capacity(rows.len());
     for (inst, p) in &rows {
         let store = match p {
             None => None,
-            Some(p) => measured(inst, p).map_err(|e| format!("{}: {e}", inst.name))?,
+            Some(p) => measured_store(inst, p).map_err(|e| format!("{}: {e}", inst.name))?,
         };
         out.push(Instance { store, ..*inst });
     }
@@ -341,56 +314,92 @@ pub(super) fn figures(rows: Vec<Row>) -> Result<Vec<Instance>, String> {
         if p.figures.starts_with("scylla:") {
             continue;
         }
-        let from = p.figures.strip_prefix("derive:").ok_or_else(|| {
-            format!(
-                "{}: store_figures {:?} is neither scylla:KEY nor derive:PRESET",
-                inst.name, p.figures
-            )
-        })?;
-        let reference = out
-            .iter()
-            .find(|r| r.name == from)
-            .and_then(|r| r.store)
-            .filter(|s| matches!(s.figures, StoreFigures::Measured { .. }))
-            .ok_or_else(|| format!("{}: {from:?} is not a measured store", inst.name))?;
-        // The derivation scales by published IOPS: both sizes need them.
-        let both = |s: &Store| s.published_read_iops.zip(s.published_write_iops);
-        let (Some((ref_read, ref_write)), Some((read_iops, write_iops))) =
-            (both(&reference), p.read_iops.zip(p.write_iops))
-        else {
-            return Err(format!(
-                "{}: derive:{from} needs published read and write IOPS on both sizes",
-                inst.name
-            ));
-        };
-        let from_store = MeasuredStore {
-            read_mb_s: reference.read_mb_s,
-            write_mb_s: reference.write_mb_s,
-            published_read_iops: ref_read,
-            published_write_iops: ref_write,
-        };
-        out[i].store = Some(Store {
-            volumes: p.volumes,
-            volume_gb: p.volume_gb,
-            read_iops,
-            write_iops,
-            read_mb_s: derived_mb_s(
-                from_store.read_mb_s,
-                read_iops,
-                from_store.published_read_iops,
-            ),
-            write_mb_s: derived_mb_s(
-                from_store.write_mb_s,
-                write_iops,
-                from_store.published_write_iops,
-            ),
-            published_read_iops: p.read_iops,
-            published_write_iops: p.write_iops,
-            provider: inst.provider,
-            figures: StoreFigures::Derived { from, from_store },
-        });
+        out[i].store = Some(derived_store(inst, p, &out)?);
     }
     Ok(out)
+}
+
+/// The store of `inst` whose figures are ScyllaDB's row (`scylla:KEY`);
+/// None for a store derived from another.
+fn measured_store(inst: &Instance, p: &Published) -> Result<Option<Store>, String> {
+    let Some(key) = p.figures.strip_prefix("scylla:") else {
+        return Ok(None);
+    };
+    let row = scylla_row(key).ok_or_else(|| format!("no ScyllaDB row {key:?}"))?;
+    let n = if row.per_volume {
+        f64::from(p.volumes)
+    } else {
+        1.0
+    };
+    Ok(Some(Store {
+        volumes: p.volumes,
+        volume_gb: p.volume_gb,
+        read_iops: row.read_iops * n,
+        write_iops: row.write_iops * n,
+        read_mb_s: row.read_bandwidth * n / 1e6,
+        write_mb_s: row.write_bandwidth * n / 1e6,
+        published_read_iops: p.read_iops,
+        published_write_iops: p.write_iops,
+        provider: inst.provider,
+        figures: if row.measured {
+            StoreFigures::Measured { row }
+        } else {
+            StoreFigures::Published { row }
+        },
+    }))
+}
+
+/// The store of `inst` derived (`derive:PRESET`) from a measured store of
+/// `measured`, in proportion to both sizes' published IOPS.
+fn derived_store(inst: &Instance, p: &Published, measured: &[Instance]) -> Result<Store, String> {
+    let from = p.figures.strip_prefix("derive:").ok_or_else(|| {
+        format!(
+            "{}: store_figures {:?} is neither scylla:KEY nor derive:PRESET",
+            inst.name, p.figures
+        )
+    })?;
+    let reference = measured
+        .iter()
+        .find(|r| r.name == from)
+        .and_then(|r| r.store)
+        .filter(|s| matches!(s.figures, StoreFigures::Measured { .. }))
+        .ok_or_else(|| format!("{}: {from:?} is not a measured store", inst.name))?;
+    // The derivation scales by published IOPS: both sizes need them.
+    let both = |s: &Store| s.published_read_iops.zip(s.published_write_iops);
+    let (Some((ref_read, ref_write)), Some((read_iops, write_iops))) =
+        (both(&reference), p.read_iops.zip(p.write_iops))
+    else {
+        return Err(format!(
+            "{}: derive:{from} needs published read and write IOPS on both sizes",
+            inst.name
+        ));
+    };
+    let from_store = MeasuredStore {
+        read_mb_s: reference.read_mb_s,
+        write_mb_s: reference.write_mb_s,
+        published_read_iops: ref_read,
+        published_write_iops: ref_write,
+    };
+    Ok(Store {
+        volumes: p.volumes,
+        volume_gb: p.volume_gb,
+        read_iops,
+        write_iops,
+        read_mb_s: derived_mb_s(
+            from_store.read_mb_s,
+            read_iops,
+            from_store.published_read_iops,
+        ),
+        write_mb_s: derived_mb_s(
+            from_store.write_mb_s,
+            write_iops,
+            from_store.published_write_iops,
+        ),
+        published_read_iops: p.read_iops,
+        published_write_iops: p.write_iops,
+        provider: inst.provider,
+        figures: StoreFigures::Derived { from, from_store },
+    })
 }
 
 /// `v` with at most two decimals, thousands separated.
@@ -410,8 +419,29 @@ impl Store {
 
     /// Where the figures come from, with the arithmetic.
     pub fn figures_source(&self) -> String {
+        if let Some(text) = self.gcp_figures_source() {
+            return text;
+        }
+        let published = self.published_text();
+        match self.figures {
+            StoreFigures::Published { row } => format!(
+                "{}: {}, {} row {}: a published limit, not a measurement",
+                self.figures_text(),
+                row.source(),
+                row.yaml,
+                row.key
+            ),
+            StoreFigures::Measured { row } => self.measured_source(row, &published),
+            StoreFigures::Derived { from, from_store } => {
+                self.derived_source(from, &from_store, &published)
+            }
+        }
+    }
+
+    /// What the provider publishes for the size.
+    fn published_text(&self) -> String {
         let iops = |v: Option<f64>| v.map_or_else(|| "none".to_string(), fmt_num);
-        let published = match self.provider {
+        match self.provider {
             super::Provider::Azure => match self.published_write_iops {
                 Some(_) => format!(
                     "Azure publishes {} read / {} write IOPS for the size (\"best case\", 4k \
@@ -432,64 +462,61 @@ impl Store {
                 iops(self.published_read_iops),
                 iops(self.published_write_iops)
             ),
+        }
+    }
+
+    /// The source of figures measured in ScyllaDB's `row`; `published` is
+    /// what the provider publishes.
+    fn measured_source(&self, row: &ScyllaRow, published: &str) -> String {
+        let times = if row.per_volume {
+            format!("one volume's figures × {} volumes", self.volumes)
+        } else {
+            "the whole instance's figures".to_string()
         };
-        if let Some(text) = self.gcp_figures_source() {
-            return text;
-        }
-        match self.figures {
-            StoreFigures::Published { row } => format!(
-                "{}: {}, {} row {}: a published limit, not a measurement",
-                self.figures_text(),
-                row.source(),
-                row.yaml,
-                row.key
-            ),
-            StoreFigures::Measured { row } => {
-                let times = if row.per_volume {
-                    format!("one volume's figures × {} volumes", self.volumes)
-                } else {
-                    "the whole instance's figures".to_string()
-                };
-                let used = match self.provider {
-                    super::Provider::Aws => {
-                        "the measurement, taken after AWS published its figures, is used."
-                    }
-                    _ => "the measurement is used.",
-                };
-                format!(
-                    "{}: {}, {} row {}: {} / {} IOPS, {} / {} bytes/s, {times}. \
-                     {published}; {used}",
-                    self.figures_text(),
-                    row.source(),
-                    row.yaml,
-                    row.key,
-                    fmt_num(row.read_iops),
-                    fmt_num(row.write_iops),
-                    fmt_num(row.read_bandwidth),
-                    fmt_num(row.write_bandwidth),
-                )
+        let used = match self.provider {
+            super::Provider::Aws => {
+                "the measurement, taken after AWS published its figures, is used."
             }
-            StoreFigures::Derived { from, from_store } => format!(
-                "not measured (no row in {SCYLLA_SOURCE}). IOPS: {published}; they are used. \
-                 MB/s (10^6 bytes/s) derived from {from}, the measured size with the same \
-                 vCPUs (above 64 vCPUs the largest, m6gd.16xlarge), whose measured MB/s move \
-                 in proportion to AWS's published IOPS at every m6gd size (5,867–5,930 bytes \
-                 per read I/O, 5,865–5,973 per write I/O): read {} MB/s × {} / {} = {} MB/s, \
-                 write {} MB/s × {} / {} = {} MB/s, {from}'s measured MB/s × this size's \
-                 published IOPS / {from}'s. AWS's per-size store IOPS are the same for m6id, \
-                 c6id, r6id, m7gd and m8gd, and m6gd's × 1.2481 (read) and × 1.4907 (write), \
-                 with the same volumes per vCPU; no public source names these families' SSD \
-                 (src/device/instance/aws_store.rs).",
-                fmt2(from_store.read_mb_s),
-                iops(self.published_read_iops),
-                fmt_num(from_store.published_read_iops),
-                fmt2(self.read_mb_s),
-                fmt2(from_store.write_mb_s),
-                iops(self.published_write_iops),
-                fmt_num(from_store.published_write_iops),
-                fmt2(self.write_mb_s),
-            ),
-        }
+            _ => "the measurement is used.",
+        };
+        format!(
+            "{}: {}, {} row {}: {} / {} IOPS, {} / {} bytes/s, {times}. \
+             {published}; {used}",
+            self.figures_text(),
+            row.source(),
+            row.yaml,
+            row.key,
+            fmt_num(row.read_iops),
+            fmt_num(row.write_iops),
+            fmt_num(row.read_bandwidth),
+            fmt_num(row.write_bandwidth),
+        )
+    }
+
+    /// The source of figures derived from `from`'s store; `published` is
+    /// what the provider publishes.
+    fn derived_source(&self, from: &str, from_store: &MeasuredStore, published: &str) -> String {
+        let iops = |v: Option<f64>| v.map_or_else(|| "none".to_string(), fmt_num);
+        format!(
+            "not measured (no row in {SCYLLA_SOURCE}). IOPS: {published}; they are used. \
+             MB/s (10^6 bytes/s) derived from {from}, the measured size with the same \
+             vCPUs (above 64 vCPUs the largest, m6gd.16xlarge), whose measured MB/s move \
+             in proportion to AWS's published IOPS at every m6gd size (5,867–5,930 bytes \
+             per read I/O, 5,865–5,973 per write I/O): read {} MB/s × {} / {} = {} MB/s, \
+             write {} MB/s × {} / {} = {} MB/s, {from}'s measured MB/s × this size's \
+             published IOPS / {from}'s. AWS's per-size store IOPS are the same for m6id, \
+             c6id, r6id, m7gd and m8gd, and m6gd's × 1.2481 (read) and × 1.4907 (write), \
+             with the same volumes per vCPU; no public source names these families' SSD \
+             (src/device/instance/aws_store.rs).",
+            fmt2(from_store.read_mb_s),
+            iops(self.published_read_iops),
+            fmt_num(from_store.published_read_iops),
+            fmt2(self.read_mb_s),
+            fmt2(from_store.write_mb_s),
+            iops(self.published_write_iops),
+            fmt_num(from_store.published_write_iops),
+            fmt2(self.write_mb_s),
+        )
     }
 }
 

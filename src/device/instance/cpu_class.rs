@@ -114,26 +114,7 @@ const COLUMNS: usize = 10;
 /// line. Checks that each speed is the ratio its figures give, so the
 /// figures and the speed cannot drift apart in an edit.
 fn parse_table(text: &'static str) -> Result<Table, String> {
-    let mut sources = Vec::new();
-    let mut rows: Vec<(usize, [&'static str; COLUMNS])> = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(def) = line.strip_prefix('@') {
-            let (key, text) = def
-                .split_once('\t')
-                .ok_or_else(|| format!("line {}: a source line is @KEY, a tab, the text", n + 1))?;
-            sources.push((key, text));
-            continue;
-        }
-        let cols: Vec<&'static str> = line.split('\t').collect();
-        let cols: [&'static str; COLUMNS] = cols
-            .as_slice()
-            .try_into()
-            .map_err(|_| format!("line {}: {} columns, not {COLUMNS}", n + 1, cols.len()))?;
-        rows.push((n + 1, cols));
-    }
+    let (sources, rows) = source_and_class_lines(text)?;
     let mut classes: Vec<CpuClass> = Vec::new();
     for (line, c) in &rows {
         let at = |e: String| format!("line {line}: {e}");
@@ -168,13 +149,51 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
             source,
         });
     }
+    check_speeds(&classes)?;
+    Ok(Table { classes, sources })
+}
+
+/// A class row of the table: its line number and its columns.
+type ClassRow = (usize, [&'static str; COLUMNS]);
+
+/// The source lines (`@KEY`, a tab, the text) of `text` and its class
+/// rows.
+fn source_and_class_lines(
+    text: &'static str,
+) -> Result<(Vec<(&'static str, &'static str)>, Vec<ClassRow>), String> {
+    let mut sources = Vec::new();
+    let mut rows: Vec<ClassRow> = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(def) = line.strip_prefix('@') {
+            let (key, text) = def
+                .split_once('\t')
+                .ok_or_else(|| format!("line {}: a source line is @KEY, a tab, the text", n + 1))?;
+            sources.push((key, text));
+            continue;
+        }
+        let cols: Vec<&'static str> = line.split('\t').collect();
+        let cols: [&'static str; COLUMNS] = cols
+            .as_slice()
+            .try_into()
+            .map_err(|_| format!("line {}: {} columns, not {COLUMNS}", n + 1, cols.len()))?;
+        rows.push((n + 1, cols));
+    }
+    Ok((sources, rows))
+}
+
+/// Checks that each class's speed is the ratio its figures give against
+/// the [`REFERENCE`] class's.
+fn check_speeds(classes: &[CpuClass]) -> Result<(), String> {
     let reference = classes
         .iter()
         .find(|c| c.key == REFERENCE)
         .ok_or_else(|| format!("no {REFERENCE} row: the speeds are relative to it"))?
         .workload_geomean();
     let scale = 10f64.powi(SPEED_DECIMALS);
-    for c in &classes {
+    for c in classes {
         let ratio = (c.workload_geomean() / reference * scale).round() / scale;
         if (ratio - c.speed).abs() > 1e-9 {
             return Err(format!(
@@ -183,7 +202,7 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
             ));
         }
     }
-    Ok(Table { classes, sources })
+    Ok(())
 }
 
 /// The per-core speed of preset `name`'s CPU class, for `--instance NAME`

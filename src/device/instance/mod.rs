@@ -279,77 +279,17 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
 type Row = (Instance, Option<aws_store::Published>);
 
 fn parse_row(c: &[&'static str]) -> Result<Row, String> {
-    let num = |i: usize, what: &str| -> Result<f64, String> {
-        c[i].parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && *v > 0.0)
-            .ok_or_else(|| format!("{what}: {:?} is not a number above 0", c[i]))
-    };
-    let count = |i: usize, what: &str| -> Result<u32, String> {
-        c[i].parse::<u32>()
-            .ok()
-            .filter(|v| *v > 0)
-            .ok_or_else(|| format!("{what}: {:?} is not a count above 0", c[i]))
-    };
-    let dash = |range: std::ops::Range<usize>| c[range].iter().all(|v| *v == "-");
+    let cells = Cells(c);
     let name = c[0];
     let provider = Provider::parse(c[1]).ok_or_else(|| format!("{name}: provider {:?}", c[1]))?;
-    let volume_limits = if dash(5..9) {
-        None
-    } else {
-        let (baseline_mb_s, max_mb_s) = (num(5, "vol_base_mb_s")?, num(6, "vol_max_mb_s")?);
-        let (baseline_iops, max_iops) = (num(7, "vol_base_iops")?, num(8, "vol_max_iops")?);
-        Some(VolumeLimits {
-            baseline_mb_s,
-            max_mb_s,
-            baseline_iops,
-            max_iops,
-            bursts: max_iops > baseline_iops || max_mb_s > baseline_mb_s,
-        })
-    };
-    // IOPS a provider may leave unpublished: '-'.
-    let opt = |i: usize, what: &str| -> Result<Option<f64>, String> {
-        if c[i] == "-" {
-            Ok(None)
-        } else {
-            num(i, what).map(Some)
-        }
-    };
-    let disk = || -> Result<LocalDisk, String> {
-        c[9].split_once('x')
-            .and_then(|(n, gb)| Some((n.parse::<u32>().ok()?, gb.parse::<u32>().ok()?)))
-            .filter(|(n, gb)| *n > 0 && *gb > 0)
-            .map(|(volumes, volume_gb)| LocalDisk { volumes, volume_gb })
-            .ok_or_else(|| format!("store_volumes: {:?} is not COUNTxGB", c[9]))
-    };
-    // Volumes without figures: a disk no one has measured; figures without
-    // volumes: an error, as the figures are per size.
-    let (published, unmeasured_disk) = if dash(9..13) {
-        (None, None)
-    } else if c[12] == "-" {
-        if !dash(10..12) {
-            return Err(format!(
-                "{name}: store IOPS without store_figures: say where they come from"
-            ));
-        }
-        (None, Some(disk()?))
-    } else {
-        let d = disk()?;
-        let published = aws_store::Published {
-            volumes: d.volumes,
-            volume_gb: d.volume_gb,
-            read_iops: opt(10, "store_read_iops")?,
-            write_iops: opt(11, "store_write_iops")?,
-            figures: c[12],
-        };
-        (Some(published), None)
-    };
+    let volume_limits = cells.volume_limits()?;
+    let (published, unmeasured_disk) = cells.store()?;
     let inst = Instance {
         name,
         provider,
-        vcpus: count(2, "vcpus")?,
-        threads_per_core: count(3, "threads")?,
-        memory_gib: num(4, "memory_gib")?,
+        vcpus: cells.count(2, "vcpus")?,
+        threads_per_core: cells.count(3, "threads")?,
+        memory_gib: cells.num(4, "memory_gib")?,
         volume_limits,
         store: None,
         unmeasured_disk,
@@ -357,6 +297,99 @@ fn parse_row(c: &[&'static str]) -> Result<Row, String> {
         cpu_key: Some(c[14]).filter(|k| *k != "-"),
     };
     Ok((inst, published))
+}
+
+/// The cells of one row of the table.
+struct Cells<'a>(&'a [&'static str]);
+
+impl Cells<'_> {
+    /// Cell `i`, column `what`, as a number above 0.
+    fn num(&self, i: usize, what: &str) -> Result<f64, String> {
+        self.0[i]
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && *v > 0.0)
+            .ok_or_else(|| format!("{what}: {:?} is not a number above 0", self.0[i]))
+    }
+
+    /// Cell `i`, column `what`, as a count above 0.
+    fn count(&self, i: usize, what: &str) -> Result<u32, String> {
+        self.0[i]
+            .parse::<u32>()
+            .ok()
+            .filter(|v| *v > 0)
+            .ok_or_else(|| format!("{what}: {:?} is not a count above 0", self.0[i]))
+    }
+
+    /// IOPS a provider may leave unpublished: '-'.
+    fn opt(&self, i: usize, what: &str) -> Result<Option<f64>, String> {
+        if self.0[i] == "-" {
+            Ok(None)
+        } else {
+            self.num(i, what).map(Some)
+        }
+    }
+
+    /// Whether every cell in `range` is '-'.
+    fn dash(&self, range: std::ops::Range<usize>) -> bool {
+        self.0[range].iter().all(|v| *v == "-")
+    }
+
+    /// The limits of the server's network volumes, if it has any.
+    fn volume_limits(&self) -> Result<Option<VolumeLimits>, String> {
+        if self.dash(5..9) {
+            return Ok(None);
+        }
+        let (baseline_mb_s, max_mb_s) =
+            (self.num(5, "vol_base_mb_s")?, self.num(6, "vol_max_mb_s")?);
+        let (baseline_iops, max_iops) =
+            (self.num(7, "vol_base_iops")?, self.num(8, "vol_max_iops")?);
+        Ok(Some(VolumeLimits {
+            baseline_mb_s,
+            max_mb_s,
+            baseline_iops,
+            max_iops,
+            bursts: max_iops > baseline_iops || max_mb_s > baseline_mb_s,
+        }))
+    }
+
+    /// The store's volumes.
+    fn disk(&self) -> Result<LocalDisk, String> {
+        self.0[9]
+            .split_once('x')
+            .and_then(|(n, gb)| Some((n.parse::<u32>().ok()?, gb.parse::<u32>().ok()?)))
+            .filter(|(n, gb)| *n > 0 && *gb > 0)
+            .map(|(volumes, volume_gb)| LocalDisk { volumes, volume_gb })
+            .ok_or_else(|| format!("store_volumes: {:?} is not COUNTxGB", self.0[9]))
+    }
+
+    /// The instance store: its published columns, or its volumes alone
+    /// when no one has measured it.
+    fn store(&self) -> Result<(Option<aws_store::Published>, Option<LocalDisk>), String> {
+        // Volumes without figures: a disk no one has measured; figures
+        // without volumes: an error, as the figures are per size.
+        if self.dash(9..13) {
+            return Ok((None, None));
+        }
+        if self.0[12] == "-" {
+            if !self.dash(10..12) {
+                return Err(format!(
+                    "{}: store IOPS without store_figures: say where they come from",
+                    self.0[0]
+                ));
+            }
+            return Ok((None, Some(self.disk()?)));
+        }
+        let d = self.disk()?;
+        let published = aws_store::Published {
+            volumes: d.volumes,
+            volume_gb: d.volume_gb,
+            read_iops: self.opt(10, "store_read_iops")?,
+            write_iops: self.opt(11, "store_write_iops")?,
+            figures: self.0[12],
+        };
+        Ok((Some(published), None))
+    }
 }
 
 impl Instance {

@@ -355,41 +355,15 @@ impl<'a> Building<'a> {
                     par_write.map(|w| w.write.iops),
                     par_mixed.map(|m| m.read.iops + m.write.iops),
                 ];
-                let mut fields = "channels".to_string();
-                if let [Some(r), Some(w), Some(m)] = rates {
-                    let hi = r.max(w).max(m);
-                    let lo = r.min(w).min(m);
-                    let dir_hi = r.max(w);
-                    let dir_lo = r.min(w);
-                    if hi / lo <= CAP_AGREEMENT {
-                        let cap = sig3((r + w + m) / 3.0);
-                        self.p.caps.iops = Some(cap);
-                        self.p.channels =
-                            (2.0 * k).min(f64::from(crate::device::profile::CHANNELS_MAX)) as u32;
-                        fields = "caps.iops, channels".into();
-                        self.notes.push(format!(
-                            "parallel read, write and mixed IOPS agree within 10% ({r:.0}, {w:.0}, \
-                             {m:.0}): read as a flat cap of {cap} IOPS"
-                        ));
-                    } else if dir_hi / dir_lo <= CAP_AGREEMENT
-                        && (m / (r + w)).clamp(0.0, 2.0) > 1.0 / CAP_AGREEMENT
-                    {
-                        let cap = sig3((r + w) / 2.0);
-                        self.p.caps.read_iops = Some(cap);
-                        self.p.caps.write_iops = Some(cap);
-                        self.p.channels =
-                            (2.0 * k).min(f64::from(crate::device::profile::CHANNELS_MAX)) as u32;
-                        fields = "caps.read_iops, caps.write_iops, channels".into();
-                        self.notes.push(format!(
-                            "parallel read and write IOPS agree ({r:.0}, {w:.0}) and mixed reaches \
-                             their sum ({m:.0}): read as per-direction caps of {cap} IOPS"
-                        ));
-                    }
+                let fields = match rates {
+                    [Some(r), Some(w), Some(m)] => self.iops_caps(r, w, m, k),
+                    _ => None,
                 }
+                .unwrap_or("channels");
                 self.used(
                     j,
                     format!("{:.0} IOPS at {} × QD{}", j.read.iops, j.numjobs, j.iodepth),
-                    &fields,
+                    fields,
                 );
                 for o in [par_write, par_mixed].into_iter().flatten() {
                     self.used(
@@ -409,6 +383,43 @@ impl<'a> Building<'a> {
                 self.defaulted
                     .push("channels and caps (parallel small random read)".to_string());
             }
+        }
+    }
+
+    /// The caps the parallel read, write and mixed IOPS (`r`, `w`, `m`)
+    /// show, with channels doubled from Little's law's `k` so the cap, not
+    /// the channels, holds the rate: a flat cap when all three agree,
+    /// per-direction caps when read and write agree and mixed reaches their
+    /// sum. Returns the fields set, None without a cap.
+    fn iops_caps(&mut self, r: f64, w: f64, m: f64, k: f64) -> Option<&'static str> {
+        let hi = r.max(w).max(m);
+        let lo = r.min(w).min(m);
+        let dir_hi = r.max(w);
+        let dir_lo = r.min(w);
+        let channels = (2.0 * k).min(f64::from(crate::device::profile::CHANNELS_MAX)) as u32;
+        if hi / lo <= CAP_AGREEMENT {
+            let cap = sig3((r + w + m) / 3.0);
+            self.p.caps.iops = Some(cap);
+            self.p.channels = channels;
+            self.notes.push(format!(
+                "parallel read, write and mixed IOPS agree within 10% ({r:.0}, {w:.0}, \
+                 {m:.0}): read as a flat cap of {cap} IOPS"
+            ));
+            Some("caps.iops, channels")
+        } else if dir_hi / dir_lo <= CAP_AGREEMENT
+            && (m / (r + w)).clamp(0.0, 2.0) > 1.0 / CAP_AGREEMENT
+        {
+            let cap = sig3((r + w) / 2.0);
+            self.p.caps.read_iops = Some(cap);
+            self.p.caps.write_iops = Some(cap);
+            self.p.channels = channels;
+            self.notes.push(format!(
+                "parallel read and write IOPS agree ({r:.0}, {w:.0}) and mixed reaches \
+                 their sum ({m:.0}): read as per-direction caps of {cap} IOPS"
+            ));
+            Some("caps.read_iops, caps.write_iops, channels")
+        } else {
+            None
         }
     }
 

@@ -69,7 +69,7 @@ fn charge<E: de::Error>(bytes: usize) -> Result<(), E> {
 }
 
 /// A list of at most `MAX` entries, each charged to the budget; for
-/// `#[serde(deserialize_with = "crate::json_bound::vec::<_, _, MAX>")]`.
+/// `#[serde(deserialize_with = "crate::json_memory::vec::<_, _, MAX>")]`.
 pub fn vec<'de, D, T, const MAX: usize>(d: D) -> Result<Vec<T>, D::Error>
 where
     D: Deserializer<'de>,
@@ -101,7 +101,7 @@ where
 }
 
 /// A map by name, its entries charged to the budget; for
-/// `#[serde(deserialize_with = "crate::json_bound::map")]`.
+/// `#[serde(deserialize_with = "crate::json_memory::map")]`.
 pub fn map<'de, D, T>(d: D) -> Result<BTreeMap<String, T>, D::Error>
 where
     D: Deserializer<'de>,

@@ -5,9 +5,10 @@
 
 use super::stats::SERIES_MAX_POINTS;
 
-/// Events, at most `max` of them, evenly thinned.
+/// Events, at most `max` of them, evenly spaced over the run: every
+/// `stride`-th one, the stride doubling each time the list is full.
 #[derive(Debug, Clone)]
-pub struct Thinned<T> {
+pub struct BoundedEvents<T> {
     items: Vec<T>,
     max: usize,
     /// Every `stride`-th event is recorded.
@@ -18,16 +19,16 @@ pub struct Thinned<T> {
     last_kept: bool,
 }
 
-impl<T> Default for Thinned<T> {
+impl<T> Default for BoundedEvents<T> {
     fn default() -> Self {
-        Thinned::with_max(SERIES_MAX_POINTS)
+        BoundedEvents::with_max(SERIES_MAX_POINTS)
     }
 }
 
-impl<T> Thinned<T> {
+impl<T> BoundedEvents<T> {
     /// At most `max` (at least 2) events.
     pub fn with_max(max: usize) -> Self {
-        Thinned {
+        BoundedEvents {
             items: Vec::new(),
             max: max.max(2),
             stride: 1,
@@ -86,7 +87,7 @@ mod tests {
 
     #[test]
     fn a_long_run_keeps_at_most_max_events_spread_over_all_of_it() {
-        let mut t = Thinned::with_max(8);
+        let mut t = BoundedEvents::with_max(8);
         for i in 0..1000u64 {
             t.push(i);
         }
@@ -103,10 +104,10 @@ mod tests {
 
     #[test]
     fn only_a_recorded_event_can_be_updated() {
-        let mut t = Thinned::with_max(2);
+        let mut t = BoundedEvents::with_max(2);
         t.push((0, false));
         t.push((1, false));
-        t.push((2, false)); // thins to [0], stride 2: 2 is recorded
+        t.push((2, false)); // halves to [0], stride 2: 2 is recorded
         t.last_mut().unwrap().1 = true;
         t.push((3, false)); // not on the stride
         assert!(t.last_mut().is_none());
@@ -115,7 +116,7 @@ mod tests {
 
     #[test]
     fn the_default_bound_is_the_series_bound() {
-        let mut t = Thinned::default();
+        let mut t = BoundedEvents::default();
         for i in 0..(SERIES_MAX_POINTS as u64 * 3) {
             t.push(i);
         }
