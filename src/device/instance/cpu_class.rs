@@ -155,12 +155,12 @@ fn parse_table(text: &'static str) -> Result<Table, String> {
 
 /// A class row of the table: its line number and its columns.
 type ClassRow = (usize, [&'static str; COLUMNS]);
+/// A source line of the table: its key and its text.
+type SourceLine = (&'static str, &'static str);
 
 /// The source lines (`@KEY`, a tab, the text) of `text` and its class
 /// rows.
-fn source_and_class_lines(
-    text: &'static str,
-) -> Result<(Vec<(&'static str, &'static str)>, Vec<ClassRow>), String> {
+fn source_and_class_lines(text: &'static str) -> Result<(Vec<SourceLine>, Vec<ClassRow>), String> {
     let mut sources = Vec::new();
     let mut rows: Vec<ClassRow> = Vec::new();
     for (n, line) in text.lines().enumerate() {
