@@ -399,11 +399,14 @@ fn capture_matches_postgresql_and_replays(pg: &Pg) {
         .unwrap();
     assert!(out.status.success(), "pgbench -i: {}", stderr(&out));
 
-    // pgbench for 8 s; capture 6 s of it, from 1 s in.
+    // pgbench for 10 s; capture 6 s of it, from 1 s in. The capture reads
+    // the server's CPU from its processes at its start and end, and a
+    // backend that exits first takes its CPU with it: pgbench must
+    // outlast the capture even when a loaded host starts it late.
     let pgbench = pg
         .command("pgbench")
         .args(pg.conn_args())
-        .args(["-c", "4", "-j", "2", "-T", "8", "postgres"])
+        .args(["-c", "4", "-j", "2", "-T", "10", "postgres"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
