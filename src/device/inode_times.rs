@@ -19,24 +19,32 @@ use crate::core::time::Nanos;
 /// Bytes of the inode write (the filesystem's block).
 pub const INODE_BYTES: u64 = 4096;
 
-/// Which file a request touches, for its timestamps.
-fn file_of(kind: IoKind) -> Option<u64> {
+/// What a request does to a file's timestamps: writes it (its mtime may
+/// move) or fdatasyncs it; None if neither.
+enum Touch {
+    Write(u64),
+    Sync(u64),
+}
+
+fn touch(kind: IoKind) -> Option<Touch> {
     const DATA: u64 = u64::MAX;
     let standby_file =
         |standby: u8, segment: u32| ((u64::from(standby) + 1) << 32) | u64::from(segment);
-    match kind {
-        IoKind::WalWrite { segment, .. } | IoKind::WalSync { segment } => Some(u64::from(segment)),
+    Some(match kind {
+        IoKind::WalWrite { segment, .. } => Touch::Write(u64::from(segment)),
+        IoKind::WalSync { segment } => Touch::Sync(u64::from(segment)),
         IoKind::StandbyWalWrite {
             standby, segment, ..
-        }
-        | IoKind::StandbyWalSync { standby, segment } => Some(standby_file(standby, segment)),
-        IoKind::WritePage { .. } | IoKind::CacheWrite { .. } | IoKind::DataSync => Some(DATA),
+        } => Touch::Write(standby_file(standby, segment)),
+        IoKind::StandbyWalSync { standby, segment } => Touch::Sync(standby_file(standby, segment)),
+        IoKind::WritePage { .. } | IoKind::CacheWrite { .. } => Touch::Write(DATA),
+        IoKind::DataSync => Touch::Sync(DATA),
         // The kernel's own writeback and reads move no mtime.
         IoKind::Writeback { .. }
         | IoKind::ReadPage { .. }
         | IoKind::ReadRun { .. }
-        | IoKind::WalRead { .. } => None,
-    }
+        | IoKind::WalRead { .. } => return None,
+    })
 }
 
 /// Each file's last mtime tick, and whether its inode is dirty since.
@@ -85,17 +93,13 @@ impl InodeTimes {
     /// A request at `now`: true if it is an fdatasync that writes the
     /// inode first.
     pub fn request(&mut self, now: Nanos, kind: IoKind) -> bool {
-        let Some(file) = file_of(kind) else {
-            return false;
-        };
-        match kind {
-            IoKind::WalSync { .. } | IoKind::StandbyWalSync { .. } | IoKind::DataSync => {
-                self.synced(file)
-            }
-            _ => {
+        match touch(kind) {
+            Some(Touch::Sync(file)) => self.synced(file),
+            Some(Touch::Write(file)) => {
                 self.written(now, file);
                 false
             }
+            None => false,
         }
     }
 }

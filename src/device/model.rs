@@ -451,15 +451,15 @@ impl DeviceModel {
     /// charged to the caps now, and the flush's own time follows the inode
     /// write's.
     pub fn submit_sync(&mut self, now: Nanos, file: u64) -> (Nanos, f64) {
-        let inode = self.inodes.as_mut().is_some_and(|i| i.synced(file));
-        self.sync_after_inode(now, inode)
+        if self.inodes.as_mut().is_some_and(|i| i.synced(file)) {
+            self.inode_then_flush(now)
+        } else {
+            self.submit_io(now, Op::Flush, 0, false)
+        }
     }
 
-    /// A flush at `now`, after an inode write if `inode`.
-    pub(super) fn sync_after_inode(&mut self, now: Nanos, inode: bool) -> (Nanos, f64) {
-        if !inode {
-            return self.submit_io(now, Op::Flush, 0, false);
-        }
+    /// A flush at `now` after the file's inode write.
+    pub(super) fn inode_then_flush(&mut self, now: Nanos) -> (Nanos, f64) {
         let (written, _) = self.submit_io(now, Op::Write, INODE_BYTES, false);
         let (flushed, drawn) = self.submit_io(now, Op::Flush, 0, false);
         (written + (flushed - now), drawn)

@@ -62,7 +62,7 @@ impl DeviceModel {
             return (done.max(passed), drawn);
         }
         if self.inode_first(now, kind) {
-            return self.sync_after_inode(now, true);
+            return self.inode_then_flush(now);
         }
         match kind {
             IoKind::WritePage {
