@@ -260,6 +260,14 @@ impl Database {
             rng,
             cfg,
         };
+        if db.threads.is_empty() {
+            // Each backend, the WAL flush's two and each writer holds at
+            // most one burst at a time (pgbench's threads `extend` theirs).
+            let procs = db.clients.len() as u32
+                + if db.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
+                + if db.writes_cost_cpu() { WRITERS as u32 } else { 0 };
+            db.cpu.never_short(procs);
+        }
         if let Some(d) = db.cfg.duration {
             db.set_timer(d, Timer::End);
         }

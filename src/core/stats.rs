@@ -125,11 +125,14 @@ pub trait Merge {
 
 /// A time series of one point per second of the run, then per 2, 4...
 /// seconds once the run passes [`SERIES_MAX_POINTS`] seconds.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Series<T> {
     points: Vec<T>,
     /// Seconds each point covers: a power of two.
     width_s: u64,
+    /// The last point `at` found and the times it covers, [from, to): most
+    /// calls fall in it, and need no division.
+    last: (Nanos, Nanos, usize),
 }
 
 impl<T> Default for Series<T> {
@@ -137,7 +140,15 @@ impl<T> Default for Series<T> {
         Series {
             points: Vec::new(),
             width_s: 1,
+            last: (0, 0, 0),
         }
+    }
+}
+
+impl<T: PartialEq> PartialEq for Series<T> {
+    /// Same points at the same width (where `at` looked last aside).
+    fn eq(&self, other: &Self) -> bool {
+        self.points == other.points && self.width_s == other.width_s
     }
 }
 
@@ -174,12 +185,24 @@ impl<T: Merge + Default + Clone> Series<T> {
 
     /// The point holding time `now`, coarsening the series first if `now`
     /// is past its last possible point.
+    #[inline]
     pub fn at(&mut self, now: Nanos) -> &mut T {
+        let (from, to, i) = self.last;
+        if (from..to).contains(&now) {
+            return &mut self.points[i];
+        }
+        self.find(now)
+    }
+
+    /// `at` past the last point found.
+    fn find(&mut self, now: Nanos) -> &mut T {
         let mut i = now / SEC / self.width_s;
         while i >= SERIES_MAX_POINTS as u64 {
             self.coarsen();
             i = now / SEC / self.width_s;
         }
+        let span = self.width_s * SEC;
+        self.last = (i * span, (i + 1).saturating_mul(span), i as usize);
         let i = i as usize;
         if self.points.len() <= i {
             self.points.resize(i + 1, T::default());
@@ -202,6 +225,7 @@ impl<T: Merge + Default + Clone> Series<T> {
             .collect();
         self.points = merged;
         self.width_s *= 2;
+        self.last = (0, 0, 0);
     }
 }
 
