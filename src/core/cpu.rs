@@ -110,7 +110,7 @@ struct Task {
 
 /// One queued burst. A queued process's deadline and virtual runtime do
 /// not change, so both are kept here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy)]
 struct Queued {
     deadline: Nanos,
     /// Arrival order: ties go to the earlier.
@@ -118,6 +118,52 @@ struct Queued {
     vruntime: Nanos,
     id: u32,
     demand: Nanos,
+}
+
+/// A queued burst in a heap, ordered by `key`: (a time, then the arrival)
+/// as one number, as `seq` is unique (one comparison, not a tuple's).
+#[derive(Debug, Clone, Copy)]
+struct Keyed {
+    key: u128,
+    q: Queued,
+}
+
+impl Keyed {
+    /// `q` by (deadline, arrival).
+    fn by_deadline(q: Queued) -> Reverse<Keyed> {
+        Reverse(Keyed {
+            key: (q.deadline as u128) << 64 | q.seq as u128,
+            q,
+        })
+    }
+
+    /// `q` by (virtual runtime, arrival).
+    fn by_vruntime(q: Queued) -> Reverse<Keyed> {
+        Reverse(Keyed {
+            key: (q.vruntime as u128) << 64 | q.seq as u128,
+            q,
+        })
+    }
+}
+
+impl PartialEq for Keyed {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Keyed {}
+
+impl PartialOrd for Keyed {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Keyed {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
 }
 
 /// The run queue: who is next is the eligible process (virtual runtime at
@@ -131,16 +177,16 @@ struct Queued {
 /// clients on 16 cores, callgrind), and a scan of all costs as much.
 #[derive(Debug, Default)]
 struct RunQueue {
-    by_deadline: BinaryHeap<Reverse<Queued>>,
-    /// (vruntime, seq, the entry).
-    ineligible: BinaryHeap<Reverse<(Nanos, u64, Queued)>>,
+    by_deadline: BinaryHeap<Reverse<Keyed>>,
+    /// By (vruntime, seq).
+    ineligible: BinaryHeap<Reverse<Keyed>>,
     seq: u64,
 }
 
 impl RunQueue {
     fn push(&mut self, deadline: Nanos, vruntime: Nanos, id: u32, demand: Nanos) {
         self.seq += 1;
-        self.by_deadline.push(Reverse(Queued {
+        self.by_deadline.push(Keyed::by_deadline(Queued {
             deadline,
             seq: self.seq,
             vruntime,
@@ -151,12 +197,12 @@ impl RunQueue {
 
     /// Those the average `avg` has caught up with go back to `by_deadline`.
     fn readmit(&mut self, avg: Nanos) {
-        while let Some(&Reverse((v, _, q))) = self.ineligible.peek() {
-            if v > avg {
+        while let Some(&Reverse(Keyed { q, .. })) = self.ineligible.peek() {
+            if q.vruntime > avg {
                 break;
             }
             self.ineligible.pop();
-            self.by_deadline.push(Reverse(q));
+            self.by_deadline.push(Keyed::by_deadline(q));
         }
     }
 
@@ -165,13 +211,13 @@ impl RunQueue {
     /// least virtual runtime (the earlier arrival on a tie).
     fn pop(&mut self, avg: Nanos) -> Option<Queued> {
         self.readmit(avg);
-        while let Some(Reverse(q)) = self.by_deadline.pop() {
+        while let Some(Reverse(Keyed { q, .. })) = self.by_deadline.pop() {
             if q.vruntime <= avg {
                 return Some(q);
             }
-            self.ineligible.push(Reverse((q.vruntime, q.seq, q)));
+            self.ineligible.push(Keyed::by_vruntime(q));
         }
-        self.ineligible.pop().map(|Reverse((_, _, q))| q)
+        self.ineligible.pop().map(|Reverse(k)| k.q)
     }
 
     /// True with nobody queued.
@@ -184,7 +230,7 @@ impl RunQueue {
         self.readmit(avg);
         self.by_deadline
             .iter()
-            .any(|Reverse(q)| q.deadline < deadline && q.vruntime <= avg)
+            .any(|Reverse(Keyed { q, .. })| q.deadline < deadline && q.vruntime <= avg)
     }
 }
 
@@ -429,6 +475,7 @@ impl Cpu {
 
     /// A burst of `demand` starts at `now` where no process ever waits
     /// (`free`): its finish time; the core is free again at `release`.
+    #[inline]
     fn run_free(&mut self, now: Nanos, demand: Nanos) -> Nanos {
         assert!(self.busy < self.cores, "a process queued where none should");
         self.busy += 1;
@@ -471,10 +518,16 @@ impl Cpu {
     /// `id`, asleep until now, needs `demand` of CPU at `now`: the time it
     /// finishes if a core is free, or None if it queues (it is started by
     /// `release`).
+    #[inline]
     pub fn request(&mut self, now: Nanos, id: u32, demand: Nanos) -> Option<Nanos> {
         if self.free {
             return Some(self.run_free(now, demand));
         }
+        self.request_queued(now, id, demand)
+    }
+
+    /// `request` where processes may wait.
+    fn request_queued(&mut self, now: Nanos, id: u32, demand: Nanos) -> Option<Nanos> {
         self.wake(now, id);
         if self.busy < self.cores {
             self.busy += 1;
@@ -488,12 +541,18 @@ impl Cpu {
     /// The burst of `id` finished at `now`; it sleeps and its core is free:
     /// the next queued process, if any, starts; returns it with its finish
     /// time.
+    #[inline]
     pub fn release(&mut self, now: Nanos, id: u32) -> Option<(u32, Nanos)> {
         assert!(self.busy > 0, "release of an idle core");
         if self.free {
             self.busy -= 1;
             return None;
         }
+        self.release_queued(now, id)
+    }
+
+    /// `release` where processes may wait.
+    fn release_queued(&mut self, now: Nanos, id: u32) -> Option<(u32, Nanos)> {
         self.stop(id);
         let avg = self.average(now);
         let limit = self.lag_limit as i64;

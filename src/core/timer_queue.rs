@@ -30,12 +30,19 @@ const NONE: u128 = u128::MAX;
 /// Where the earliest key is: a lane, or the heap.
 const IN_HEAP: usize = LANES;
 
+/// The low bits of a key, below its sequence number: zero in a key; in
+/// `fronts`, the lane's index, so the least front says where it is.
+const WHERE: u128 = 0xf;
+const SEQ_SHIFT: u32 = 4;
+const _: () = assert!(IN_HEAP as u128 <= WHERE);
+
 /// Delay of a lane nobody has.
 const NO_DELAY: Nanos = Nanos::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry<T> {
-    /// Time in the high 64 bits, insertion sequence in the low 64 bits.
+    /// Time in the high 64 bits, then the insertion sequence, then
+    /// `SEQ_SHIFT` zero bits.
     key: u128,
     item: T,
 }
@@ -48,7 +55,8 @@ fn time_of(key: u128) -> Nanos {
 #[derive(Debug, Clone)]
 pub struct TimerQueue<T> {
     lanes: [VecDeque<Entry<T>>; LANES],
-    /// Each lane's delay (`NO_DELAY` if unused) and front key (`NONE` if empty).
+    /// Each lane's delay (`NO_DELAY` if unused) and front key with the
+    /// lane's index in its `WHERE` bits (`NONE` if empty).
     delays: [Nanos; LANES],
     fronts: [u128; LANES],
     /// Lanes pushed to since the clock hand last passed them.
@@ -137,7 +145,7 @@ impl<T: Copy> TimerQueue<T> {
 
     fn next_key(&mut self, at: Nanos) -> u128 {
         self.seq += 1;
-        ((at as u128) << 64) | self.seq as u128
+        ((at as u128) << 64) | ((self.seq as u128) << SEQ_SHIFT)
     }
 
     /// A new entry with `key` may be the earliest.
@@ -150,19 +158,22 @@ impl<T: Copy> TimerQueue<T> {
         }
     }
 
-    /// Find the earliest key again after it left (or moved).
+    /// Find the earliest key again after it left (or moved). Keys are
+    /// unique above their `WHERE` bits, so the least of the fronts tagged
+    /// with where they are is the earliest key and its place: no branch.
     #[inline]
     fn find_min(&mut self) {
-        let mut k = self.heap.first().map_or(NONE, |e| e.key);
-        let mut at = IN_HEAP;
-        for (i, &f) in self.fronts.iter().enumerate() {
-            if f < k {
-                k = f;
-                at = i;
-            }
+        let mut k = self.heap.first().map_or(NONE, |e| e.key | IN_HEAP as u128);
+        for &f in &self.fronts {
+            k = k.min(f);
         }
-        self.min_key = k;
-        self.min_at = at;
+        if k == NONE {
+            self.min_key = NONE;
+            self.min_at = IN_HEAP;
+        } else {
+            self.min_key = k & !WHERE;
+            self.min_at = (k & WHERE) as usize;
+        }
     }
 
     /// Queue `item` at `at`.
@@ -201,7 +212,7 @@ impl<T: Copy> TimerQueue<T> {
             return;
         }
         if self.lanes[lane].is_empty() {
-            self.fronts[lane] = key;
+            self.fronts[lane] = key | lane as u128;
         }
         self.lanes[lane].push_back(entry);
         self.used[lane] = true;
@@ -255,11 +266,11 @@ impl<T: Copy> TimerQueue<T> {
             let lane = &mut self.lanes[self.min_at];
             let e = lane.pop_front().expect("the earliest key's lane");
             let next = lane.front().map_or(NONE, |f| f.key);
-            self.fronts[self.min_at] = next;
+            self.fronts[self.min_at] = next | self.min_at as u128;
             (e, next)
         };
         self.len -= 1;
-        if next == e.key + 1 {
+        if next == e.key + (1 << SEQ_SHIFT) {
             // Same time and the very next push: nothing can come between
             // (processes woken together, one timer each).
             self.min_key = next;
