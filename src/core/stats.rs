@@ -194,7 +194,9 @@ impl<T: Merge + Default + Clone> Series<T> {
         self.find(now)
     }
 
-    /// `at` past the last point found.
+    /// `at` past the last point found: once a second or so.
+    #[cold]
+    #[inline(never)]
     fn find(&mut self, now: Nanos) -> &mut T {
         let mut i = now / SEC / self.width_s;
         while i >= SERIES_MAX_POINTS as u64 {
@@ -355,6 +357,7 @@ impl Stats {
     }
 
     /// The per-second slot for time `now`.
+    #[inline]
     pub fn second(&mut self, now: Nanos) -> &mut Second {
         self.seconds.at(now)
     }
