@@ -110,7 +110,7 @@ struct Task {
 
 /// One queued burst. A queued process's deadline and virtual runtime do
 /// not change, so both are kept here.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Queued {
     deadline: Nanos,
     /// Arrival order: ties go to the earlier.
@@ -118,52 +118,6 @@ struct Queued {
     vruntime: Nanos,
     id: u32,
     demand: Nanos,
-}
-
-/// A queued burst in a heap, ordered by `key`: (a time, then the arrival)
-/// as one number, as `seq` is unique (one comparison, not a tuple's).
-#[derive(Debug, Clone, Copy)]
-struct Keyed {
-    key: u128,
-    q: Queued,
-}
-
-impl Keyed {
-    /// `q` by (deadline, arrival).
-    fn by_deadline(q: Queued) -> Reverse<Keyed> {
-        Reverse(Keyed {
-            key: (q.deadline as u128) << 64 | q.seq as u128,
-            q,
-        })
-    }
-
-    /// `q` by (virtual runtime, arrival).
-    fn by_vruntime(q: Queued) -> Reverse<Keyed> {
-        Reverse(Keyed {
-            key: (q.vruntime as u128) << 64 | q.seq as u128,
-            q,
-        })
-    }
-}
-
-impl PartialEq for Keyed {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl Eq for Keyed {}
-
-impl PartialOrd for Keyed {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl Ord for Keyed {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.key.cmp(&other.key)
-    }
 }
 
 /// The run queue: who is next is the eligible process (virtual runtime at
@@ -177,16 +131,16 @@ impl Ord for Keyed {
 /// clients on 16 cores, callgrind), and a scan of all costs as much.
 #[derive(Debug, Default)]
 struct RunQueue {
-    by_deadline: BinaryHeap<Reverse<Keyed>>,
-    /// By (vruntime, seq).
-    ineligible: BinaryHeap<Reverse<Keyed>>,
+    by_deadline: BinaryHeap<Reverse<Queued>>,
+    /// (vruntime, seq, the entry).
+    ineligible: BinaryHeap<Reverse<(Nanos, u64, Queued)>>,
     seq: u64,
 }
 
 impl RunQueue {
     fn push(&mut self, deadline: Nanos, vruntime: Nanos, id: u32, demand: Nanos) {
         self.seq += 1;
-        self.by_deadline.push(Keyed::by_deadline(Queued {
+        self.by_deadline.push(Reverse(Queued {
             deadline,
             seq: self.seq,
             vruntime,
@@ -197,12 +151,12 @@ impl RunQueue {
 
     /// Those the average `avg` has caught up with go back to `by_deadline`.
     fn readmit(&mut self, avg: Nanos) {
-        while let Some(&Reverse(Keyed { q, .. })) = self.ineligible.peek() {
-            if q.vruntime > avg {
+        while let Some(&Reverse((v, _, q))) = self.ineligible.peek() {
+            if v > avg {
                 break;
             }
             self.ineligible.pop();
-            self.by_deadline.push(Keyed::by_deadline(q));
+            self.by_deadline.push(Reverse(q));
         }
     }
 
@@ -211,13 +165,13 @@ impl RunQueue {
     /// least virtual runtime (the earlier arrival on a tie).
     fn pop(&mut self, avg: Nanos) -> Option<Queued> {
         self.readmit(avg);
-        while let Some(Reverse(Keyed { q, .. })) = self.by_deadline.pop() {
+        while let Some(Reverse(q)) = self.by_deadline.pop() {
             if q.vruntime <= avg {
                 return Some(q);
             }
-            self.ineligible.push(Keyed::by_vruntime(q));
+            self.ineligible.push(Reverse((q.vruntime, q.seq, q)));
         }
-        self.ineligible.pop().map(|Reverse(k)| k.q)
+        self.ineligible.pop().map(|Reverse((_, _, q))| q)
     }
 
     /// True with nobody queued.
@@ -230,7 +184,7 @@ impl RunQueue {
         self.readmit(avg);
         self.by_deadline
             .iter()
-            .any(|Reverse(Keyed { q, .. })| q.deadline < deadline && q.vruntime <= avg)
+            .any(|Reverse(q)| q.deadline < deadline && q.vruntime <= avg)
     }
 }
 

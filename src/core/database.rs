@@ -265,7 +265,11 @@ impl Database {
             // most one burst at a time (pgbench's threads `extend` theirs).
             let procs = db.clients.len() as u32
                 + if db.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
-                + if db.writes_cost_cpu() { WRITERS as u32 } else { 0 };
+                + if db.writes_cost_cpu() {
+                    WRITERS as u32
+                } else {
+                    0
+                };
             db.cpu.never_short(procs);
         }
         if let Some(d) = db.cfg.duration {

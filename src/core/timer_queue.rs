@@ -298,22 +298,22 @@ impl<T: Copy> TimerQueue<T> {
     }
 
     fn heap_pop(&mut self) -> Entry<T> {
-        let h = &mut self.heap;
-        let last = h.pop().expect("a non-empty heap");
-        if h.is_empty() {
+        let last = self.heap.pop().expect("a non-empty heap");
+        let h = self.heap.as_mut_slice();
+        let n = h.len();
+        if n == 0 {
             return last;
         }
         let top = h[0];
         // Floyd's bottom-up pop: walk the hole down along the smaller child
-        // to a leaf (one comparison a level), then sift `last` up from there;
+        // (picked without a branch: which one is a coin toss to the
+        // predictor) to a leaf, then sift `last` up from there;
         // `last` came from the bottom, so it rarely climbs far.
-        let n = h.len();
         let mut i = 0;
         let mut child = 1;
         while child + 1 < n {
-            if h[child + 1].key < h[child].key {
-                child += 1;
-            }
+            let (a, b) = (h[child].key, h[child + 1].key);
+            child += usize::from(b < a);
             h[i] = h[child];
             i = child;
             child = 2 * i + 1;
