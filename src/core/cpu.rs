@@ -617,6 +617,68 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// With no more processes than cores, the scheduler that keeps no
+        /// virtual runtimes gives every burst the finish time, every
+        /// release the answer and the cores the busy time the full one
+        /// gives, hyperthreads and speed included.
+        #[test]
+        fn never_short_answers_as_the_full_scheduler(
+            ops in proptest::collection::vec((0u32..6, 1u64..500, 0u64..300), 0..300),
+            smt in proptest::bool::ANY,
+        ) {
+            let shape = CpuShape {
+                vcpus: 6,
+                threads_per_core: if smt { 2 } else { 1 },
+                speed: 1.3,
+            };
+            let (mut full, mut free) = (Cpu::with_shape(shape), Cpu::with_shape(shape));
+            proptest::prop_assert!(free.never_short(6));
+            // Each process's burst end, if it has one on a core.
+            let mut on: [Option<Nanos>; 6] = [None; 6];
+            let mut now = 0;
+            for (p, demand, gap) in ops {
+                now += gap;
+                // Bursts over by now end first, in time order.
+                let mut due: Vec<(Nanos, u32)> = (0..6u32)
+                    .filter_map(|id| on[id as usize].filter(|&e| e <= now).map(|e| (e, id)))
+                    .collect();
+                due.sort();
+                for (e, id) in due {
+                    on[id as usize] = None;
+                    proptest::prop_assert_eq!(full.release(e, id), None);
+                    proptest::prop_assert_eq!(free.release(e, id), None);
+                }
+                if on[p as usize].is_none() {
+                    let a = full.request(now, p, demand);
+                    proptest::prop_assert_eq!(a, free.request(now, p, demand));
+                    proptest::prop_assert!(a.is_some());
+                    on[p as usize] = a;
+                }
+                proptest::prop_assert_eq!(full.busy(), free.busy());
+                proptest::prop_assert_eq!(full.busy_ns(), free.busy_ns());
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a process queued where none should")]
+    fn never_short_panics_if_more_processes_want_a_core() {
+        let mut c = Cpu::new(1);
+        assert!(c.never_short(1));
+        assert!(c.request(0, 0, 10).is_some());
+        c.request(0, 1, 10);
+    }
+
+    #[test]
+    fn never_short_keeps_the_queue_where_processes_outnumber_cores() {
+        let mut c = Cpu::new(1);
+        assert!(!c.never_short(2));
+        assert_eq!(c.request(0, 0, 10), Some(10));
+        assert_eq!(c.request(0, 1, 10), None);
+        assert_eq!(c.release(10, 0), Some((1, 20)));
+    }
+
     #[test]
     fn growth_starts_above_the_threshold_and_is_linear() {
         let g = CpuGrowth {

@@ -260,18 +260,7 @@ impl Database {
             rng,
             cfg,
         };
-        if db.threads.is_empty() {
-            // Each backend, the WAL flush's two and each writer holds at
-            // most one burst at a time (pgbench's threads `extend` theirs).
-            let procs = db.clients.len() as u32
-                + if db.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
-                + if db.writes_cost_cpu() {
-                    WRITERS as u32
-                } else {
-                    0
-                };
-            db.cpu.never_short(procs);
-        }
+        db.free_cores_if_enough();
         if let Some(d) = db.cfg.duration {
             db.set_timer(d, Timer::End);
         }
@@ -388,6 +377,24 @@ impl Database {
         } else {
             self.cfg.write_cpu
         }
+    }
+
+    /// Each backend, the WAL flush's two and each writer holds at most one
+    /// burst at a time; with a core for each, nobody ever waits for one and
+    /// the scheduler keeps no virtual runtimes (pgbench's threads `extend`
+    /// their bursts: not then).
+    fn free_cores_if_enough(&mut self) {
+        if !self.threads.is_empty() {
+            return;
+        }
+        let procs = self.clients.len() as u32
+            + if self.cfg.wal_flush_cpu > 0 { 2 } else { 0 }
+            + if self.writes_cost_cpu() {
+                WRITERS as u32
+            } else {
+                0
+            };
+        self.cpu.never_short(procs);
     }
 
     /// Whether any data-page write may cost CPU.
