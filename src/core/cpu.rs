@@ -23,9 +23,7 @@
 //! than its share leaves the average while it sleeps (Linux keeps it
 //! queued, DELAY_DEQUEUE).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
+use super::min_heap::MinHeap;
 use super::time::{Nanos, US};
 
 /// EEVDF's base slice before it is scaled to the CPU count: Linux's
@@ -131,32 +129,32 @@ struct Queued {
 /// clients on 16 cores, callgrind), and a scan of all costs as much.
 #[derive(Debug, Default)]
 struct RunQueue {
-    by_deadline: BinaryHeap<Reverse<Queued>>,
+    by_deadline: MinHeap<Queued>,
     /// (vruntime, seq, the entry).
-    ineligible: BinaryHeap<Reverse<(Nanos, u64, Queued)>>,
+    ineligible: MinHeap<(Nanos, u64, Queued)>,
     seq: u64,
 }
 
 impl RunQueue {
     fn push(&mut self, deadline: Nanos, vruntime: Nanos, id: u32, demand: Nanos) {
         self.seq += 1;
-        self.by_deadline.push(Reverse(Queued {
+        self.by_deadline.push(Queued {
             deadline,
             seq: self.seq,
             vruntime,
             id,
             demand,
-        }));
+        });
     }
 
     /// Those the average `avg` has caught up with go back to `by_deadline`.
     fn readmit(&mut self, avg: Nanos) {
-        while let Some(&Reverse((v, _, q))) = self.ineligible.peek() {
+        while let Some(&(v, _, q)) = self.ineligible.peek() {
             if v > avg {
                 break;
             }
             self.ineligible.pop();
-            self.by_deadline.push(Reverse(q));
+            self.by_deadline.push(q);
         }
     }
 
@@ -165,13 +163,13 @@ impl RunQueue {
     /// least virtual runtime (the earlier arrival on a tie).
     fn pop(&mut self, avg: Nanos) -> Option<Queued> {
         self.readmit(avg);
-        while let Some(Reverse(q)) = self.by_deadline.pop() {
+        while let Some(q) = self.by_deadline.pop() {
             if q.vruntime <= avg {
                 return Some(q);
             }
-            self.ineligible.push(Reverse((q.vruntime, q.seq, q)));
+            self.ineligible.push((q.vruntime, q.seq, q));
         }
-        self.ineligible.pop().map(|Reverse((_, _, q))| q)
+        self.ineligible.pop().map(|(_, _, q)| q)
     }
 
     /// True with nobody queued.
@@ -184,7 +182,7 @@ impl RunQueue {
         self.readmit(avg);
         self.by_deadline
             .iter()
-            .any(|Reverse(q)| q.deadline < deadline && q.vruntime <= avg)
+            .any(|q| q.deadline < deadline && q.vruntime <= avg)
     }
 }
 
@@ -583,6 +581,8 @@ fn grow(tasks: &mut Vec<Task>, i: usize) {
 mod tests {
     use super::super::time::MS;
     use super::*;
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
 
     proptest::proptest! {
         /// The two heaps pick what a scan of every queued process picks:

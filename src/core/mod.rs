@@ -15,6 +15,7 @@ pub mod database;
 pub mod io;
 pub mod kernel_flusher;
 pub mod locks;
+pub mod min_heap;
 pub mod os_cache;
 pub mod recovery;
 pub mod replication;
