@@ -279,6 +279,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         query_mode: plan.protocol.name().into(),
         jobs: cfg.client_threads,
         client_rtt_us: plan.client_elsewhere.then(|| cfg.round_trip as f64 / 1e3),
+        client_tls: plan.workload.uses_tls(),
         // A -t run's duration in the core is its cap, not the user's length.
         duration_s: cfg
             .duration

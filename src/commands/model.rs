@@ -233,7 +233,7 @@ fn not_modelled_notice(service: Service, shape: &RunShape) -> String {
     if shape.client_rtt.is_none() {
         parts.push(
             "clients reach the service over the network: give their round trip with \
-             --client-rtt"
+             --client-rtt (their connections then talk TLS, as ssl = on has them)"
                 .to_string(),
         );
     }

@@ -65,6 +65,9 @@ pub struct RunInfo {
     /// (--client-rtt), microseconds; absent: the client is local.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_rtt_us: Option<f64>,
+    /// The client's connections talk TLS (`ssl = on`, a client over TCP).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_tls: bool,
     /// Requested duration (pgbench -T), seconds.
     #[serde(default)]
     pub duration_s: Option<f64>,

@@ -479,6 +479,9 @@ fn describe_cpus(run: &super::RunInfo) -> String {
     }
     if let Some(rtt) = run.client_rtt_us {
         let _ = write!(d, "; client on another host, {rtt:.0} us away");
+        if run.client_tls {
+            let _ = write!(d, ", over TLS");
+        }
     }
     d
 }

@@ -284,6 +284,33 @@ mod tests {
     }
 
     #[test]
+    fn tls_adds_its_cpu_to_every_statement_once_whatever_the_query_mode() {
+        let cpu = |w: &mut Script| -> Nanos {
+            let (mut rng, mut steps) = (SimRng::seed_from_u64(5), Vec::new());
+            w.next_transaction(&mut rng, &mut steps);
+            steps
+                .iter()
+                .map(|s| if let Step::Cpu(n) = s { *n } else { 0 })
+                .sum()
+        };
+        let spec = builtin("tpcb-like").unwrap();
+        let tls = (spec.tls_cpu_us_per_statement * 1e3).round() as Nanos;
+        assert!(tls > 0);
+        for mode in [QueryMode::Simple, QueryMode::Prepared] {
+            let mut w = Script::new(&spec, 1).unwrap();
+            w.use_query_mode(mode);
+            w.client_elsewhere(150_000);
+            let plain = cpu(&mut w);
+            assert!(!w.uses_tls());
+            w.use_tls();
+            w.use_tls();
+            assert!(w.uses_tls());
+            // Seven statements, each with the same TLS CPU, not scaled by -M.
+            assert_eq!(cpu(&mut w) - plain, 7 * tls);
+        }
+    }
+
+    #[test]
     fn select_only_is_read_only_and_simple_update_skips_hot_rows() {
         let mut rng = SimRng::seed_from_u64(3);
         let mut steps = Vec::new();

@@ -215,6 +215,10 @@ pub struct Script {
     reclaim_cpu: ReclaimCpu,
     cpu_growth: CpuGrowth,
     client_cpu: Nanos,
+    /// A statement's server CPU for TLS, should its connection use it.
+    tls_cpu: Nanos,
+    /// Whether the statements' CPU includes `tls_cpu`.
+    tls: bool,
     wal_flush_cpu: Nanos,
     process_wakeup: Nanos,
     replay_record_cpu: Nanos,
@@ -489,6 +493,8 @@ impl Script {
                 io: first.io_cpu_growth_per_backend,
             },
             client_cpu,
+            tls_cpu: (first.tls_cpu_us_per_statement * US as f64).round() as Nanos,
+            tls: false,
             wal_flush_cpu: (first.wal_flush_cpu_us * US as f64).round() as Nanos,
             process_wakeup: (first.process_wakeup_us * US as f64).round() as Nanos,
             replay_record_cpu: (first.replay_cpu_us_per_record * US as f64).round() as Nanos,
@@ -635,6 +641,27 @@ impl Script {
         self.use_client_threads();
         self.client_cpu = 0;
         self.round_trip = rtt;
+    }
+
+    /// The connections talk TLS: each statement's query and reply pass
+    /// through TLS records, which costs the server `tls_cpu_us_per_statement`
+    /// on top of the statement's own CPU (the same under every query mode:
+    /// the records are small either way).
+    pub fn use_tls(&mut self) {
+        if self.tls {
+            return;
+        }
+        for tx in &mut self.txs {
+            for (cpu, _) in &mut tx.statements {
+                *cpu += self.tls_cpu;
+            }
+        }
+        self.tls = true;
+    }
+
+    /// Whether the connections talk TLS ([`Script::use_tls`]).
+    pub fn uses_tls(&self) -> bool {
+        self.tls
     }
 
     /// Every table, in the workload file's order.
