@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
+use crate::core::time::Nanos;
 use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
@@ -297,6 +298,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         timer_lag: None,
         precision_pct: plan.settle.map(|p| p * 100.0),
         stopped_on: None,
+        stopped_because: None,
         cpu_probe: plan.cpu_probe,
         cpu: plan.cpu.map(str::to_string),
     }
@@ -315,8 +317,11 @@ fn drive<D: Device + ?Sized>(
         .cfg
         .duration
         .filter(|_| plan.cfg.transactions_per_client.is_some());
+    let cap = plan.cfg.duration.unwrap_or(Nanos::MAX);
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
+    // A transient that outlasts the cap by far stops the run early.
+    let mut beyond_cap = None;
     let (ending, lag) = match plan.settle {
         None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
         // Asked each simulated second: the seed fixes where it stops.
@@ -327,17 +332,20 @@ fn drive<D: Device + ?Sized>(
             plan.progress,
             &mut print,
             &mut |db, now| {
-                steady_state::settled(
-                    &steady_state::of_database(db, now),
-                    precision,
-                    steady_state::recurring(db),
-                )
+                beyond_cap = steady_state::beyond_cap(db, now, cap);
+                beyond_cap.is_some()
+                    || steady_state::settled(
+                        &steady_state::of_database(db, now),
+                        precision,
+                        steady_state::recurring(db),
+                    )
             },
         )?,
     };
     info.stopped_on = Some(
         match ending {
             Ending::Interrupted => "interrupted",
+            Ending::Settled if beyond_cap.is_some() => "transient",
             Ending::Settled => "precision",
             Ending::Completed if plan.settle.is_some() => "cap",
             Ending::Completed
@@ -354,6 +362,7 @@ fn drive<D: Device + ?Sized>(
         // What it ran for, as -T would have said.
         info.duration_s = db.end_time().map(|t| t as f64 / 1e9);
     }
+    info.stopped_because = beyond_cap.map(|t| t.phrase());
     if info.mode == "run" {
         info.timer_lag = Some(TimerLagFigures {
             timers: lag.timers,

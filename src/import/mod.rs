@@ -125,6 +125,7 @@ fn run_info(report: &pgbench::PgbenchReport, cpus: u32) -> RunInfo {
         timer_lag: None,
         precision_pct: None,
         stopped_on: None,
+        stopped_because: None,
     }
 }
 

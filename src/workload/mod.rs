@@ -311,6 +311,31 @@ mod tests {
     }
 
     #[test]
+    fn fresh_pages_count_each_loaded_page_once_at_its_first_update() {
+        let mut w = Script::new(&builtin("tpcb-like").unwrap(), 1).unwrap();
+        let (mut rng, mut steps) = (SimRng::seed_from_u64(9), Vec::new());
+        let f = w.fresh_pages().expect("pgbench_accounts is loaded full");
+        assert_eq!((f.table, f.updated), ("pgbench_accounts", 0));
+        let pages = f.pages;
+        let mut last = 0;
+        for _ in 0..20 * pages {
+            w.next_transaction(&mut rng, &mut steps);
+            let now = w.fresh_pages().unwrap().updated;
+            assert!(
+                now == last || now == last + 1,
+                "one page at most a transaction"
+            );
+            last = now;
+        }
+        // Uniform updates leave exp(-20) of the pages: none of 1,640.
+        assert_eq!(last, pages);
+        // select-only updates nothing, and its tables are loaded full too.
+        let mut s = Script::new(&builtin("select-only").unwrap(), 1).unwrap();
+        s.next_transaction(&mut rng, &mut steps);
+        assert_eq!(s.fresh_pages().map(|f| f.updated), Some(0));
+    }
+
+    #[test]
     fn select_only_is_read_only_and_simple_update_skips_hot_rows() {
         let mut rng = SimRng::seed_from_u64(3);
         let mut steps = Vec::new();

@@ -14,7 +14,7 @@ use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
 use crate::core::slots::prefetch;
 use crate::core::time::{Nanos, US};
-use crate::core::workload::{Step, TableHeap, Workload};
+use crate::core::workload::{FreshPages, Step, TableHeap, Workload};
 
 /// A relation's place in the data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +119,8 @@ pub struct Table {
     appended: u64,
     /// full_at_load: one bit per heap page, set once the page was updated.
     updated: Option<Vec<u64>>,
+    /// Pages of `updated` set so far.
+    updated_pages: u64,
 }
 
 impl Table {
@@ -144,6 +146,7 @@ impl Table {
         let (word, bit) = (i / 64, 1u64 << (i % 64));
         let first = bits[word] & bit == 0;
         bits[word] |= bit;
+        self.updated_pages += u64::from(first);
         first
     }
 }
@@ -286,6 +289,7 @@ fn layout(first: &WorkloadSpec, scale: u64) -> Result<(Vec<Table>, u64)> {
             index: None,
             appended: 0,
             updated: None,
+            updated_pages: 0,
         });
     }
     for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
@@ -866,6 +870,18 @@ impl Script {
 impl Workload for Script {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn fresh_pages(&self) -> Option<FreshPages<'_>> {
+        self.tables
+            .iter()
+            .filter(|t| t.updated.is_some())
+            .map(|t| FreshPages {
+                table: &t.name,
+                pages: t.heap.blocks,
+                updated: t.updated_pages,
+            })
+            .max_by_key(|f| f.pages - f.updated)
     }
 
     fn transaction_type(&self) -> &str {
