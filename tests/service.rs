@@ -176,3 +176,64 @@ fn ssl_costs_the_server_cpu_only_for_a_client_over_the_network() {
     assert_eq!(cpu_us(&local_ssl), cpu_us(&local));
     assert_eq!(local_ssl["summary"], local["summary"]);
 }
+
+#[test]
+fn rds_stripes_a_gp3_volume_of_400_gib_and_more_over_four() {
+    let device = |d: &str| -> String {
+        let o = pgiosim(&[
+            "model",
+            "-q",
+            "--json",
+            "-",
+            "-s",
+            "2",
+            "-T",
+            "1",
+            "--seed",
+            "3",
+            "--service",
+            "rds",
+            "--instance",
+            "m6i.xlarge",
+            "--device",
+            d,
+        ]);
+        assert!(o.status.success(), "{d}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        v["run"]["device"]["name"].as_str().unwrap().to_string()
+    };
+    let striped = device("gp3:size_gib=1000,iops=16000,mibps=500");
+    assert!(
+        striped.starts_with("raid0-4x512k-gp3-4000iops-125mibps-250gib"),
+        "{striped}"
+    );
+    // Under 400 GiB, or with no size, one volume.
+    for d in ["gp3:size_gib=300", "gp3:iops=12000"] {
+        let one = device(d);
+        assert!(one.starts_with("gp3"), "{d}: {one}");
+    }
+    // Without --service rds, a large gp3 volume is one volume.
+    let o = pgiosim(&[
+        "model",
+        "-q",
+        "--json",
+        "-",
+        "-s",
+        "2",
+        "-T",
+        "1",
+        "--seed",
+        "3",
+        "--instance",
+        "m6i.xlarge",
+        "--device",
+        "gp3:size_gib=1000",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(
+        v["run"]["device"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("gp3")
+    );
+}
