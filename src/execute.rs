@@ -304,6 +304,32 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
     }
 }
 
+/// What a run's end was, beside how the driver saw it.
+struct Ended {
+    /// `model` ran until it knew (no -T or -t).
+    settle: bool,
+    /// It stopped early on a transient past the cap.
+    beyond_cap: bool,
+    /// A -t run in `model` reached its time cap.
+    at_transactions_cap: bool,
+    /// The run was -t's.
+    by_transactions: bool,
+}
+
+impl Ended {
+    /// `run.stopped_on`.
+    fn why(&self, ending: Ending) -> &'static str {
+        match ending {
+            Ending::Interrupted => "interrupted",
+            Ending::Settled if self.beyond_cap => "transient",
+            Ending::Settled => "precision",
+            Ending::Completed if self.settle || self.at_transactions_cap => "cap",
+            Ending::Completed if self.by_transactions => "transactions",
+            Ending::Completed => "duration",
+        }
+    }
+}
+
 /// Drive the database on `dev` and build the result; prints only -P lines.
 fn drive<D: Device + ?Sized>(
     plan: RunPlan,
@@ -342,22 +368,13 @@ fn drive<D: Device + ?Sized>(
             },
         )?,
     };
-    info.stopped_on = Some(
-        match ending {
-            Ending::Interrupted => "interrupted",
-            Ending::Settled if beyond_cap.is_some() => "transient",
-            Ending::Settled => "precision",
-            Ending::Completed if plan.settle.is_some() => "cap",
-            Ending::Completed
-                if transactions_cap.is_some() && db.end_time() == transactions_cap =>
-            {
-                "cap"
-            }
-            Ending::Completed if info.transactions_per_client.is_some() => "transactions",
-            Ending::Completed => "duration",
-        }
-        .into(),
-    );
+    let ended = Ended {
+        settle: plan.settle.is_some(),
+        beyond_cap: beyond_cap.is_some(),
+        at_transactions_cap: transactions_cap.is_some() && db.end_time() == transactions_cap,
+        by_transactions: info.transactions_per_client.is_some(),
+    };
+    info.stopped_on = Some(ended.why(ending).into());
     if plan.settle.is_some() {
         // What it ran for, as -T would have said.
         info.duration_s = db.end_time().map(|t| t as f64 / 1e9);
