@@ -12,6 +12,7 @@ use anyhow::{Context, Result};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
+use crate::core::time::Nanos;
 use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
@@ -279,6 +280,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         query_mode: plan.protocol.name().into(),
         jobs: cfg.client_threads,
         client_rtt_us: plan.client_elsewhere.then(|| cfg.round_trip as f64 / 1e3),
+        client_tls: plan.workload.uses_tls(),
         // A -t run's duration in the core is its cap, not the user's length.
         duration_s: cfg
             .duration
@@ -296,8 +298,35 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         timer_lag: None,
         precision_pct: plan.settle.map(|p| p * 100.0),
         stopped_on: None,
+        stopped_because: None,
         cpu_probe: plan.cpu_probe,
         cpu: plan.cpu.map(str::to_string),
+    }
+}
+
+/// What a run's end was, beside how the driver saw it.
+struct Ended {
+    /// `model` ran until it knew (no -T or -t).
+    settle: bool,
+    /// It stopped early on a transient past the cap.
+    beyond_cap: bool,
+    /// A -t run in `model` reached its time cap.
+    at_transactions_cap: bool,
+    /// The run was -t's.
+    by_transactions: bool,
+}
+
+impl Ended {
+    /// `run.stopped_on`.
+    fn why(&self, ending: Ending) -> &'static str {
+        match ending {
+            Ending::Interrupted => "interrupted",
+            Ending::Settled if self.beyond_cap => "transient",
+            Ending::Settled => "precision",
+            Ending::Completed if self.settle || self.at_transactions_cap => "cap",
+            Ending::Completed if self.by_transactions => "transactions",
+            Ending::Completed => "duration",
+        }
     }
 }
 
@@ -314,8 +343,11 @@ fn drive<D: Device + ?Sized>(
         .cfg
         .duration
         .filter(|_| plan.cfg.transactions_per_client.is_some());
+    let cap = plan.cfg.duration.unwrap_or(Nanos::MAX);
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
+    // A transient that outlasts the cap by far stops the run early.
+    let mut beyond_cap = None;
     let (ending, lag) = match plan.settle {
         None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
         // Asked each simulated second: the seed fixes where it stops.
@@ -326,33 +358,28 @@ fn drive<D: Device + ?Sized>(
             plan.progress,
             &mut print,
             &mut |db, now| {
-                steady_state::settled(
-                    &steady_state::of_database(db, now),
-                    precision,
-                    steady_state::recurring(db),
-                )
+                beyond_cap = steady_state::beyond_cap(db, now, cap);
+                beyond_cap.is_some()
+                    || steady_state::settled(
+                        &steady_state::of_database(db, now),
+                        precision,
+                        steady_state::recurring(db),
+                    )
             },
         )?,
     };
-    info.stopped_on = Some(
-        match ending {
-            Ending::Interrupted => "interrupted",
-            Ending::Settled => "precision",
-            Ending::Completed if plan.settle.is_some() => "cap",
-            Ending::Completed
-                if transactions_cap.is_some() && db.end_time() == transactions_cap =>
-            {
-                "cap"
-            }
-            Ending::Completed if info.transactions_per_client.is_some() => "transactions",
-            Ending::Completed => "duration",
-        }
-        .into(),
-    );
+    let ended = Ended {
+        settle: plan.settle.is_some(),
+        beyond_cap: beyond_cap.is_some(),
+        at_transactions_cap: transactions_cap.is_some() && db.end_time() == transactions_cap,
+        by_transactions: info.transactions_per_client.is_some(),
+    };
+    info.stopped_on = Some(ended.why(ending).into());
     if plan.settle.is_some() {
         // What it ran for, as -T would have said.
         info.duration_s = db.end_time().map(|t| t as f64 / 1e9);
     }
+    info.stopped_because = beyond_cap.map(|t| t.phrase());
     if info.mode == "run" {
         info.timer_lag = Some(TimerLagFigures {
             timers: lag.timers,

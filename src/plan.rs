@@ -383,6 +383,11 @@ impl RunPlan {
         workload.use_query_mode(shape.protocol);
         if let Some(rtt) = shape.client_rtt {
             workload.client_elsewhere(rtt);
+            // libpq's default sslmode (prefer) takes TLS when the server
+            // offers it; over the socket (no --client-rtt) it never does.
+            if settings.ssl {
+                workload.use_tls();
+            }
         }
         // With the client on another host, -j's threads run there, not on
         // the modelled server's cores.

@@ -34,13 +34,16 @@ pub mod stationarity;
 pub use mser::mser5;
 use mser::{mser_cut, mser_statistic};
 
-use stationarity::{Batch, CVM_CRITICAL_5PCT, cramer_von_mises, halves_differ, still_moving};
+use stationarity::{
+    Batch, CVM_CRITICAL_5PCT, FRESH_DONE_LEFT, cramer_von_mises, halves_differ, still_moving,
+};
 pub use stationarity::{Cache, Transient};
 
 use crate::core::breakdown::Bucket;
 use crate::core::database::Database;
 use crate::core::stats::{Merge, Milestones, Second};
 use crate::core::time::Nanos;
+use crate::core::workload::FreshPages;
 
 /// Observations MSER-5 averages into one batch.
 const MSER_BATCH: usize = 5;
@@ -166,6 +169,8 @@ pub struct Run<'a> {
     /// The first autovacuum still to come of a table not yet vacuumed:
     /// the table and when it is due (ns from the start).
     pub vacuum_due: Option<(&'a str, Nanos)>,
+    /// The table loaded full with the most pages not yet updated.
+    pub fresh: Option<FreshPages<'a>>,
 }
 
 /// Fewest transactions a steady-state rate is claimed from.
@@ -620,8 +625,44 @@ fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
             due_s: due as f64 / 1e9,
         });
     }
+    found.extend(fresh_pages(run.fresh, n as f64 * w));
     found
 }
+
+/// The first updates of a table loaded full, while more than
+/// [`FRESH_DONE_LEFT`] of its pages have had none, `elapsed_s` into the
+/// run: uniform updates leave a share exp(−t/τ) of the pages untouched, so
+/// the share `left` now reaches the threshold at elapsed · ln(threshold) /
+/// ln(left). A table never updated (a read-only workload) has none.
+fn fresh_pages(fresh: Option<FreshPages>, elapsed_s: f64) -> Option<Transient> {
+    let f = fresh.filter(|f| f.updated > 0 && f.pages > 0)?;
+    let left = (f.pages - f.updated.min(f.pages)) as f64 / f.pages as f64;
+    (left > FRESH_DONE_LEFT).then(|| Transient::FreshPages {
+        table: f.table.to_string(),
+        left,
+        done_s: elapsed_s * FRESH_DONE_LEFT.ln() / left.ln(),
+    })
+}
+
+/// Whether `db`'s run, `elapsed` ns in, cannot settle within `cap` ns: a
+/// transient whose end the run can foresee (the first updates of a table
+/// loaded full) lasts past twice the cap. Then running on to the cap buys
+/// no answer, only time; the transient is returned, for the report. Not
+/// before [`EARLY_STOP_MIN_S`], so that the pace is the run's, not its
+/// first moments'.
+pub fn beyond_cap(db: &Database, elapsed: Nanos, cap: Nanos) -> Option<Transient> {
+    let elapsed_s = elapsed as f64 / 1e9;
+    if elapsed_s < EARLY_STOP_MIN_S {
+        return None;
+    }
+    fresh_pages(db.workload().fresh_pages(), elapsed_s).filter(|t| match t {
+        Transient::FreshPages { done_s, .. } => *done_s > 2.0 * cap as f64 / 1e9,
+        _ => false,
+    })
+}
+
+/// The least simulated time before [`beyond_cap`] may stop a run.
+const EARLY_STOP_MIN_S: f64 = 60.0;
 
 /// The periods whose figures per transaction [`transients`] compares:
 /// whole checkpoint cycles where the run checkpoints, else the two halves
@@ -769,6 +810,7 @@ pub fn of_database(db: &Database, elapsed: Nanos) -> Outcome {
         vacuum_starts: &vacuums,
         vacuum_cycle_starts: &cycle,
         vacuum_due: db.first_autovacuum_due(elapsed),
+        fresh: db.workload().fresh_pages(),
     })
 }
 

@@ -2,7 +2,8 @@
 //! measurements of docs/cpu-model.md ("CPU against the clients",
 //! tests/fixtures/cpu-vs-clients/), whose tables it must print again; and a
 //! tiny real run (scale 1, 2 active clients, one point with idle
-//! connections, 2 s windows), which needs root, PostgreSQL and cgroup v1's
+//! connections, each over the socket and over TLS, 2 s windows), which
+//! needs root, PostgreSQL and cgroup v1's
 //! cpuacct: otherwise it shows as ignored with the reason, or fails under
 //! `CI=true`.
 
@@ -31,6 +32,7 @@ fn usage_errors_exit_2() {
         &["--shared-buffers", "lots"],
         &["--set", "nonsense"],
         &["--clients", "2000"],
+        &["--connections", "ssh"],
     ] {
         let o = cpu_vs_clients(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}");
@@ -49,6 +51,7 @@ fn the_saved_runs_give_the_documented_tables() {
     for (file, rows) in [
         ("clients-2026-12-07.json", TWO_CPUS),
         ("one-cpu-2026-12-07.json", ONE_CPU),
+        ("tls-2026-12-07.json", TLS),
     ] {
         let json = dir.join(file);
         let o = cpu_vs_clients(&["--from-json", json.to_str().unwrap()]);
@@ -71,6 +74,14 @@ const ONE_CPU: &[&str] = &[
     "| 8 | 0 | 2,602 | 277 (273, 280) | 62 (63, 61) | 339 | 1.00 |",
     "| 64 | 0 | 1,703 | 490 (468, 511) | 73 (70, 76) | 562 | 1.66 |",
     "| 256 | 0 | 1,648 | 516 (517, 514) | 79 (80, 78) | 595 | 1.76 |",
+];
+
+/// docs/cpu-model.md, "What TLS costs": the rows of the socket, TCP and TLS.
+const TLS: &[&str] = &[
+    "| 8 | 0 | tcp | 3,209 | 290 (294, 268, 308) | 112 (109, 115, 111) |",
+    "| 8 | 0 | tls | 2,517 | 370 (388, 374, 348) | 163 (166, 167, 155) |",
+    "| 32 | 0 | tcp | 3,251 | 373 (397, 311, 411) | 116 (119, 107, 122) |",
+    "| 32 | 0 | tls | 2,556 | 462 (493, 432, 462) | 156 (164, 150, 155) |",
 ];
 
 fn a_tiny_run_measures_every_point() {
@@ -106,6 +117,8 @@ fn a_tiny_run_measures_every_point() {
         work.path().to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
+        "--connections",
+        "unix,tls",
     ]);
     let stderr = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
@@ -115,12 +128,29 @@ fn a_tiny_run_measures_every_point() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(doc["schema"], "pgiosim.cpu-vs-clients");
     let runs = doc["real"]["runs"].as_array().unwrap();
-    let points: Vec<(u64, u64)> = runs
+    let points: Vec<(u64, u64, &str)> = runs
         .iter()
-        .map(|r| (r["active"].as_u64().unwrap(), r["idle"].as_u64().unwrap()))
+        .map(|r| {
+            let conn = r["connection"].as_str().unwrap();
+            (
+                r["active"].as_u64().unwrap(),
+                r["idle"].as_u64().unwrap(),
+                conn,
+            )
+        })
         .collect();
-    assert_eq!(points, [(2, 0), (2, 6)]);
+    assert_eq!(
+        points,
+        [(2, 0, "unix"), (2, 0, "tls"), (2, 6, "unix"), (2, 6, "tls")]
+    );
     for r in runs {
+        // The TLS points' two clients encrypt (pg_stat_ssl); over the socket
+        // nothing does.
+        let encrypted = r["encrypted_backends"][0].as_u64().unwrap();
+        match r["connection"].as_str().unwrap() {
+            "tls" => assert!(encrypted >= 2, "{r}"),
+            _ => assert_eq!(encrypted, 0, "{r}"),
+        }
         let tx = r["transactions"].as_f64().unwrap();
         let server = r["server_cpu_us_per_tx"].as_f64().unwrap();
         let client = r["client_cpu_us_per_tx"].as_f64().unwrap();

@@ -118,6 +118,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "real PostgreSQL servers, half an hour; tests/cpu_vs_clients.rs runs a tiny one and prints the saved runs' tables",
     ),
     (
+        "docs/validation.md",
+        "scripts/fresh-pages ",
+        "a real PostgreSQL server for two minutes; tests/fresh_pages.rs runs a small one",
+    ),
+    (
         "docs/cpu-model.md",
         "scripts/cpu-check ",
         "28 model runs, two minutes of a core (and a mirror of mdcallag/mytools for --mytools); tests/cpu_check.rs runs two cases",

@@ -600,6 +600,27 @@ fn without_t_model_runs_until_it_knows_the_steady_state() {
 }
 
 #[test]
+fn without_t_a_transient_far_past_the_cap_stops_the_run_early() {
+    // 8.2 M pages of pgbench_accounts, loaded full, at a few hundred tps on
+    // gp3: their first updates go on for hours, past twice the 30-minute
+    // cap, so the run stops at a minute and says why.
+    let args = ["-s", "5000", "-c", "4", "--device", "gp3", "--seed", "3"];
+    let r = model(&args);
+    assert_eq!(r["run"]["stopped_on"], "transient", "{}", r["run"]);
+    let why = r["run"]["stopped_because"].as_str().unwrap();
+    assert!(
+        why.contains("of the pages of pgbench_accounts are still to be updated"),
+        "{why}"
+    );
+    let d = num(&r, &["run", "duration_s"]);
+    assert!((60.0..=61.0).contains(&d), "{d} s");
+    // The text says it too, on the duration line.
+    let o = pgiosim(&[&["model"][..], &args].concat());
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("(stopped early: the steady state is out of reach of the cap"));
+}
+
+#[test]
 fn a_run_too_short_for_a_steady_state_says_so() {
     let o = pgiosim(&[
         "model", "-s", "2", "-T", "5", "--device", "nvme", "--seed", "1",

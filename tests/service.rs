@@ -122,7 +122,7 @@ fn the_notices_name_the_defaults_and_what_is_not_modelled() {
         "{err}"
     );
     assert!(
-        err.contains("TLS") && err.contains("--standby") && err.contains("--client-rtt"),
+        err.contains("ssl = on") && err.contains("--standby") && err.contains("--client-rtt"),
         "{err}"
     );
 }
@@ -138,4 +138,102 @@ fn a_bad_service_or_no_memory_is_one_line() {
     assert!(e.contains("Aurora"), "{e}");
     let e = refused(&["--service", "cloud-sql", "--cpus", "4"]);
     assert!(e.contains("--ram"), "{e}");
+}
+
+/// A model run's JSON with `extra` flags: tpcb-like on 2 CPUs.
+fn result(extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "model", "-q", "--json", "-", "-s", "2", "-c", "4", "-T", "5", "--seed", "3", "--cpus",
+        "2", "--device", "nvme",
+    ];
+    args.extend(extra);
+    let o = pgiosim(&args);
+    assert!(o.status.success(), "{args:?}: {}", text(&o));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+fn cpu_us(v: &serde_json::Value) -> f64 {
+    let b = v["breakdown"].as_array().unwrap();
+    b.iter().find(|b| b["bucket"] == "cpu").unwrap()["mean_us"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn ssl_costs_the_server_cpu_only_for_a_client_over_the_network() {
+    let remote = result(&["--client-rtt", "200us"]);
+    let tls = result(&["--client-rtt", "200us", "--set", "ssl=on"]);
+    let local_ssl = result(&["--set", "ssl=on"]);
+    let local = result(&[]);
+    assert_eq!(tls["run"]["client_tls"], true);
+    assert!(remote["run"].get("client_tls").is_none());
+    assert!(local_ssl["run"].get("client_tls").is_none());
+    assert_eq!(tls["settings"]["ssl"], "on");
+    // Seven statements of tpcb-like, each with the workload's TLS CPU.
+    let extra = cpu_us(&tls) - cpu_us(&remote);
+    assert!((40.0..80.0).contains(&extra), "{extra}");
+    // Over the socket, ssl = on changes nothing.
+    assert_eq!(cpu_us(&local_ssl), cpu_us(&local));
+    assert_eq!(local_ssl["summary"], local["summary"]);
+}
+
+#[test]
+fn rds_stripes_a_gp3_volume_of_400_gib_and_more_over_four() {
+    let device = |d: &str| -> String {
+        let o = pgiosim(&[
+            "model",
+            "-q",
+            "--json",
+            "-",
+            "-s",
+            "2",
+            "-T",
+            "1",
+            "--seed",
+            "3",
+            "--service",
+            "rds",
+            "--instance",
+            "m6i.xlarge",
+            "--device",
+            d,
+        ]);
+        assert!(o.status.success(), "{d}: {}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+        v["run"]["device"]["name"].as_str().unwrap().to_string()
+    };
+    let striped = device("gp3:size_gib=1000,iops=16000,mibps=500");
+    assert!(
+        striped.starts_with("raid0-4x512k-gp3-4000iops-125mibps-250gib"),
+        "{striped}"
+    );
+    // Under 400 GiB, or with no size, one volume.
+    for d in ["gp3:size_gib=300", "gp3:iops=12000"] {
+        let one = device(d);
+        assert!(one.starts_with("gp3"), "{d}: {one}");
+    }
+    // Without --service rds, a large gp3 volume is one volume.
+    let o = pgiosim(&[
+        "model",
+        "-q",
+        "--json",
+        "-",
+        "-s",
+        "2",
+        "-T",
+        "1",
+        "--seed",
+        "3",
+        "--instance",
+        "m6i.xlarge",
+        "--device",
+        "gp3:size_gib=1000",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert!(
+        v["run"]["device"]["name"]
+            .as_str()
+            .unwrap()
+            .starts_with("gp3")
+    );
 }

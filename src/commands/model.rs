@@ -7,6 +7,7 @@ use super::{client_host_threads, print_result};
 use crate::args::WorkloadArgs;
 use crate::device::instance::Instance;
 use crate::device::name::{instance_preset, model_device};
+use crate::device::rds_storage;
 use crate::error::usage;
 use crate::plan::{RunPlan, RunShape, Target, resolve_settings_from};
 use crate::settings::Settings;
@@ -101,7 +102,16 @@ impl ModelArgs {
             super::host_cpu(&mut shape, "model")?;
         }
         let limits = volume_limits(self.volume_limits.as_deref())?;
-        let profile = model_device(self.device.as_deref(), inst, limits.as_ref(), w.quiet)?;
+        let device = match self.rds_striping() {
+            Some((array, said)) => {
+                if !w.quiet {
+                    eprintln!("model: {said}");
+                }
+                Some(array)
+            }
+            None => self.device.clone(),
+        };
+        let profile = model_device(device.as_deref(), inst, limits.as_ref(), w.quiet)?;
         // A calibrated profile describes its host's CPU as well as its disk.
         if let Some(host_us) = profile.cpu_probe_us
             && let Some(speed) = shape.apply_cpu_probe(host_us)?
@@ -136,6 +146,15 @@ impl ModelArgs {
 }
 
 impl ModelArgs {
+    /// Under `--service rds`, the striped array RDS makes of a large gp3
+    /// volume, and a sentence saying so.
+    fn rds_striping(&self) -> Option<(String, String)> {
+        let rds =
+            self.service.as_deref().and_then(|s| Service::parse(s).ok()) == Some(Service::Rds);
+        rds.then(|| self.device.as_deref().and_then(rds_storage::striped))
+            .flatten()
+    }
+
     /// The settings from `--service NAME`'s defaults for this server, then
     /// --config and --set; a notice names them and what the model leaves out.
     fn service_settings(
@@ -175,7 +194,10 @@ impl ModelArgs {
                 "{}",
                 service_notice(service, &server, &defaults, &base, &settings)
             );
-            eprintln!("{}", not_modelled_notice(service, shape));
+            eprintln!(
+                "{}",
+                not_modelled_notice(service, shape, self.rds_striping().is_some())
+            );
         }
         Ok(settings)
     }
@@ -218,10 +240,12 @@ fn service_notice(
 
 /// The line naming what the service does that the model leaves out, with
 /// the flag that comes nearest where there is one and it was not given.
-fn not_modelled_notice(service: Service, shape: &RunShape) -> String {
+fn not_modelled_notice(service: Service, shape: &RunShape, striped: bool) -> String {
     let mut parts: Vec<String> = service
         .not_modelled()
         .iter()
+        // A large gp3 volume's striping is modelled (`rds_storage`).
+        .filter(|p| !(striped && p.contains("striping")))
         .map(|p| {
             if p.contains("synchronous") && shape.standbys.is_empty() {
                 format!("{p} (--standby with synchronous_standby_names approximates it)")
@@ -233,7 +257,7 @@ fn not_modelled_notice(service: Service, shape: &RunShape) -> String {
     if shape.client_rtt.is_none() {
         parts.push(
             "clients reach the service over the network: give their round trip with \
-             --client-rtt"
+             --client-rtt (their connections then talk TLS, as ssl = on has them)"
                 .to_string(),
         );
     }

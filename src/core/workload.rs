@@ -37,6 +37,17 @@ pub enum Step {
     Prefetch(u64),
 }
 
+/// A table loaded full whose pages are updated for the first time one by
+/// one ([`Workload::fresh_pages`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FreshPages<'a> {
+    pub table: &'a str,
+    /// Its heap pages.
+    pub pages: u64,
+    /// Those updated at least once so far.
+    pub updated: u64,
+}
+
 /// A workload: the data layout and a generator of transactions.
 pub trait Workload {
     /// Short name ("tpcb-like", or a mix "tpcb-like@1,select-only@9").
@@ -75,6 +86,12 @@ pub trait Workload {
     /// cache holds right after the load, the most recent last.
     fn written_at_load(&self) -> Vec<(u64, u64)> {
         Vec::new()
+    }
+    /// The table with the most pages not yet updated since the load, of
+    /// those loaded full (fillfactor 100): each page's first update moves
+    /// its row to another page, so the rate changes until most are done.
+    fn fresh_pages(&self) -> Option<FreshPages<'_>> {
+        None
     }
     /// Write the steps of the next transaction into `out` (cleared first).
     fn next_transaction(&mut self, rng: &mut SimRng, out: &mut Vec<Step>);

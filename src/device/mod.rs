@@ -17,6 +17,7 @@ pub mod name;
 pub mod profile;
 pub mod provisioned;
 pub mod raid0;
+pub mod rds_storage;
 pub mod request;
 pub mod summary;
 

@@ -111,6 +111,7 @@ fn run_info(report: &pgbench::PgbenchReport, cpus: u32) -> RunInfo {
         query_mode: report.query_mode.clone(),
         jobs: report.threads,
         client_rtt_us: None,
+        client_tls: false,
         duration_s: report.duration_s,
         transactions_per_client: report.transactions_per_client,
         scale: report.scale,
@@ -124,6 +125,7 @@ fn run_info(report: &pgbench::PgbenchReport, cpus: u32) -> RunInfo {
         timer_lag: None,
         precision_pct: None,
         stopped_on: None,
+        stopped_because: None,
     }
 }
 

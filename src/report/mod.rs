@@ -65,6 +65,9 @@ pub struct RunInfo {
     /// (--client-rtt), microseconds; absent: the client is local.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_rtt_us: Option<f64>,
+    /// The client's connections talk TLS (`ssl = on`, a client over TCP).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub client_tls: bool,
     /// Requested duration (pgbench -T), seconds.
     #[serde(default)]
     pub duration_s: Option<f64>,
@@ -106,9 +109,13 @@ pub struct RunInfo {
     pub precision_pct: Option<f64>,
     /// What ended the run: `duration`, `transactions`, `precision`, `cap`
     /// (the precision, or -t's transactions, not reached in `model`'s time
-    /// cap) or `interrupted`.
+    /// cap), `transient` (a transient that lasts past twice the cap, so the
+    /// precision cannot be reached in it) or `interrupted`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_on: Option<String>,
+    /// With `stopped_on` "transient": the transient that outlasts the cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_because: Option<String>,
     /// Where `cpu_speed` came from when the CPU probe set it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_probe: Option<CpuProbeInfo>,

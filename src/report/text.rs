@@ -65,6 +65,15 @@ fn duration_line(o: &mut String, r: &RunResult) {
                     "duration: {d:.0} s (simulated until the steady state's tps was known to ±{p}%)"
                 );
             }
+            (Some("transient"), Some(_)) => {
+                let _ = writeln!(
+                    o,
+                    "duration: {d:.0} s (stopped early: the steady state is out of reach of the cap, as {}; -T runs a fixed length)",
+                    run.stopped_because
+                        .as_deref()
+                        .unwrap_or("a transient lasts past it")
+                );
+            }
             (Some("cap"), Some(p)) => {
                 let _ = writeln!(
                     o,
@@ -479,6 +488,9 @@ fn describe_cpus(run: &super::RunInfo) -> String {
     }
     if let Some(rtt) = run.client_rtt_us {
         let _ = write!(d, "; client on another host, {rtt:.0} us away");
+        if run.client_tls {
+            let _ = write!(d, ", over TLS");
+        }
     }
     d
 }

@@ -6,8 +6,8 @@
 //! Every figure here carries its source ([`SOURCES`]: the page, and what it
 //! says). A default the sources did not give stays out, and
 //! [`Service::unsourced`] says which: PostgreSQL's own default then applies.
-//! What a service does that pgiosim does not model (TLS on every
-//! connection, RDS's striped volumes, a synchronous standby) is listed by
+//! What a service does that pgiosim does not model (RDS's striped
+//! volumes, a synchronous standby) is listed by
 //! [`Service::not_modelled`], for the notice and the docs.
 //!
 //! Aurora is not offered: its storage is a distributed log service, not a
@@ -94,6 +94,28 @@ pub const SOURCES: &[Source] = &[
                instances using PostgreSQL versions before 15, and to 1 (on) for DB instances \
                using PostgreSQL 15 and later major versions. If rds.force_ssl is 1, clients \
                must connect using SSL/TLS.",
+    },
+    Source {
+        key: "rds-ssl-default",
+        url: "https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/PostgreSQL.Concepts.General.SSL.html",
+        says: "By default, RDS for PostgreSQL uses and expects all clients to connect using \
+               SSL/TLS, but you can also require it. [...] libpq-based clients (such as psql) \
+               and JDBC clients default to prefer.",
+    },
+    Source {
+        key: "cloudsql-ssl",
+        url: "https://cloud.google.com/sql/docs/postgres/configure-ssl-instance",
+        says: "Cloud SQL creates a server certificate (server-ca.pem) automatically when you \
+               create your instance. [...] Allow both non-SSL/non-TLS and SSL/TLS connections. \
+               [...] This is the default.",
+    },
+    Source {
+        key: "azure-ssl",
+        url: "https://learn.microsoft.com/azure/postgresql/flexible-server/how-to-connect-tls-ssl",
+        says: "By default, secured connectivity between the client and the server is enforced. \
+               If you want to disable TLS/SSL for connecting to Azure Database for PostgreSQL \
+               flexible server, you can change the server parameter require_secure_transport \
+               to OFF.",
     },
     Source {
         key: "rds-storage",
@@ -237,6 +259,23 @@ impl Service {
 
     /// The service's defaults for `server`, each with its source.
     pub fn defaults(self, server: &Server) -> Vec<Default> {
+        // Every service offers TLS, and libpq's default sslmode (prefer)
+        // takes it: a client over the network talks TLS.
+        let ssl = Default {
+            name: "ssl",
+            value: "on".into(),
+            source: match self {
+                Service::Rds => "rds-ssl-default",
+                Service::CloudSql => "cloudsql-ssl",
+                Service::AzureFlexible => "azure-ssl",
+            },
+        };
+        let mut v = self.memory_defaults(server);
+        v.push(ssl);
+        v
+    }
+
+    fn memory_defaults(self, server: &Server) -> Vec<Default> {
         let d = |name, value: u64, source| Default {
             name,
             value: value.to_string(),
@@ -320,21 +359,13 @@ impl Service {
     pub fn not_modelled(self) -> &'static [&'static str] {
         match self {
             Service::Rds => &[
-                "TLS on every connection (rds.force_ssl=1 from PostgreSQL 15): its CPU per \
-                 statement",
                 "RDS's striping of a volume of 400 GiB or more over 4 (baseline 12,000 IOPS and \
                  500 MiB/s, up to 64,000 and 4,000 MiB/s): one volume is modelled; \
                  --device gp3:iops=12000,mibps=500 gives the baseline's caps",
                 "Multi-AZ's synchronous copy in another zone",
             ],
-            Service::CloudSql => &[
-                "TLS on connections that use it: its CPU per statement",
-                "high availability's synchronous copy in another zone",
-            ],
-            Service::AzureFlexible => &[
-                "TLS on connections that use it: its CPU per statement",
-                "zone-redundant high availability's synchronous standby",
-            ],
+            Service::CloudSql => &["high availability's synchronous copy in another zone"],
+            Service::AzureFlexible => &["zone-redundant high availability's synchronous standby"],
         }
     }
 }
@@ -406,6 +437,15 @@ mod tests {
         keys.sort_unstable();
         keys.dedup();
         assert_eq!(keys.len(), SOURCES.len(), "source keys are unique");
+    }
+
+    #[test]
+    fn every_service_offers_tls() {
+        for s in Service::ALL {
+            let v = s.defaults(&server(16, 4, None));
+            let ssl = v.iter().find(|d| d.name == "ssl").expect("ssl");
+            assert_eq!(ssl.value, "on", "{}", s.name());
+        }
     }
 
     #[test]

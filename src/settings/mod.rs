@@ -76,6 +76,10 @@ pub struct Settings {
     pub commit_siblings: u32,
     /// Default on.
     pub full_page_writes: bool,
+    /// Default off. With it on, a client that connects over TCP
+    /// (`--client-rtt`) talks TLS, as libpq's default `sslmode=prefer` does
+    /// with such a server; a client on the socket never does.
+    pub ssl: bool,
     /// 30s..1d, default 5min, base unit s.
     pub checkpoint_timeout_s: u64,
     /// Default 1GB, base unit MB, at least 2 WAL segments (32MB).
@@ -152,6 +156,7 @@ impl Default for Settings {
             commit_delay_us: 0,
             commit_siblings: 5,
             full_page_writes: true,
+            ssl: false,
             checkpoint_timeout_s: 300,
             max_wal_size_bytes: GB,
             min_wal_size_bytes: 80 * MB,
@@ -271,11 +276,13 @@ impl Settings {
 
     /// Each setting as PostgreSQL's `SHOW` would print it ("128MB", "5min",
     /// "on", "0.9"), in [`Settings::NAMES`] order: those that apply to the
-    /// server (archiving's only when archive_mode is on; recovery's not).
+    /// server (archiving's only when archive_mode is on, ssl only when on;
+    /// recovery's not).
     pub fn to_display(&self) -> Vec<(&'static str, String)> {
         self.display_where(|applies| match applies {
             Applies::Server => true,
             Applies::Archiving => self.archive_mode != ArchiveMode::Off,
+            Applies::Tls => self.ssl,
             Applies::Recovery => false,
         })
     }

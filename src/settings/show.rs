@@ -321,9 +321,10 @@ mod tests {
     fn json_is_an_object_of_display_strings() {
         let json = with("shared_buffers", "16GB").to_json();
         let object = json.as_object().expect("an object");
-        // archive_mode and archive_timeout show only with archiving on;
-        // recovery's three only in a catch-up's result.
-        assert_eq!(object.len(), Settings::NAMES.len() - 2 - 3);
+        // archive_mode and archive_timeout show only with archiving on, ssl
+        // only when on; recovery's three only in a catch-up's result.
+        assert_eq!(object.len(), Settings::NAMES.len() - 2 - 1 - 3);
+        assert_eq!(with("ssl", "on").to_json()["ssl"], "on");
         let recovery: Vec<&str> = with("shared_buffers", "16GB")
             .recovery_display()
             .iter()

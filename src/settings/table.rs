@@ -94,6 +94,9 @@ pub(super) enum Applies {
     /// The WAL archiver, with archive_mode on: shown only then, so that
     /// results of runs without it read as before.
     Archiving,
+    /// TLS on the server's connections: shown only when on, for the same
+    /// reason.
+    Tls,
     /// A standby's recovery (`pgiosim catchup`): shown in that command's
     /// result (`Settings::recovery_display`), not in those of run and
     /// model, which have no recovery.
@@ -205,6 +208,14 @@ pub(super) const TABLE: &[Row] = &[
         },
         show: |s| on_off(s.full_page_writes),
         applies: Applies::Server,
+    },
+    Row {
+        name: "ssl",
+        kind: Kind::Bool {
+            set: |s, b| s.ssl = b,
+        },
+        show: |s| on_off(s.ssl),
+        applies: Applies::Tls,
     },
     Row {
         name: "checkpoint_timeout",

@@ -104,7 +104,22 @@ pub enum Transient {
     /// its cost (pgbench_accounts' at scale 100 and 1,000 tps: about 1,900
     /// s in, then every 2,100 s).
     FirstAutovacuum { table: String, due_s: f64 },
+    /// A table loaded full (pgbench's fillfactor 100) still has pages that
+    /// were never updated: each one's first update moves its row to another
+    /// page and inserts index entries, so the rate changes until few are
+    /// left. `left` is their share; at the pace so far all but
+    /// [`FRESH_DONE_LEFT`] of them are updated by `done_s`.
+    FreshPages {
+        table: String,
+        left: f64,
+        done_s: f64,
+    },
 }
+
+/// The share of a table's freshly loaded pages below which their first
+/// updates no longer move the rate: at most a twentieth of updates then
+/// move a row.
+pub const FRESH_DONE_LEFT: f64 = 0.05;
 
 /// Which cache fills.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -123,6 +138,18 @@ impl Transient {
                 "the first autovacuum of {table} is still to come (due at about {} s by its dead \
                  tuples so far; the rate before it leaves out its cost)",
                 seconds(due_s)
+            ),
+            Transient::FreshPages {
+                ref table,
+                left,
+                done_s,
+            } => format!(
+                "{:.0}% of the pages of {table} are still to be updated for the first time \
+                 since the load (each such update moves its row to another page); at the pace \
+                 so far, {:.0}% are left at about {} s",
+                left * 100.0,
+                FRESH_DONE_LEFT * 100.0,
+                seconds(done_s)
             ),
             Transient::CheckpointInterval { from_s, to_s } => format!(
                 "the interval between checkpoints still {} ({} → {} s)",

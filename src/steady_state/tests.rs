@@ -36,6 +36,7 @@ fn run<'a>(seconds: &'a [Second], starts: &'a [Nanos]) -> Run<'a> {
         vacuum_starts: &[],
         vacuum_cycle_starts: &[],
         vacuum_due: None,
+        fresh: None,
     }
 }
 
@@ -181,6 +182,47 @@ fn a_first_autovacuum_still_to_come_holds_the_answer_within_the_horizon() {
     }
     r.vacuum_due = Some(("pgbench_accounts", 401 * SEC));
     assert!(settled(&analyse(&r), 0.02, Recurring::default()));
+}
+
+#[test]
+fn freshly_loaded_pages_hold_the_answer_until_few_are_left() {
+    // Steady for 100 s, but a third of pgbench_accounts' pages have had
+    // their first update: the rest still move rows, so no answer, and at
+    // this pace (uniform: a share exp(-t/τ) left) 5% are left at
+    // 100 · ln 0.05 / ln(2/3) = 739 s.
+    let s: Vec<Second> = (0..100)
+        .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
+        .collect();
+    let mut r = run(&s, &[]);
+    let fresh = |updated| FreshPages {
+        table: "pgbench_accounts",
+        pages: 3000,
+        updated,
+    };
+    r.fresh = Some(fresh(1000));
+    let o = analyse(&r);
+    assert!(!settled(&o, 0.02, Recurring::default()));
+    let Outcome::Steady(st) = &o else {
+        panic!("{o:?}")
+    };
+    match st.transients.as_slice() {
+        [Transient::FreshPages { left, done_s, .. }] => {
+            assert!((left - 2.0 / 3.0).abs() < 1e-9);
+            assert!((done_s - 738.8).abs() < 0.5, "{done_s}");
+        }
+        t => panic!("{t:?}"),
+    }
+    assert!(st.transients[0].phrase().starts_with(
+        "67% of the pages of pgbench_accounts are still to be updated for the first time"
+    ));
+    // Few left, or a table never updated (select-only): no transient.
+    for updated in [2851, 0] {
+        r.fresh = Some(fresh(updated));
+        assert!(
+            settled(&analyse(&r), 0.02, Recurring::default()),
+            "{updated}"
+        );
+    }
 }
 
 #[test]

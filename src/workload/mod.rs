@@ -284,6 +284,58 @@ mod tests {
     }
 
     #[test]
+    fn tls_adds_its_cpu_to_every_statement_once_whatever_the_query_mode() {
+        let cpu = |w: &mut Script| -> Nanos {
+            let (mut rng, mut steps) = (SimRng::seed_from_u64(5), Vec::new());
+            w.next_transaction(&mut rng, &mut steps);
+            steps
+                .iter()
+                .map(|s| if let Step::Cpu(n) = s { *n } else { 0 })
+                .sum()
+        };
+        let spec = builtin("tpcb-like").unwrap();
+        let tls = (spec.tls_cpu_us_per_statement * 1e3).round() as Nanos;
+        assert!(tls > 0);
+        for mode in [QueryMode::Simple, QueryMode::Prepared] {
+            let mut w = Script::new(&spec, 1).unwrap();
+            w.use_query_mode(mode);
+            w.client_elsewhere(150_000);
+            let plain = cpu(&mut w);
+            assert!(!w.uses_tls());
+            w.use_tls();
+            w.use_tls();
+            assert!(w.uses_tls());
+            // Seven statements, each with the same TLS CPU, not scaled by -M.
+            assert_eq!(cpu(&mut w) - plain, 7 * tls);
+        }
+    }
+
+    #[test]
+    fn fresh_pages_count_each_loaded_page_once_at_its_first_update() {
+        let mut w = Script::new(&builtin("tpcb-like").unwrap(), 1).unwrap();
+        let (mut rng, mut steps) = (SimRng::seed_from_u64(9), Vec::new());
+        let f = w.fresh_pages().expect("pgbench_accounts is loaded full");
+        assert_eq!((f.table, f.updated), ("pgbench_accounts", 0));
+        let pages = f.pages;
+        let mut last = 0;
+        for _ in 0..20 * pages {
+            w.next_transaction(&mut rng, &mut steps);
+            let now = w.fresh_pages().unwrap().updated;
+            assert!(
+                now == last || now == last + 1,
+                "one page at most a transaction"
+            );
+            last = now;
+        }
+        // Uniform updates leave exp(-20) of the pages: none of 1,640.
+        assert_eq!(last, pages);
+        // select-only updates nothing, and its tables are loaded full too.
+        let mut s = Script::new(&builtin("select-only").unwrap(), 1).unwrap();
+        s.next_transaction(&mut rng, &mut steps);
+        assert_eq!(s.fresh_pages().map(|f| f.updated), Some(0));
+    }
+
+    #[test]
     fn select_only_is_read_only_and_simple_update_skips_hot_rows() {
         let mut rng = SimRng::seed_from_u64(3);
         let mut steps = Vec::new();

@@ -14,7 +14,7 @@ use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
 use crate::core::slots::prefetch;
 use crate::core::time::{Nanos, US};
-use crate::core::workload::{Step, TableHeap, Workload};
+use crate::core::workload::{FreshPages, Step, TableHeap, Workload};
 
 /// A relation's place in the data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +119,8 @@ pub struct Table {
     appended: u64,
     /// full_at_load: one bit per heap page, set once the page was updated.
     updated: Option<Vec<u64>>,
+    /// Pages of `updated` set so far.
+    updated_pages: u64,
 }
 
 impl Table {
@@ -144,6 +146,7 @@ impl Table {
         let (word, bit) = (i / 64, 1u64 << (i % 64));
         let first = bits[word] & bit == 0;
         bits[word] |= bit;
+        self.updated_pages += u64::from(first);
         first
     }
 }
@@ -215,6 +218,10 @@ pub struct Script {
     reclaim_cpu: ReclaimCpu,
     cpu_growth: CpuGrowth,
     client_cpu: Nanos,
+    /// A statement's server CPU for TLS, should its connection use it.
+    tls_cpu: Nanos,
+    /// Whether the statements' CPU includes `tls_cpu`.
+    tls: bool,
     wal_flush_cpu: Nanos,
     process_wakeup: Nanos,
     replay_record_cpu: Nanos,
@@ -282,6 +289,7 @@ fn layout(first: &WorkloadSpec, scale: u64) -> Result<(Vec<Table>, u64)> {
             index: None,
             appended: 0,
             updated: None,
+            updated_pages: 0,
         });
     }
     for (t, spec) in tables.iter_mut().zip(first.tables.values()) {
@@ -489,6 +497,8 @@ impl Script {
                 io: first.io_cpu_growth_per_backend,
             },
             client_cpu,
+            tls_cpu: (first.tls_cpu_us_per_statement * US as f64).round() as Nanos,
+            tls: false,
             wal_flush_cpu: (first.wal_flush_cpu_us * US as f64).round() as Nanos,
             process_wakeup: (first.process_wakeup_us * US as f64).round() as Nanos,
             replay_record_cpu: (first.replay_cpu_us_per_record * US as f64).round() as Nanos,
@@ -635,6 +645,27 @@ impl Script {
         self.use_client_threads();
         self.client_cpu = 0;
         self.round_trip = rtt;
+    }
+
+    /// The connections talk TLS: each statement's query and reply pass
+    /// through TLS records, which costs the server `tls_cpu_us_per_statement`
+    /// on top of the statement's own CPU (the same under every query mode:
+    /// the records are small either way).
+    pub fn use_tls(&mut self) {
+        if self.tls {
+            return;
+        }
+        for tx in &mut self.txs {
+            for (cpu, _) in &mut tx.statements {
+                *cpu += self.tls_cpu;
+            }
+        }
+        self.tls = true;
+    }
+
+    /// Whether the connections talk TLS ([`Script::use_tls`]).
+    pub fn uses_tls(&self) -> bool {
+        self.tls
     }
 
     /// Every table, in the workload file's order.
@@ -839,6 +870,18 @@ impl Script {
 impl Workload for Script {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn fresh_pages(&self) -> Option<FreshPages<'_>> {
+        self.tables
+            .iter()
+            .filter(|t| t.updated.is_some())
+            .map(|t| FreshPages {
+                table: &t.name,
+                pages: t.heap.blocks,
+                updated: t.updated_pages,
+            })
+            .max_by_key(|f| f.pages - f.updated)
     }
 
     fn transaction_type(&self) -> &str {

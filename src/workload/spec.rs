@@ -312,6 +312,14 @@ pub struct WorkloadSpec {
         skip_serializing_if = "is_wal_flush_cpu_default"
     )]
     pub wal_flush_cpu_us: f64,
+    /// A statement's server CPU on top of its own when its connection talks
+    /// TLS (`ssl = on` and a client over TCP): reading the query from TLS
+    /// records and writing the reply into them, µs.
+    #[serde(
+        default = "tls_cpu_default",
+        skip_serializing_if = "is_tls_cpu_default"
+    )]
+    pub tls_cpu_us_per_statement: f64,
     /// How long a process sleeping on its latch (walsender, walreceiver,
     /// the startup process) takes to run once woken, µs.
     #[serde(
@@ -393,6 +401,20 @@ pub(crate) fn replay_cpu_per_record_default() -> f64 {
 /// records' share.
 pub(crate) fn replay_cpu_per_fpi_default() -> f64 {
     3.94
+}
+
+/// TLS's server CPU a statement, µs: PostgreSQL 15 on the reference VM,
+/// tpcb-like prepared from pgbench over 127.0.0.1 with sslmode=require
+/// against sslmode=disable (TLS 1.3, AES-256-GCM), the server's CPU a
+/// transaction apart over its 7 statements, carried to the reference CPU
+/// by the CPU probe (`scripts/cpu-vs-clients --connections tcp,tls`;
+/// docs/cpu-model.md, "What TLS costs").
+pub(crate) fn tls_cpu_default() -> f64 {
+    8.2
+}
+
+fn is_tls_cpu_default(v: &f64) -> bool {
+    *v == tls_cpu_default()
 }
 
 fn is_wal_flush_cpu_default(v: &f64) -> bool {
@@ -510,6 +532,7 @@ impl WorkloadSpec {
                 self.client_cpu_us_per_statement,
             ),
             ("wal_flush_cpu_us", self.wal_flush_cpu_us),
+            ("tls_cpu_us_per_statement", self.tls_cpu_us_per_statement),
             ("process_wakeup_us", self.process_wakeup_us),
             ("replay_cpu_us_per_record", self.replay_cpu_us_per_record),
             ("replay_cpu_us_per_fpi", self.replay_cpu_us_per_fpi),

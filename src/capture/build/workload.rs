@@ -9,7 +9,8 @@ use super::{Figures, Observation, num};
 use crate::workload::WorkloadSpec;
 use crate::workload::spec::{
     TableSpec, TransactionSpec, extended_cpu_default, prepared_cpu_default, process_wakeup_default,
-    replay_cpu_per_fpi_default, replay_cpu_per_record_default, wal_flush_cpu_default,
+    replay_cpu_per_fpi_default, replay_cpu_per_record_default, tls_cpu_default,
+    wal_flush_cpu_default,
 };
 
 /// What the workload file holds.
@@ -83,6 +84,7 @@ pub(super) fn workload(
         prepared_cpu_factor: prepared_cpu_default(),
         extended_cpu_factor: extended_cpu_default(),
         wal_flush_cpu_us: wal_flush_cpu_default(),
+        tls_cpu_us_per_statement: tls_cpu_default(),
         process_wakeup_us: process_wakeup_default(),
         replay_cpu_us_per_record: replay_cpu_per_record_default(),
         replay_cpu_us_per_fpi: replay_cpu_per_fpi_default(),
