@@ -58,12 +58,16 @@ def model_per_tx(res):
     """The model's I/Os a transaction in diskstats' terms, from its result
     JSON. Its caps count what the block layer leaves (io.device_ios), a
     flush among the writes where the profile says the caps charge one
-    (caps.flush_counts_as_io, as blk-throttle charges the fdatasync's empty
-    pre-flush bio): that count is the io_serviced column; diskstats counts
-    flushes apart, so its writes are those less the flushes (one a WAL
-    fdatasync and one a data-file fsync). Merged writes: the writes
-    PostgreSQL asked for (data pages, WAL writes) less those the disk got.
-    None without device counts."""
+    (caps.flush_counts_as_io): that count is the io_serviced column.
+    diskstats counts an fdatasync twice, once in flushes (the flush
+    request sent to the disk) and once in writes (the empty pre-flush write
+    bio, ended when the flush is: blk-flush.c), as blk-throttle charges it
+    once: so its writes are the data and WAL writes plus one a flush (a WAL
+    fdatasync, a data-file fsync), whatever the profile charges. On this VM
+    real PostgreSQL's diskstats writes equal its cgroup's io_serviced writes
+    and its WAL writes + pages written + fdatasyncs (docs/validation.md,
+    2026-12-07). Merged writes: the data and WAL writes asked for less those
+    the disk got. None without device counts."""
     io = res.get("io") or {}
     dev = io.get("device_ios")
     tx = (res.get("summary") or {}).get("transactions") or 0
@@ -71,11 +75,10 @@ def model_per_tx(res):
         return None
     caps = (((res.get("run") or {}).get("device") or {}).get("caps") or {})
     flushes = io.get("wal_fdatasyncs", 0) + io.get("data_fsyncs", 0)
-    counted_flushes = flushes if caps.get("flush_counts_as_io") else 0
-    writes = max(0.0, dev["writes"] - counted_flushes)
+    data_wal = max(0.0, dev["writes"] - (flushes if caps.get("flush_counts_as_io") else 0))
     asked = io.get("data_writes", 0) + io.get("wal_writes", 0)
-    return {"reads_per_tx": dev["reads"] / tx, "writes_per_tx": writes / tx,
-            "writes_merged_per_tx": max(0.0, asked - writes) / tx, "flushes_per_tx": flushes / tx,
+    return {"reads_per_tx": dev["reads"] / tx, "writes_per_tx": (data_wal + flushes) / tx,
+            "writes_merged_per_tx": max(0.0, asked - data_wal) / tx, "flushes_per_tx": flushes / tx,
             "io_serviced": {"reads_per_tx": dev["reads"] / tx, "writes_per_tx": dev["writes"] / tx},
             "source": "model io.device_ios"}
 
