@@ -412,6 +412,12 @@ fn pgbench_compare_reused_cluster_under_a_cap() {
     for key in ["run_device_writes", "model_device_writes"] {
         assert!(checks[key]["pass"].is_boolean(), "{key}: {checks}");
     }
+    // --from-json prints the tables again from the JSON, running nothing.
+    let (again, _) = pgbench_compare(&["--from-json", &json]);
+    assert!(
+        again.contains("device I/Os a transaction") && again.contains("cap3000"),
+        "{again}"
+    );
     let leftovers: Vec<_> = std::fs::read_dir(work.path())
         .unwrap()
         .flatten()
