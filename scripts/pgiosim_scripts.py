@@ -277,6 +277,8 @@ class Cgroups:
         return {"version": self.version, "memory": self.memory, "io_throttle": self.throttle, "cpu_accounting": self.cpuacct}
 
     def create(self, role, mem_bytes=None, caps=None, dev=None, blkio=True):
+        """A group for `role`: memory limit, blkio `caps` ({"iops": N,
+        "bps": N or None}) on disk `dev` (MAJ:MIN), CPU accounting."""
         self.serial = getattr(self, "serial", 0) + 1
         name = f"pgbench_compare_{os.getpid()}_{self.serial}_{role}"
         g = Group(self, name)
@@ -291,8 +293,9 @@ class Cgroups:
                     g.blkio = d
                     if caps:
                         for f, v in (("read_iops_device", caps["iops"]), ("write_iops_device", caps["iops"]),
-                                     ("read_bps_device", caps["bps"]), ("write_bps_device", caps["bps"])):
-                            g.write(f"{d}/blkio.throttle.{f}", f"{dev} {v}")
+                                     ("read_bps_device", caps.get("bps")), ("write_bps_device", caps.get("bps"))):
+                            if v:
+                                g.write(f"{d}/blkio.throttle.{f}", f"{dev} {v}")
                 if self.cpuacct:
                     g.cpu = g.mkdir(f"{self.V1}/cpuacct/{name}")
             elif self.version == 2:
@@ -301,7 +304,8 @@ class Cgroups:
                 if mem_bytes is not None and self.memory:
                     g.write(f"{d}/memory.max", str(mem_bytes))
                 if caps:
-                    g.write(f"{d}/io.max", f"{dev} riops={caps['iops']} wiops={caps['iops']} rbps={caps['bps']} wbps={caps['bps']}")
+                    bps = caps.get("bps") or "max"
+                    g.write(f"{d}/io.max", f"{dev} riops={caps['iops']} wiops={caps['iops']} rbps={bps} wbps={bps}")
         except OSError as e:
             g.destroy()
             raise StepError(f"cannot set up cgroup {name}: {e}")
@@ -367,6 +371,17 @@ class Group:
                     c.update(io_read_ios=int(kv.get("rios", 0)), io_write_ios=int(kv.get("wios", 0)),
                              io_read_bytes=int(kv.get("rbytes", 0)), io_write_bytes=int(kv.get("wbytes", 0)))
         return c
+
+    def uncap(self, dev):
+        """Lift the group's blkio caps on `dev` (cgroup v1: a limit of 0 is
+        none; v2: max)."""
+        if self.cgs.version == 1 and self.blkio:
+            for f in ("read_iops_device", "write_iops_device", "read_bps_device", "write_bps_device"):
+                path = f"{self.blkio}/blkio.throttle.{f}"
+                if dev in read(path, ""):
+                    self.write(path, f"{dev} 0")
+        elif self.cgs.version == 2 and self.dirs:
+            self.write(f"{self.dirs[0]}/io.max", f"{dev} riops=max wiops=max rbps=max wbps=max")
 
     def destroy(self):
         """rmdir the groups once their processes are gone (ours, all of

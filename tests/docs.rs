@@ -108,6 +108,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "a mirror of mdcallag/mytools or the fixture's fit, which tests/cpu_fit.rs runs",
     ),
     (
+        "docs/validation.md",
+        "scripts/pgbench-compare ",
+        "real PostgreSQL at scale 2,700 (40 GB) under caps, half an hour; tests/pgbench_compare.rs runs small ones and --from-json",
+    ),
+    (
         "docs/cpu-model.md",
         "scripts/cpu-vs-scale ",
         "real PostgreSQL servers, minutes each",

@@ -4,6 +4,11 @@
 //! and that its JSON figures are sane, not that pgiosim matches PostgreSQL
 //! (that is the full matrix's job).
 //!
+//! A second case runs the capped condition on one cluster reused in place
+//! (`--conditions cap3000 --reuse-cluster`): it checks the cap, the device
+//! I/O counts of the three sides and that the cluster is reused, then
+//! removed.
+//!
 //! Needs root (cgroups, drop_caches, a system user) and PostgreSQL (`.ci/run`
 //! installs it); otherwise it shows as ignored with the reason, or
 //! fails under `CI=true`.
@@ -30,7 +35,9 @@ fn num(v: &Value, path: &[&str]) -> f64 {
         .unwrap_or_else(|| panic!("{} is not a number: {cur}", path.join(".")))
 }
 
-fn pgbench_compare_small_run() {
+/// Skips the test where the script cannot run: not root, no python3, no
+/// PostgreSQL.
+fn needs_root_and_postgres() {
     // SAFETY: geteuid has no preconditions and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         skip("pgbench-compare needs root (cgroups, drop_caches, a system user)");
@@ -43,39 +50,21 @@ fn pgbench_compare_small_run() {
     if !common::have_postgres(&["pg_ctl", "pgbench"]) {
         skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
     }
+}
 
+/// Runs the script with `args`; asserts it succeeded (skips where it says
+/// it cannot run here) and returns its standard output and error.
+fn pgbench_compare(args: &[&str]) -> (String, String) {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/pgbench-compare");
-    let work = tempfile::Builder::new()
-        .prefix("pgbench-compare-test")
-        .tempdir_in("/var/tmp")
-        .expect("temp dir in /var/tmp");
-    let json_path = work.path().join("result.json");
     let started = Instant::now();
     let out = Command::new(&script)
-        .args(["--scales", "1", "--clients", "1,4", "--conditions", "local"])
-        .args([
-            "--duration",
-            "4",
-            "--quiet-wait",
-            "0",
-            "--cpu-calibration",
-            "3",
-            "--repeat",
-            "2",
-            "--memory",
-            "1GB",
-            "--by-minute",
-        ])
-        .arg("--workdir")
-        .arg(work.path())
-        .arg("--json")
-        .arg(&json_path)
+        .args(args)
         .env("PGIOSIM", env!("CARGO_BIN_EXE_pgiosim"))
         .env("PGIOSIM_NO_INSTALL", "1")
         .output()
         .expect("run scripts/pgbench-compare");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     if out.status.code() == Some(EXIT_CANNOT_RUN_HERE) {
         let reason = stderr.lines().last().unwrap_or("cannot run here");
         skip(reason);
@@ -89,6 +78,37 @@ fn pgbench_compare_small_run() {
         "pgbench-compare took {:.0} s:\n{stdout}",
         started.elapsed().as_secs_f64()
     );
+    (stdout, stderr)
+}
+
+fn pgbench_compare_small_run() {
+    needs_root_and_postgres();
+    let work = common::tmp("pgbench-compare-test");
+    let json_path = work.path().join("result.json");
+    let (workdir, json) = (path_arg(work.path()), path_arg(&json_path));
+    let (stdout, _) = pgbench_compare(&[
+        "--scales",
+        "1",
+        "--clients",
+        "1,4",
+        "--conditions",
+        "local",
+        "--duration",
+        "4",
+        "--quiet-wait",
+        "0",
+        "--cpu-calibration",
+        "3",
+        "--repeat",
+        "2",
+        "--memory",
+        "1GB",
+        "--by-minute",
+        "--workdir",
+        &workdir,
+        "--json",
+        &json,
+    ]);
     assert!(
         stdout.contains("checks vs real"),
         "no table on stdout:\n{stdout}"
@@ -256,6 +276,160 @@ fn pgbench_compare_small_run() {
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
 
+fn path_arg(p: &Path) -> String {
+    p.to_str().expect("a UTF-8 path").to_string()
+}
+
+/// The capped condition on one cluster used in place: a first run builds
+/// it in --reuse-cluster DIR and keeps it (--keep), a second reuses it
+/// without loading, runs every real cell before `run`, removes it
+/// (--remove-cluster-after-real) and reports each side's device I/Os a
+/// transaction; `model` gets a profile calibrated under the cap.
+fn pgbench_compare_reused_cluster_under_a_cap() {
+    needs_root_and_postgres();
+    let work = common::tmp("pgbench-compare-cap-test");
+    let cluster = work.path().join("cluster");
+    let json_path = work.path().join("result.json");
+    let (workdir, json, cluster_arg) = (
+        path_arg(work.path()),
+        path_arg(&json_path),
+        path_arg(&cluster),
+    );
+    let common_args = [
+        "--scales",
+        "1",
+        "--quiet-wait",
+        "0",
+        "--cpu-calibration",
+        "0",
+        "--memory",
+        "1GB",
+        "--workdir",
+        &workdir,
+        "--reuse-cluster",
+        &cluster_arg,
+    ];
+    let (_, first) = pgbench_compare(
+        &[
+            &common_args[..],
+            &[
+                "--clients",
+                "1",
+                "--conditions",
+                "local",
+                "--duration",
+                "2",
+                "--keep",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(first.contains("pgbench -i -s 1 -I dtgvp"), "{first}");
+    assert!(
+        cluster.join("PG_VERSION").exists(),
+        "--keep kept the cluster"
+    );
+
+    let (stdout, second) = pgbench_compare(
+        &[
+            &common_args[..],
+            &[
+                "--clients",
+                "2",
+                "--conditions",
+                "cap3000",
+                "--duration",
+                "3",
+                "--calibrate-device",
+                "--calibrate-seconds",
+                "0.2",
+                "--calibrate-size",
+                "32MB",
+                "--remove-cluster-after-real",
+                "--json",
+                &json,
+            ],
+        ]
+        .concat(),
+    );
+    assert!(second.contains("reusing the cluster"), "{second}");
+    assert!(!second.contains("pgbench -i"), "loaded again:\n{second}");
+    assert!(
+        stdout.contains("device I/Os a transaction"),
+        "no device table:\n{stdout}"
+    );
+    assert!(!cluster.exists(), "the cluster was not removed");
+
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&json_path).expect("JSON written"))
+            .expect("valid JSON");
+    assert_eq!(doc["params"]["caps"]["cap3000"]["iops"], 3000);
+    // calibrate ran under the cap and `model` got its profile.
+    let profile = doc["params"]["device_profiles"]["cap3000"]
+        .as_str()
+        .expect("a calibrated profile");
+    assert!(profile.ends_with("device-cap3000.json"), "{profile}");
+    assert_eq!(
+        doc["params"]["device_calibration"]["cap3000"]["profile"]["name"],
+        "calibrated-cap3000"
+    );
+    assert!(doc["params"]["caps"]["cap3000"]["bps"].is_null());
+    let cell = &doc["cells"][0];
+    assert_eq!(cell["condition"], "cap3000", "{cell}");
+    assert_eq!(
+        cell["real"]["raw"]["in_place"], true,
+        "ran on the cluster itself"
+    );
+    for side in ["real", "run", "model"] {
+        assert_eq!(cell[side]["status"], "ok", "{side}: {}", cell[side]);
+        let dev = &cell[side]["derived"]["device_io"];
+        // Every commit writes WAL: the disk and the cgroup saw writes.
+        assert!(num(dev, &["writes_per_tx"]) > 0.0, "{side}: {dev}");
+        assert!(num(dev, &["reads_per_tx"]) >= 0.0, "{side}: {dev}");
+        assert!(
+            num(dev, &["io_serviced", "writes_per_tx"]) > 0.0,
+            "{side}: {dev}"
+        );
+    }
+    // The cap held the server's own I/Os: io_serviced a second, each
+    // direction, at most 3,000 (a quarter more for blk-throttle's first
+    // slice).
+    let real = &cell["real"]["derived"];
+    let tps = num(real, &["tps"]);
+    for dir in ["reads_per_tx", "writes_per_tx"] {
+        let iops = num(&real["device_io"]["io_serviced"], &[dir]) * tps;
+        assert!(
+            iops <= 3000.0 * 1.25,
+            "{dir}: {iops:.0} IOPS under a 3,000 cap"
+        );
+    }
+    // The capN targets: model tps at 15%, device reads and writes checked.
+    let checks = &cell["checks"];
+    assert!(
+        (num(&checks["model_tps"], &["tolerance"]) - 0.15).abs() < 1e-9,
+        "{checks}"
+    );
+    for key in ["run_device_writes", "model_device_writes"] {
+        assert!(checks[key]["pass"].is_boolean(), "{key}: {checks}");
+    }
+    // --from-json prints the tables again from the JSON, running nothing.
+    let (again, _) = pgbench_compare(&["--from-json", &json]);
+    assert!(
+        again.contains("device I/Os a transaction") && again.contains("cap3000"),
+        "{again}"
+    );
+    let leftovers: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n != "result.json" && !n.to_string_lossy().starts_with("run-"))
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
+
 fn main() -> std::process::ExitCode {
-    common::harness::run(common::trials![pgbench_compare_small_run])
+    common::harness::run(common::trials![
+        pgbench_compare_small_run,
+        pgbench_compare_reused_cluster_under_a_cap
+    ])
 }
