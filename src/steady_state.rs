@@ -633,9 +633,11 @@ fn transients(run: &Run, lo: usize, hi: usize) -> Vec<Transient> {
 /// [`FRESH_DONE_LEFT`] of its pages have had none, `elapsed_s` into the
 /// run: uniform updates leave a share exp(−t/τ) of the pages untouched, so
 /// the share `left` now reaches the threshold at elapsed · ln(threshold) /
-/// ln(left). A table never updated (a read-only workload) has none.
+/// ln(left). A table never updated (a read-only workload) has none, nor
+/// one whose first updates are still too few to give a pace
+/// ([`FRESH_PACE_MIN_PAGES`]).
 fn fresh_pages(fresh: Option<FreshPages>, elapsed_s: f64) -> Option<Transient> {
-    let f = fresh.filter(|f| f.updated > 0 && f.pages > 0)?;
+    let f = fresh.filter(|f| f.updated >= FRESH_PACE_MIN_PAGES && f.pages > 0)?;
     let left = (f.pages - f.updated.min(f.pages)) as f64 / f.pages as f64;
     (left > FRESH_DONE_LEFT).then(|| Transient::FreshPages {
         table: f.table.to_string(),
@@ -660,6 +662,10 @@ pub fn beyond_cap(db: &Database, elapsed: Nanos, cap: Nanos) -> Option<Transient
         _ => false,
     })
 }
+
+/// First updates a pace is read from: their count is Poisson, so 100 put
+/// the time constant within about ±10%.
+const FRESH_PACE_MIN_PAGES: u64 = 100;
 
 /// The least simulated time before [`beyond_cap`] may stop a run.
 const EARLY_STOP_MIN_S: f64 = 60.0;
