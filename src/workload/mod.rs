@@ -9,6 +9,7 @@
 
 pub mod cpu_fit;
 pub mod distribution;
+pub mod layout;
 pub mod load;
 pub mod replay;
 pub mod script;
