@@ -85,13 +85,7 @@ const TLS: &[&str] = &[
 ];
 
 fn a_tiny_run_measures_every_point() {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        skip("cpu-vs-clients needs root (cgroups, a system user)");
-    }
-    if !common::have_postgres(&["pg_ctl", "initdb", "pgbench", "psql"]) {
-        skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
-    }
+    common::need_root_and_postgres("cpu-vs-clients needs root (cgroups, a system user)");
     let work = common::tmp("cpu-vs-clients-test");
     let json = work.path().join("out.json");
     let o = cpu_vs_clients(&[
@@ -164,12 +158,7 @@ fn a_tiny_run_measures_every_point() {
     assert_eq!(model["active"], 2);
     assert!(model["cpu_us_per_tx"].as_f64().unwrap() > 10.0, "{model}");
     // Nothing is left behind: the cluster's directory is removed.
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n != "out.json")
-        .collect();
+    let left = common::left_behind(work.path(), &["out.json"]);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 

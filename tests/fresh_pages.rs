@@ -31,13 +31,7 @@ fn usage_errors_exit_2() {
 }
 
 fn a_small_run_sees_the_moved_rows_thin_out_as_predicted() {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        skip("fresh-pages needs root (a system user)");
-    }
-    if !common::have_postgres(&["pg_ctl", "initdb", "pgbench", "psql"]) {
-        skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
-    }
+    common::need_root_and_postgres("fresh-pages needs root (a system user)");
     let work = common::tmp("fresh-pages-test");
     let json = work.path().join("out.json");
     let o = fresh_pages(&[
@@ -72,12 +66,7 @@ fn a_small_run_sees_the_moved_rows_thin_out_as_predicted() {
         assert!((share(r) - predicted).abs() <= 0.15, "{r}");
     }
     // The cluster's directory is removed.
-    let left: Vec<_> = std::fs::read_dir(work.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name())
-        .filter(|n| n != "out.json")
-        .collect();
+    let left = common::left_behind(work.path(), &["out.json"]);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 

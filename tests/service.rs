@@ -4,16 +4,20 @@
 mod common;
 use common::{pgiosim, text};
 
-/// A short model run's JSON `settings` with `extra` flags.
-fn settings(extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "model", "-q", "--json", "-", "-s", "2", "-T", "1", "--seed", "3",
-    ];
-    args.extend(extra);
+/// `pgiosim model -q --json -` with `base` then `extra` flags: its JSON.
+fn model_json(base: &[&str], extra: &[&str]) -> serde_json::Value {
+    let args = [&["model", "-q", "--json", "-"][..], base, extra].concat();
     let o = pgiosim(&args);
     assert!(o.status.success(), "{args:?}: {}", text(&o));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    v["settings"].clone()
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// A second of scale 2, seed 3.
+const SHORT: &[&str] = &["-s", "2", "-T", "1", "--seed", "3"];
+
+/// A short model run's JSON `settings` with `extra` flags.
+fn settings(extra: &[&str]) -> serde_json::Value {
+    model_json(SHORT, extra)["settings"].clone()
 }
 
 /// The one line a refused command printed, with its exit code 2.
@@ -142,14 +146,10 @@ fn a_bad_service_or_no_memory_is_one_line() {
 
 /// A model run's JSON with `extra` flags: tpcb-like on 2 CPUs.
 fn result(extra: &[&str]) -> serde_json::Value {
-    let mut args = vec![
-        "model", "-q", "--json", "-", "-s", "2", "-c", "4", "-T", "5", "--seed", "3", "--cpus",
-        "2", "--device", "nvme",
+    let base = [
+        "-s", "2", "-c", "4", "-T", "5", "--seed", "3", "--cpus", "2", "--device", "nvme",
     ];
-    args.extend(extra);
-    let o = pgiosim(&args);
-    assert!(o.status.success(), "{args:?}: {}", text(&o));
-    serde_json::from_slice(&o.stdout).expect("JSON")
+    model_json(&base, extra)
 }
 
 fn cpu_us(v: &serde_json::Value) -> f64 {
@@ -179,61 +179,22 @@ fn ssl_costs_the_server_cpu_only_for_a_client_over_the_network() {
 
 #[test]
 fn rds_stripes_a_gp3_volume_of_400_gib_and_more_over_four() {
-    let device = |d: &str| -> String {
-        let o = pgiosim(&[
-            "model",
-            "-q",
-            "--json",
-            "-",
-            "-s",
-            "2",
-            "-T",
-            "1",
-            "--seed",
-            "3",
-            "--service",
-            "rds",
-            "--instance",
-            "m6i.xlarge",
-            "--device",
-            d,
-        ]);
-        assert!(o.status.success(), "{d}: {}", text(&o));
-        let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    let device = |flags: &[&str]| -> String {
+        let v = model_json(SHORT, &[&["--instance", "m6i.xlarge"][..], flags].concat());
         v["run"]["device"]["name"].as_str().unwrap().to_string()
     };
-    let striped = device("gp3:size_gib=1000,iops=16000,mibps=500");
+    let rds = |d| device(&["--service", "rds", "--device", d]);
+    let striped = rds("gp3:size_gib=1000,iops=16000,mibps=500");
     assert!(
         striped.starts_with("raid0-4x512k-gp3-4000iops-125mibps-250gib"),
         "{striped}"
     );
     // Under 400 GiB, or with no size, one volume.
     for d in ["gp3:size_gib=300", "gp3:iops=12000"] {
-        let one = device(d);
+        let one = rds(d);
         assert!(one.starts_with("gp3"), "{d}: {one}");
     }
     // Without --service rds, a large gp3 volume is one volume.
-    let o = pgiosim(&[
-        "model",
-        "-q",
-        "--json",
-        "-",
-        "-s",
-        "2",
-        "-T",
-        "1",
-        "--seed",
-        "3",
-        "--instance",
-        "m6i.xlarge",
-        "--device",
-        "gp3:size_gib=1000",
-    ]);
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    assert!(
-        v["run"]["device"]["name"]
-            .as_str()
-            .unwrap()
-            .starts_with("gp3")
-    );
+    let one = device(&["--device", "gp3:size_gib=1000"]);
+    assert!(one.starts_with("gp3"), "{one}");
 }

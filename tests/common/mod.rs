@@ -84,6 +84,30 @@ pub fn have_postgres(programs: &[&str]) -> bool {
     })
 }
 
+/// A test that runs a real PostgreSQL server from a script skips unless
+/// it is root (`why_root` says what for) and PostgreSQL is installed.
+#[allow(dead_code)]
+pub fn need_root_and_postgres(why_root: &str) {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        skip(why_root);
+    }
+    if !have_postgres(&["pg_ctl", "initdb", "pgbench", "psql"]) {
+        skip("PostgreSQL (pg_ctl, pgbench) is not installed (.ci/run installs it)");
+    }
+}
+
+/// Everything in `dir` but the files named `kept`: what a script left.
+#[allow(dead_code)]
+pub fn left_behind(dir: &std::path::Path, kept: &[&str]) -> Vec<std::ffi::OsString> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| !kept.iter().any(|k| n == k))
+        .collect()
+}
+
 /// Whether the shell finds `program` on the PATH.
 #[allow(dead_code)]
 pub fn on_path(program: &str) -> bool {
