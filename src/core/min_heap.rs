@@ -1,10 +1,10 @@
 //! A binary min-heap of small `Copy` entries, for the CPU scheduler's run
-//! queue: what `BinaryHeap<Reverse<T>>` does, with a pop that walks down
-//! along the smaller child picked without a branch (which child is smaller
-//! is a coin toss to the branch predictor), then sifts the last entry up
-//! from the bottom (Floyd), as `TimerQueue`'s heap does. Entries the
-//! scheduler queues never compare equal, so the order they come out in is
-//! the same as any other heap's.
+//! queue and the timer queue's heap: what `BinaryHeap<Reverse<T>>` does,
+//! with a pop that walks down along the smaller child picked without a
+//! branch (which child is smaller is a coin toss to the branch predictor),
+//! then sifts the last entry up from the bottom (Floyd). Entries the core
+//! queues never compare equal, so the order they come out in is the same
+//! as any other heap's.
 
 /// Entries, the least first out.
 #[derive(Debug, Clone)]
@@ -32,6 +32,11 @@ impl<T: Ord + Copy> MinHeap<T> {
     /// Every entry, in no particular order.
     pub fn iter(&self) -> std::slice::Iter<'_, T> {
         self.h.iter()
+    }
+
+    /// Forget every entry.
+    pub fn clear(&mut self) {
+        self.h.clear();
     }
 
     /// Queue `e`.

@@ -16,6 +16,7 @@
 
 use std::collections::VecDeque;
 
+use super::min_heap::MinHeap;
 use super::time::Nanos;
 
 /// FIFO lanes: enough for the statements of a transaction's script.
@@ -47,6 +48,27 @@ struct Entry<T> {
     item: T,
 }
 
+// Keys are unique (the sequence is in them), so entries order by key alone.
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl<T> Eq for Entry<T> {}
+
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Entry<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
 fn time_of(key: u128) -> Nanos {
     (key >> 64) as Nanos
 }
@@ -68,7 +90,7 @@ pub struct TimerQueue<T> {
     /// Delays of the last pushes that found no lane, oldest overwritten.
     recent: [Nanos; RECENT],
     recent_at: usize,
-    heap: Vec<Entry<T>>,
+    heap: MinHeap<Entry<T>>,
     /// The earliest key queued (`NONE` if nothing is) and where it is.
     min_key: u128,
     min_at: usize,
@@ -94,7 +116,7 @@ impl<T: Copy> TimerQueue<T> {
             last_lane: 0,
             recent: [NO_DELAY; RECENT],
             recent_at: 0,
-            heap: Vec::new(),
+            heap: MinHeap::default(),
             min_key: NONE,
             min_at: IN_HEAP,
             len: 0,
@@ -136,7 +158,7 @@ impl<T: Copy> TimerQueue<T> {
             return None;
         }
         let e = if self.min_at == IN_HEAP {
-            self.heap.first()
+            self.heap.peek()
         } else {
             self.lanes[self.min_at].front()
         }?;
@@ -163,7 +185,7 @@ impl<T: Copy> TimerQueue<T> {
     /// with where they are is the earliest key and its place: no branch.
     #[inline]
     fn find_min(&mut self) {
-        let mut k = self.heap.first().map_or(NONE, |e| e.key | IN_HEAP as u128);
+        let mut k = self.heap.peek().map_or(NONE, |e| e.key | IN_HEAP as u128);
         for &f in &self.fronts {
             k = k.min(f);
         }
@@ -261,7 +283,7 @@ impl<T: Copy> TimerQueue<T> {
         }
         let (e, next) = if self.min_at == IN_HEAP {
             let e = self.heap_pop();
-            (e, self.heap.first().map_or(NONE, |f| f.key))
+            (e, self.heap.peek().map_or(NONE, |f| f.key))
         } else {
             let lane = &mut self.lanes[self.min_at];
             let e = lane.pop_front().expect("the earliest key's lane");
@@ -281,57 +303,12 @@ impl<T: Copy> TimerQueue<T> {
     }
 
     fn heap_push(&mut self, e: Entry<T>) {
-        let h = &mut self.heap;
-        h.push(e);
-        // Sift up with a hole: parents move down until the slot is found.
-        let mut i = h.len() - 1;
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if h[parent].key <= e.key {
-                break;
-            }
-            h[i] = h[parent];
-            i = parent;
-        }
-        h[i] = e;
+        self.heap.push(e);
         self.note(e.key, IN_HEAP);
     }
 
     fn heap_pop(&mut self) -> Entry<T> {
-        let last = self.heap.pop().expect("a non-empty heap");
-        let h = self.heap.as_mut_slice();
-        let n = h.len();
-        if n == 0 {
-            return last;
-        }
-        let top = h[0];
-        // Floyd's bottom-up pop: walk the hole down along the smaller child
-        // (picked without a branch: which one is a coin toss to the
-        // predictor) to a leaf, then sift `last` up from there;
-        // `last` came from the bottom, so it rarely climbs far.
-        let mut i = 0;
-        let mut child = 1;
-        while child + 1 < n {
-            let (a, b) = (h[child].key, h[child + 1].key);
-            child += usize::from(b < a);
-            h[i] = h[child];
-            i = child;
-            child = 2 * i + 1;
-        }
-        if child < n {
-            h[i] = h[child];
-            i = child;
-        }
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if h[parent].key <= last.key {
-                break;
-            }
-            h[i] = h[parent];
-            i = parent;
-        }
-        h[i] = last;
-        top
+        self.heap.pop().expect("a non-empty heap")
     }
 }
 
