@@ -27,7 +27,8 @@ pub fn striped(device: &str) -> Option<(String, String)> {
     for item in params.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (key, value) = item.split_once('=')?;
         let value: u64 = value.trim().parse().ok()?;
-        match key.trim() {
+        // Keys as the volume types take them: any case.
+        match key.trim().to_ascii_lowercase().as_str() {
             "size_gib" => size = Some(value),
             "iops" => iops = value.max(STRIPED_BASELINE_IOPS),
             "mibps" => mibps = value.max(STRIPED_BASELINE_MIBPS),
@@ -63,7 +64,7 @@ mod tests {
         );
         assert!(said.contains("16000 IOPS, 500 MiB/s in all"), "{said}");
         // Below the striped baseline, RDS provisions the baseline.
-        let (arg, _) = striped("gp3:size_gib=400").unwrap();
+        let (arg, _) = striped("gp3:SIZE_GIB=400").unwrap();
         assert_eq!(
             arg,
             "raid0:n=4,chunk=512k,member=gp3:size_gib=100,iops=3000,mibps=125"
