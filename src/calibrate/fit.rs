@@ -13,8 +13,8 @@ use crate::device::profile::{Caps, IdlePoint, Latency, Profile};
 
 use super::probe::Measured;
 use super::{
-    AGREE, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, Options, PLATEAU_DEPTHS,
-    PLATEAU_RATIO, STREAMS, THROTTLED_QD1, hostname, utc_now,
+    AGREE, DEEP_WRITE_QD, FLAT_SWEEP, FLUSH_SCALING_MIN, KNEE_GAIN, LatencyUs, Options,
+    PLATEAU_DEPTHS, PLATEAU_RATIO, STALL_OVER_PACED, STREAMS, THROTTLED_QD1, hostname, utc_now,
 };
 
 pub(super) fn latency_of(l: Option<LatencyUs>, what: &str) -> Result<LatencyUs> {
@@ -206,11 +206,60 @@ pub(super) fn throttle(
 ) -> Option<Throttle> {
     let lead = throttle_seen(m, b2b_read)?;
     let mut caps = io_caps(m, &lead, findings);
-    // blk-throttle-like: I/O within budget runs at device speed, the
-    // rest stalls for the slice: 100 ms buckets.
-    caps.bucket_ms = 100.0;
+    limiter(m, &mut caps, findings);
     let capped_pairs = flush_charge(m, &mut caps, findings);
     Some(Throttle { caps, capped_pairs })
+}
+
+/// How the throttle holds back I/O over its rate, from the deep-queue
+/// tests' tails. A throttle that paces (a provider's token bucket) gives
+/// every I/O at depth about depth ÷ rate. Linux's cgroup throttle
+/// (block/blk-throttle.c, `tg_within_iops_limit`) lets a slice's budget
+/// through at device speed and holds the rest until the slice ends: at
+/// depth the median stays near the device's while the p99 is most of a
+/// slice. Which one it is decides how commits group behind the cap (a
+/// stall gathers every backend; pacing spaces the flushes evenly), so it is
+/// read from the tests, not assumed.
+fn limiter(m: &Measured, caps: &mut Caps, findings: &mut Vec<String>) {
+    use crate::device::profile::Limiter;
+    let w = m.write16.write.filter(|_| m.write16.ops_per_s > 0.0);
+    let paced_us = f64::from(DEEP_WRITE_QD) * 1e6 / m.write16.ops_per_s.max(1e-9);
+    let tails: Vec<f64> = [m.write16.write, m.mixed.read, m.mixed.write]
+        .iter()
+        .flatten()
+        .map(|l| l.p99)
+        .collect();
+    let worst_p99 = tails.iter().copied().fold(0.0, f64::max);
+    match w {
+        Some(l) if l.p99 > STALL_OVER_PACED * paced_us && l.p50 < paced_us => {
+            // The slice is what the longest stalls last; the kernel's are
+            // whole jiffies, so the nearest 10 ms.
+            let slice_ms = ((worst_p99 / 1e3 / 10.0).round() * 10.0).max(10.0);
+            caps.limiter = Limiter::BlkThrottle;
+            caps.bucket_ms = slice_ms;
+            findings.push(format!(
+                "QD{DEEP_WRITE_QD} writes behind the cap: p50 {:.0} µs, p99 {:.1} ms, where even \
+                 pacing gives each about {:.1} ms: I/O runs at device speed, then stalls for the \
+                 rest of a window, as Linux's cgroup throttle does: caps.limiter = blk_throttle, \
+                 a {slice_ms:.0} ms window (the deep tests' longest p99, {:.1} ms)",
+                l.p50,
+                l.p99 / 1e3,
+                paced_us / 1e3,
+                worst_p99 / 1e3
+            ));
+        }
+        _ => {
+            // A pacing throttle: after a quiet spell about a slice of work
+            // passes at device speed.
+            caps.limiter = Limiter::TokenBucket;
+            caps.bucket_ms = 100.0;
+            findings.push(format!(
+                "QD{DEEP_WRITE_QD} writes behind the cap take about the paced {:.1} ms each, \
+                 without long stalls: caps.limiter = token_bucket, 100 ms deep",
+                paced_us / 1e3
+            ));
+        }
+    }
 }
 
 /// Why the read sweep shows a throttle, if it does: QD1 far below its

@@ -77,6 +77,13 @@ pub const FLAT_SWEEP: f64 = 1.3;
 pub const PLATEAU_RATIO: f64 = 1.01;
 /// How many of the deepest queue depths [`PLATEAU_RATIO`] looks at.
 pub const PLATEAU_DEPTHS: usize = 4;
+/// Queue depth of the deep random-write test.
+pub const DEEP_WRITE_QD: u32 = 16;
+/// A throttle whose deep writes have a p99 this many times what even
+/// pacing gives each (depth ÷ rate), with a median below it, runs in
+/// bursts and stalls (Linux's cgroup throttle): a pacing throttle's p99
+/// stays within about twice its paced latency.
+pub const STALL_OVER_PACED: f64 = 4.0;
 /// Figures that agree within this ratio are "the same" (cap detection).
 pub const AGREE: f64 = 1.15;
 /// Parallel flushes below this multiple of one stream's rate do not scale.

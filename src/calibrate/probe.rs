@@ -19,7 +19,9 @@ use crate::engine::psync::PsyncDevice;
 use crate::engine::uring::{AlignedBuf, UringDevice};
 use crate::stop::Stop;
 
-use super::{LatencyUs, Options, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult};
+use super::{
+    DEEP_WRITE_QD, LatencyUs, Options, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult,
+};
 
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
 /// half-length passes count as 6, the WAL sizes' and the idle gaps'
@@ -897,7 +899,7 @@ pub(super) fn measure(
         true
     ));
     let sweep = or_stopped!(b.sweep(&qd1_read));
-    let write16 = or_stopped!(b.random("QD16 8 KiB random write", 16, 1.0, 16));
+    let write16 = or_stopped!(b.random("QD16 8 KiB random write", DEEP_WRITE_QD, 1.0, 16));
     let mixed = or_stopped!(b.random("QD32 8 KiB random 50/50 read/write", 32, 0.5, 32));
     let seq_write = or_stopped!(b.wal(
         &format!("sequential 1 MiB write, {STREAMS} streams"),
