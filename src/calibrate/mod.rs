@@ -79,8 +79,10 @@ pub const PLATEAU_RATIO: f64 = 1.01;
 pub const PLATEAU_DEPTHS: usize = 4;
 /// Queue depth of the deep random-write test.
 pub const DEEP_WRITE_QD: u32 = 16;
-/// A throttle whose deep writes have a p99 this many times what even
-/// pacing gives each (depth ÷ rate), with a median below it, runs in
+/// Queue depth of the 50/50 read/write test.
+pub const DEEP_MIX_QD: u32 = 32;
+/// A throttle whose deep writes or mix have a p99 this many times what
+/// even pacing gives each (depth ÷ rate), with a median below it, runs in
 /// bursts and stalls (Linux's cgroup throttle): a pacing throttle's p99
 /// stays within about twice its paced latency.
 pub const STALL_OVER_PACED: f64 = 4.0;

@@ -20,7 +20,8 @@ use crate::engine::uring::{AlignedBuf, UringDevice};
 use crate::stop::Stop;
 
 use super::{
-    DEEP_WRITE_QD, LatencyUs, Options, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS, TestResult,
+    DEEP_MIX_QD, DEEP_WRITE_QD, LatencyUs, Options, SEQ_IO_BYTES, STREAMS, SUBDIR, SWEEP_QDS,
+    TestResult,
 };
 
 /// Length of all tests, in tests (for the progress bar): the sweep's 12
@@ -900,7 +901,7 @@ pub(super) fn measure(
     ));
     let sweep = or_stopped!(b.sweep(&qd1_read));
     let write16 = or_stopped!(b.random("QD16 8 KiB random write", DEEP_WRITE_QD, 1.0, 16));
-    let mixed = or_stopped!(b.random("QD32 8 KiB random 50/50 read/write", 32, 0.5, 32));
+    let mixed = or_stopped!(b.random("QD32 8 KiB random 50/50 read/write", DEEP_MIX_QD, 0.5, 32));
     let seq_write = or_stopped!(b.wal(
         &format!("sequential 1 MiB write, {STREAMS} streams"),
         STREAMS,
