@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::core::time::Nanos;
+use crate::core::time::SEC;
 use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
@@ -296,7 +296,7 @@ fn run_info(mode: &str, plan: &RunPlan) -> RunInfo {
         seed: cfg.seed,
         device: None,
         timer_lag: None,
-        precision_pct: plan.settle.map(|p| p * 100.0),
+        precision_pct: plan.settle.map(|s| s.precision * 100.0),
         stopped_on: None,
         stopped_because: None,
         cpu_probe: plan.cpu_probe,
@@ -310,6 +310,8 @@ struct Ended {
     settle: bool,
     /// It stopped early on a transient past the cap.
     beyond_cap: bool,
+    /// It stopped at the precision rule's cap without its precision.
+    at_settle_cap: bool,
     /// A -t run in `model` reached its time cap.
     at_transactions_cap: bool,
     /// The run was -t's.
@@ -322,6 +324,7 @@ impl Ended {
         match ending {
             Ending::Interrupted => "interrupted",
             Ending::Settled if self.beyond_cap => "transient",
+            Ending::Settled if self.at_settle_cap => "cap",
             Ending::Settled => "precision",
             Ending::Completed if self.settle || self.at_transactions_cap => "cap",
             Ending::Completed if self.by_transactions => "transactions",
@@ -329,6 +332,10 @@ impl Ended {
         }
     }
 }
+
+/// How often, in simulated seconds, a run past the precision rule's cap
+/// (waiting for whole autovacuum cycles) looks at its steady state.
+const PAST_CAP_LOOK_S: u64 = 10;
 
 /// Drive the database on `dev` and build the result; prints only -P lines.
 fn drive<D: Device + ?Sized>(
@@ -343,34 +350,48 @@ fn drive<D: Device + ?Sized>(
         .cfg
         .duration
         .filter(|_| plan.cfg.transactions_per_client.is_some());
-    let cap = plan.cfg.duration.unwrap_or(Nanos::MAX);
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
     // A transient that outlasts the cap by far stops the run early.
     let mut beyond_cap = None;
+    let mut at_settle_cap = false;
     let (ending, lag) = match plan.settle {
         None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
         // Asked each simulated second: the seed fixes where it stops.
-        Some(precision) => driver::drive_until(
+        Some(settle) => driver::drive_until(
             &mut db,
             dev,
             stop,
             plan.progress,
             &mut print,
             &mut |db, now| {
-                beyond_cap = steady_state::beyond_cap(db, now, cap);
-                beyond_cap.is_some()
-                    || steady_state::settled(
-                        &steady_state::of_database(db, now),
-                        precision,
-                        steady_state::recurring(db),
-                    )
+                beyond_cap = steady_state::beyond_cap(db, now, settle.cap);
+                if beyond_cap.is_some() {
+                    return true;
+                }
+                // Past the cap only whole vacuum cycles are waited for,
+                // and they are long: a look every ten seconds.
+                if now > settle.cap && (now / SEC) % PAST_CAP_LOOK_S != 0 {
+                    return false;
+                }
+                if steady_state::settled(
+                    &steady_state::of_database(db, now),
+                    settle.precision,
+                    steady_state::recurring(db),
+                ) {
+                    return true;
+                }
+                let cycles_due = steady_state::vacuum_cycles_end(db, now)
+                    .is_some_and(|end| now < end && end <= db.config().duration.unwrap_or(0));
+                at_settle_cap = now >= settle.cap && !cycles_due;
+                at_settle_cap
             },
         )?,
     };
     let ended = Ended {
         settle: plan.settle.is_some(),
         beyond_cap: beyond_cap.is_some(),
+        at_settle_cap,
         at_transactions_cap: transactions_cap.is_some() && db.end_time() == transactions_cap,
         by_transactions: info.transactions_per_client.is_some(),
     };

@@ -56,7 +56,16 @@ pub const SETTLE_CAP: Nanos = 1800 * SEC;
 /// minutes.
 pub const MODEL_TIME_MAX: Nanos = 7 * 86_400 * SEC;
 
-const _: () = assert!(SETTLE_CAP <= MODEL_TIME_MAX);
+const _: () = assert!(SETTLE_CAP * crate::steady_state::VACUUM_CAP_FACTOR <= MODEL_TIME_MAX);
+
+/// `model`'s stopping rule: the precision the steady state's tps must be
+/// known to (a fraction, at 95%), and the simulated time after which it
+/// stops without it unless whole autovacuum cycles are still to come.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Settle {
+    pub precision: f64,
+    pub cap: Nanos,
+}
 
 /// The largest shared_buffers modelled: 512 GB. PostgreSQL takes up to
 /// 8 TB, but the model holds each buffer's descriptor and page-table slots
@@ -365,8 +374,9 @@ pub struct RunPlan {
     pub quiet: bool,
     pub target: Target,
     /// Stop once the steady state's tps is known to this fraction
-    /// (`Length::Settle`); the core's duration is then the cap.
-    pub settle: Option<f64>,
+    /// (`Length::Settle`), by its cap (the core's duration is the longer
+    /// cap that whole autovacuum cycles may take).
+    pub settle: Option<Settle>,
     /// The probe figures behind the CPU speed, if they set it.
     pub cpu_probe: Option<CpuProbeInfo>,
     /// The CPU class whose speed the cores run at, if one set it.
@@ -428,7 +438,7 @@ impl RunPlan {
             quiet: shape.quiet,
             target,
             settle: match shape.length {
-                Length::Settle { precision, .. } => Some(precision),
+                Length::Settle { precision, cap } => Some(Settle { precision, cap }),
                 _ => None,
             },
             cpu_probe: shape.cpu_probe,
@@ -747,7 +757,10 @@ fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result
     let (duration, transactions_per_client) = match shape.length {
         Length::Duration(d) => (Some(d), None),
         Length::Transactions(t) => (None, Some(t)),
-        Length::Settle { cap, .. } => (Some(cap), None),
+        Length::Settle { cap, .. } => (
+            Some(cap.saturating_mul(crate::steady_state::VACUUM_CAP_FACTOR)),
+            None,
+        ),
     };
     let (cpus, threads_per_core) = cores(shape)?;
     let nbuffers = buffers(shape, s)?;

@@ -220,6 +220,15 @@ pub(super) fn throttle(
     let lead = throttle_seen(m, b2b_read)?;
     let mut caps = io_caps(m, &lead, findings);
     limiter(m, &mut caps, findings);
+    if m.in_v1_throttle {
+        caps.kernel_writeback_uncapped = true;
+        findings.push(
+            "the caps are this process's cgroup v1 blkio throttle, which the kernel flusher's \
+             writeback of buffered pages passes (it is charged to no cgroup): \
+             caps.kernel_writeback_uncapped"
+                .to_string(),
+        );
+    }
     let capped_pairs = flush_charge(m, &mut caps, findings);
     Some(Throttle { caps, capped_pairs })
 }

@@ -44,6 +44,7 @@ use crate::stop::Stop;
 
 use probe::Probed;
 
+mod cgroup;
 mod check;
 mod fit;
 mod inode;

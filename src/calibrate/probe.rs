@@ -926,6 +926,10 @@ pub(super) fn measure(
         seq_read,
         size_bytes: blocks * PAGE_BYTES,
         inode_sync_tick_ms: super::inode::measure(&dd.dir)?,
+        in_v1_throttle: std::fs::metadata(&dd.dir).is_ok_and(|md| {
+            let dev = md.dev();
+            super::cgroup::v1_throttle(libc::major(dev), libc::minor(dev))
+        }),
     };
     Ok(Some(Probed {
         measured: m,
@@ -960,6 +964,9 @@ pub struct Measured {
     /// The timestamp tick after which an fdatasync writes the inode too
     /// (`super::inode`), ms; None: it never does.
     pub inode_sync_tick_ms: Option<f64>,
+    /// calibrate ran inside a cgroup v1 blkio throttle on the disk: the
+    /// kernel flusher's writeback passes it ([`super::cgroup`]).
+    pub in_v1_throttle: bool,
 }
 
 /// The idle-gap tests of one gap.

@@ -491,30 +491,50 @@ impl Database {
     /// has grown, passes autovacuum's threshold. None without autovacuum
     /// or where no such table gathers dead tuples. A rate measured before
     /// that vacuum leaves out its cost, however steady it looks.
+    ///
+    /// A table already past its threshold waits for the worker (which may
+    /// be busy with another table for a long time); it is due now. It is
+    /// named only when no table's vacuum is still ahead of its threshold,
+    /// and then the largest, so that the small tables waiting out their
+    /// first nap at the start are not taken for the large one to come.
     pub fn first_autovacuum_due(&self, now: Nanos) -> Option<(&str, Nanos)> {
         if !(matches!(self.cfg.mode, Mode::Bench) && self.cfg.autovacuum) || now == 0 {
             return None;
         }
         let vacuumed = self.vacuums();
-        self.tables
+        let never: Vec<(&TableHeap, u64)> = self
+            .tables
             .iter()
             .zip(&self.dead)
-            .filter(|&(t, &dead)| {
-                // Past its threshold already, it waits for the worker: not
-                // a vacuum still to come but one the launcher has not
-                // reached.
-                dead > 0
-                    && !vacuum::needs_vacuum(dead, t.rows)
-                    && !vacuumed.iter().any(|v| v.table == t.name)
-            })
-            .map(|(t, &dead)| {
+            .filter(|&(t, &dead)| dead > 0 && !vacuumed.iter().any(|v| v.table == t.name))
+            .map(|(t, &dead)| (t, dead))
+            .collect();
+        let ahead = never
+            .iter()
+            .filter(|&&(t, dead)| !vacuum::needs_vacuum(dead, t.rows))
+            .map(|&(t, dead)| {
                 let at = now as f64 * vacuum::vacuum_threshold(t.rows) / dead as f64;
                 (
                     t.name.as_str(),
                     (at.min(u64::MAX as f64 / 2.0) as Nanos).max(now),
                 )
             })
-            .min_by_key(|&(_, at)| at)
+            .min_by_key(|&(_, at)| at);
+        ahead.or_else(|| {
+            never
+                .iter()
+                .max_by_key(|&&(t, _)| t.rows)
+                .map(|&(t, _)| (t.name.as_str(), now))
+        })
+    }
+
+    /// A table's heap pages as the workload laid them out (0 for a table
+    /// it does not have).
+    pub fn table_pages(&self, table: &str) -> u64 {
+        self.tables
+            .iter()
+            .find(|t| t.name == table)
+            .map_or(0, |t| t.pages)
     }
 
     /// The workload being run.

@@ -152,6 +152,7 @@ fn this_vm() -> Measured {
         seq_read: seq(1532.0),
         size_bytes: 1 << 30,
         inode_sync_tick_ms: None,
+        in_v1_throttle: false,
     }
 }
 
@@ -302,9 +303,16 @@ fn a_blkio_throttle_becomes_caps() {
         seq_read: seq(126.0),
         size_bytes: 256 << 20,
         inode_sync_tick_ms: None,
+        in_v1_throttle: false,
     };
     let (p, knee_qd, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(knee_qd, 1);
+    assert!(!p.caps.kernel_writeback_uncapped);
+    // Measured inside the cgroup v1 throttle itself: the flusher passes it.
+    let mut inside = m.clone();
+    inside.in_v1_throttle = true;
+    let (q, _, _) = derive(&inside, "cap", &opts(), "vda", "io_uring").unwrap();
+    assert!(q.caps.kernel_writeback_uncapped);
     assert_eq!(p.caps.read_iops, Some(3000.0), "{findings:?}");
     assert_eq!(p.caps.write_iops, Some(3000.0));
     assert_eq!(p.caps.iops, None);
