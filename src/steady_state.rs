@@ -436,9 +436,12 @@ fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> 
     // Where the costliest table's vacuum recurs, whole cycles of it: the
     // time before its first vacuum gathered its dead tuples from none
     // (warm-up), and a partial cycle at either end weighs its dip wrongly.
-    let (lo, hi) = match vacuum_cycle_bounds(run, cut, n, w) {
-        Some((a, b)) => (a, b),
-        None => (lo, hi),
+    let (lo, hi, cycles) = match vacuum_cycle_bounds(run, cut, n, w) {
+        Some((a, b)) => {
+            let inside = checkpoint_points(run, a, b, w).len();
+            (a, b, inside.saturating_sub(1) as u32)
+        }
+        None => (lo, hi, cycles),
     };
     let (lo, hi, bounds, by_vacuum) = interval_batches(run, lo, hi, w)?;
     let window = &run.seconds[lo..hi];
