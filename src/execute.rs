@@ -371,7 +371,7 @@ fn drive<D: Device + ?Sized>(
                 }
                 // Past the cap only whole vacuum cycles are waited for,
                 // and they are long: a look every ten seconds.
-                if now > settle.cap && (now / SEC) % PAST_CAP_LOOK_S != 0 {
+                if now > settle.cap && !(now / SEC).is_multiple_of(PAST_CAP_LOOK_S) {
                     return false;
                 }
                 if steady_state::settled(
