@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use crate::core::config::CoreConfig;
 use crate::core::database::Database;
 use crate::core::io::PAGE_BYTES;
-use crate::core::time::SEC;
+use crate::core::time::{Nanos, SEC};
 use crate::core::workload::Workload;
 use crate::datafiles::{self, DataDir, Layout, Prepared};
 use crate::device::model::DeviceModel;
@@ -24,7 +24,7 @@ use crate::engine::sim::SimDevice;
 use crate::engine::uring::UringDevice;
 use crate::error::Interrupted;
 use crate::output::progress_bar_wanted;
-use crate::plan::{Disk, EngineChoice, RunPlan, Target, WAL_SEGMENTS, layout_for};
+use crate::plan::{Disk, EngineChoice, RunPlan, Settle, Target, WAL_SEGMENTS, layout_for};
 use crate::report::DeviceIos;
 use crate::report::{RunInfo, RunResult, TimerLagFigures, text};
 use crate::standby::StandbyDecl;
@@ -337,6 +337,50 @@ impl Ended {
 /// (waiting for whole autovacuum cycles) looks at its steady state.
 const PAST_CAP_LOOK_S: u64 = 10;
 
+/// `model`'s stopping rule, asked each simulated second.
+struct SettleRule {
+    settle: Settle,
+    /// A transient that outlasts the cap by far: it stopped early.
+    beyond_cap: Option<steady_state::Transient>,
+    /// It stopped at the cap without its precision.
+    at_cap: bool,
+}
+
+impl SettleRule {
+    fn new(settle: Settle) -> SettleRule {
+        SettleRule {
+            settle,
+            beyond_cap: None,
+            at_cap: false,
+        }
+    }
+
+    /// Whether the run has said enough at `now`.
+    fn done(&mut self, db: &Database, now: Nanos) -> bool {
+        let cap = self.settle.cap;
+        self.beyond_cap = steady_state::beyond_cap(db, now, cap);
+        if self.beyond_cap.is_some() {
+            return true;
+        }
+        // Past the cap only whole vacuum cycles are waited for, and they
+        // are long: a look every ten seconds.
+        if now > cap && !(now / SEC).is_multiple_of(PAST_CAP_LOOK_S) {
+            return false;
+        }
+        if steady_state::settled(
+            &steady_state::of_database(db, now),
+            self.settle.precision,
+            steady_state::recurring(db),
+        ) {
+            return true;
+        }
+        let cycles_due = steady_state::vacuum_cycles_end(db, now)
+            .is_some_and(|end| now < end && end <= db.config().duration.unwrap_or(0));
+        self.at_cap = now >= cap && !cycles_due;
+        self.at_cap
+    }
+}
+
 /// Drive the database on `dev` and build the result; prints only -P lines.
 fn drive<D: Device + ?Sized>(
     plan: RunPlan,
@@ -352,42 +396,21 @@ fn drive<D: Device + ?Sized>(
         .filter(|_| plan.cfg.transactions_per_client.is_some());
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
-    // A transient that outlasts the cap by far stops the run early.
-    let mut beyond_cap = None;
-    let mut at_settle_cap = false;
-    let (ending, lag) = match plan.settle {
+    let mut rule = plan.settle.map(SettleRule::new);
+    let (ending, lag) = match &mut rule {
         None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
         // Asked each simulated second: the seed fixes where it stops.
-        Some(settle) => driver::drive_until(
+        Some(rule) => driver::drive_until(
             &mut db,
             dev,
             stop,
             plan.progress,
             &mut print,
-            &mut |db, now| {
-                beyond_cap = steady_state::beyond_cap(db, now, settle.cap);
-                if beyond_cap.is_some() {
-                    return true;
-                }
-                // Past the cap only whole vacuum cycles are waited for,
-                // and they are long: a look every ten seconds.
-                if now > settle.cap && !(now / SEC).is_multiple_of(PAST_CAP_LOOK_S) {
-                    return false;
-                }
-                if steady_state::settled(
-                    &steady_state::of_database(db, now),
-                    settle.precision,
-                    steady_state::recurring(db),
-                ) {
-                    return true;
-                }
-                let cycles_due = steady_state::vacuum_cycles_end(db, now)
-                    .is_some_and(|end| now < end && end <= db.config().duration.unwrap_or(0));
-                at_settle_cap = now >= settle.cap && !cycles_due;
-                at_settle_cap
-            },
+            &mut |db, now| rule.done(db, now),
         )?,
     };
+    let beyond_cap = rule.as_ref().and_then(|r| r.beyond_cap.clone());
+    let at_settle_cap = rule.as_ref().is_some_and(|r| r.at_cap);
     let ended = Ended {
         settle: plan.settle.is_some(),
         beyond_cap: beyond_cap.is_some(),

@@ -750,18 +750,25 @@ fn reclaim_cpu(workload: &Script) -> crate::core::config::ReclaimCpu {
     }
 }
 
-/// The core's configuration for the benchmark itself: the clients of
-/// `shape` running `workload` under the settings `s`.
-fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
-    let client_threads = client_threads(shape)?;
-    let (duration, transactions_per_client) = match shape.length {
+/// The core's duration and transactions per client for a run's length:
+/// a precision run's duration is the longer cap whole autovacuum cycles
+/// may take (the precision rule's own cap is the driver's).
+fn core_length(length: Length) -> (Option<Nanos>, Option<u64>) {
+    match length {
         Length::Duration(d) => (Some(d), None),
         Length::Transactions(t) => (None, Some(t)),
         Length::Settle { cap, .. } => (
             Some(cap.saturating_mul(crate::steady_state::VACUUM_CAP_FACTOR)),
             None,
         ),
-    };
+    }
+}
+
+/// The core's configuration for the benchmark itself: the clients of
+/// `shape` running `workload` under the settings `s`.
+fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result<CoreConfig> {
+    let client_threads = client_threads(shape)?;
+    let (duration, transactions_per_client) = core_length(shape.length);
     let (cpus, threads_per_core) = cores(shape)?;
     let nbuffers = buffers(shape, s)?;
     let os_cache_pages = os_cache_pages(shape, s)?;

@@ -426,23 +426,7 @@ fn interval_batches(
 fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> {
     let n = run.seconds.len();
     let w = run.width_s.max(1) as f64;
-    // The window: from the warm-up's end to the end, cut to whole
-    // checkpoint cycles where two or more starts follow the warm-up.
-    let starts = checkpoint_points(run, cut, n, w);
-    let (lo, hi, cycles) = match (starts.first(), starts.last()) {
-        (Some(&a), Some(&b)) if starts.len() >= 2 && b > a => (a, b, starts.len() as u32 - 1),
-        _ => (cut, n, 0),
-    };
-    // Where the costliest table's vacuum recurs, whole cycles of it: the
-    // time before its first vacuum gathered its dead tuples from none
-    // (warm-up), and a partial cycle at either end weighs its dip wrongly.
-    let (lo, hi, cycles) = match vacuum_cycle_bounds(run, cut, n, w) {
-        Some((a, b)) => {
-            let inside = checkpoint_points(run, a, b, w).len();
-            (a, b, inside.saturating_sub(1) as u32)
-        }
-        None => (lo, hi, cycles),
-    };
+    let (lo, hi, cycles) = window(run, cut, n, w);
     let (lo, hi, bounds, by_vacuum) = interval_batches(run, lo, hi, w)?;
     let window = &run.seconds[lo..hi];
     let groups: Vec<Second> = bounds
@@ -495,6 +479,28 @@ fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> 
         stationarity: stationarity(run, rates, lo, hi, interval_batches),
         transients: transients(run, lo, hi),
     })
+}
+
+/// The window after a warm-up of `cut` of `n` points: from the warm-up's
+/// end to the end, cut to whole checkpoint cycles where two or more starts
+/// follow the warm-up, and to whole cycles of the costliest table's vacuum
+/// where it recurs; with the whole checkpoint cycles it holds.
+fn window(run: &Run, cut: usize, n: usize, w: f64) -> (usize, usize, u32) {
+    let starts = checkpoint_points(run, cut, n, w);
+    let (lo, hi, cycles) = match (starts.first(), starts.last()) {
+        (Some(&a), Some(&b)) if starts.len() >= 2 && b > a => (a, b, starts.len() as u32 - 1),
+        _ => (cut, n, 0),
+    };
+    // Where the costliest table's vacuum recurs, whole cycles of it: the
+    // time before its first vacuum gathered its dead tuples from none
+    // (warm-up), and a partial cycle at either end weighs its dip wrongly.
+    match vacuum_cycle_bounds(run, cut, n, w) {
+        Some((a, b)) => {
+            let inside = checkpoint_points(run, a, b, w).len();
+            (a, b, inside.saturating_sub(1) as u32)
+        }
+        None => (lo, hi, cycles),
+    }
 }
 
 /// The first and last start, from `lo` to `hi` (points), of the costliest

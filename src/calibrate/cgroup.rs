@@ -24,8 +24,15 @@ const LIMIT_FILES: [&str; 4] = [
 ];
 
 /// Whether this process's cgroup v1 blkio cgroup, or one above it, limits
+/// the disk holding `dir`.
+pub(super) fn limits_disk_of(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).is_ok_and(|m| v1_throttle(libc::major(m.dev()), libc::minor(m.dev())))
+}
+
+/// Whether this process's cgroup v1 blkio cgroup, or one above it, limits
 /// the disk `major:minor`.
-pub(super) fn v1_throttle(major: u32, minor: u32) -> bool {
+fn v1_throttle(major: u32, minor: u32) -> bool {
     let (Ok(cgroups), Ok(mounts)) = (
         std::fs::read_to_string("/proc/self/cgroup"),
         std::fs::read_to_string("/proc/self/mountinfo"),

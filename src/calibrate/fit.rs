@@ -304,15 +304,20 @@ fn limiter(m: &Measured, caps: &mut Caps, findings: &mut Vec<String>) {
             // passes at device speed.
             caps.limiter = Limiter::TokenBucket;
             caps.bucket_ms = HD_SLICE_MS;
-            findings.push(format!(
-                "QD{DEEP_WRITE_QD} writes and the QD{DEEP_MIX_QD} mix behind the cap take about \
-                 their paced {:.1} and {:.1} ms, without long stalls: caps.limiter = \
-                 token_bucket, 100 ms deep",
-                paced_us(DEEP_WRITE_QD, m.write16.ops_per_s) / 1e3,
-                paced_us(DEEP_MIX_QD, m.mixed.ops_per_s) / 1e3
-            ));
+            findings.push(paced_finding(m));
         }
     }
+}
+
+/// The finding for a throttle whose deep tests show no stall.
+fn paced_finding(m: &Measured) -> String {
+    let paced_ms = |qd: u32, rate: f64| f64::from(qd) * 1e3 / rate.max(1e-9);
+    format!(
+        "QD{DEEP_WRITE_QD} writes and the QD{DEEP_MIX_QD} mix behind the cap take about their \
+         paced {:.1} and {:.1} ms, without long stalls: caps.limiter = token_bucket, 100 ms deep",
+        paced_ms(DEEP_WRITE_QD, m.write16.ops_per_s),
+        paced_ms(DEEP_MIX_QD, m.mixed.ops_per_s)
+    )
 }
 
 /// blk-throttle's slice (block/blk-throttle.c): DFL_THROTL_SLICE_HD, HZ/10.

@@ -926,10 +926,7 @@ pub(super) fn measure(
         seq_read,
         size_bytes: blocks * PAGE_BYTES,
         inode_sync_tick_ms: super::inode::measure(&dd.dir)?,
-        in_v1_throttle: std::fs::metadata(&dd.dir).is_ok_and(|md| {
-            let dev = md.dev();
-            super::cgroup::v1_throttle(libc::major(dev), libc::minor(dev))
-        }),
+        in_v1_throttle: super::cgroup::limits_disk_of(&dd.dir),
     };
     Ok(Some(Probed {
         measured: m,
