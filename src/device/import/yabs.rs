@@ -16,7 +16,7 @@
 //!
 //! | profile field | from |
 //! |---|---|
-//! | `bandwidth_mib_s` | the highest total throughput of the 512k and 1m tests |
+//! | `bandwidth_mib_s` | the highest total throughput of the 512k and 1m tests; where moving the base's QD1 I/O at that rate would take longer than its QD1 latency, `caps.mib_s` instead, with the base's bandwidth |
 //! | `caps.iops` | the 4k total IOPS, when the base profile's disk would run that test more than 10% faster: YABS shows only 128 I/Os in flight, so a cap and a slower disk look the same; a cap keeps the base's QD1 latencies |
 //! | `channels` | the base's, raised in proportion when the disk runs the 4k test more than 10% faster than the base would |
 //!
@@ -38,7 +38,7 @@ use anyhow::{Result, anyhow, bail};
 use serde_json::Value;
 
 use crate::device::microbench;
-use crate::device::profile::{CHANNELS_MAX, Profile};
+use crate::device::profile::{CHANNELS_MAX, Op, Profile};
 
 /// YABS's four block sizes, KiB.
 pub const BLOCK_KIB: [u64; 4] = [4, 64, 512, 1024];
@@ -427,9 +427,9 @@ pub fn build(disk: &Disk, name: &str, base: &Profile, origin: &str) -> Result<Im
         disk.label,
         origin_file(origin)
     );
-    let mut notes = vec![bandwidth(disk, &mut p, base)];
     // Drop the base's caps: the disk's own come from its figures.
     p.caps = Default::default();
+    let mut notes = vec![bandwidth(disk, &mut p, base)];
     // The model below runs only on a valid profile: check it first, so a
     // figure the checks in `parse` let through is an error, not a panic.
     Profile::from_json(&p.to_json().to_string(), origin).map_err(crate::error::bad_input)?;
@@ -465,6 +465,22 @@ fn bandwidth(disk: &Disk, p: &mut Profile, base: &Profile) -> String {
     match large {
         Some(t) => {
             p.bandwidth_mib_s = t.total_mib_s();
+            // A throughput that leaves the base's QD1 latencies no time
+            // beyond moving their bytes is a limit on the disk, not its
+            // medium's speed: a cap, with the base's medium kept.
+            let too_slow = p.fixed_us(Op::Read) >= p.read.median_us
+                || p.fixed_us(Op::Write) >= p.write.median_us;
+            if too_slow {
+                p.bandwidth_mib_s = base.bandwidth_mib_s;
+                p.caps.mib_s = Some(t.total_mib_s());
+                return format!(
+                    "caps.mib_s {:.0}: the {} test's total throughput, the higher of 512k and 1m, \
+                     too slow for {}'s QD1 latencies to be its medium's speed",
+                    t.total_mib_s(),
+                    label_kib(t.block_kib),
+                    base.name
+                );
+            }
             format!(
                 "bandwidth_mib_s {:.0}: the {} test's total throughput, the higher of 512k and 1m",
                 p.bandwidth_mib_s,
@@ -723,6 +739,35 @@ mod tests {
     }
 
     #[test]
+    fn a_throughput_too_slow_for_the_bases_latencies_is_a_cap() {
+        // 4 KiB at 100 MiB/s takes 39 µs, more than nvme's 37 µs QD1
+        // write: the disk's 1m figure limits it, it is not the medium.
+        let base = Profile::shipped("nvme").unwrap();
+        let slow = Disk {
+            label: "slow".into(),
+            tests: vec![
+                Test {
+                    block_kib: 4,
+                    read_kib_s: 4_000.0,
+                    write_kib_s: 4_000.0,
+                    read_iops: 1_000.0,
+                    write_iops: 1_000.0,
+                },
+                Test {
+                    block_kib: 1024,
+                    read_kib_s: 51_200.0,
+                    write_kib_s: 51_200.0,
+                    read_iops: 50.0,
+                    write_iops: 50.0,
+                },
+            ],
+        };
+        let imp = build(&slow, "slow", &base, "x").unwrap();
+        assert_eq!(imp.profile.caps.mib_s, Some(100.0));
+        assert_eq!(imp.profile.bandwidth_mib_s, base.bandwidth_mib_s);
+    }
+
+    #[test]
     fn json_parses_like_text() {
         let json = r#"{"version":"v2022-08-17","fio":[
             {"bs":"4k","speed_r":165590,"iops_r":41397,"speed_w":166027,"iops_w":41506,"speed_rw":331617,"iops_rw":82903,"speed_units":"KBps"},
@@ -818,7 +863,10 @@ mod tests {
             }
             if let Some(log_mib) = large {
                 let mib = 10f64.powf(log_mib);
-                proptest::prop_assert!((imp.profile.bandwidth_mib_s / mib - 1.0).abs() < 1e-6);
+                // The medium's speed, or a cap where the base's QD1
+                // latencies leave it no room to be that.
+                let taken = imp.profile.caps.mib_s.unwrap_or(imp.profile.bandwidth_mib_s);
+                proptest::prop_assert!((taken / mib - 1.0).abs() < 1e-6);
             }
             let table = render_table(&imp);
             proptest::prop_assert_eq!(table.lines().count(), 1 + disk.tests.len());
