@@ -117,8 +117,9 @@ pub struct WorkloadArgs {
     /// to ±PCT at 95% (batch means after the warm-up MSER-5 finds), in a
     /// window Heidelberger and Welch's test finds stationary, over a whole
     /// checkpoint cycle where checkpoints occur, and at most 30 min of
-    /// simulated time, or 4 h where whole autovacuum cycles of a large
-    /// table are still to come [default: 2]. `run` lasts -T (default 10 s).
+    /// simulated time, or 4 h (and 50 million transactions) where whole
+    /// autovacuum cycles of a large table are still to come [default: 2].
+    /// `run` lasts -T (default 10 s).
     #[arg(long, value_name = "PCT", conflicts_with_all = ["time", "transactions"], allow_negative_numbers = true)]
     pub precision: Option<f64>,
     /// pgbench scale factor: 100,000 accounts rows (about 17 MB) per unit.

@@ -337,6 +337,12 @@ impl Ended {
 /// (waiting for whole autovacuum cycles) looks at its steady state.
 const PAST_CAP_LOOK_S: u64 = 10;
 
+/// The most transactions a run past the cap for whole vacuum cycles may
+/// simulate in all: about a minute of CPU at the model's million or so a
+/// second. A faster server's cycles are shorter, a larger table's longer;
+/// past this the answer stays "not reached", and -T runs as long as asked.
+const VACUUM_CYCLES_MAX_TRANSACTIONS: f64 = 50e6;
+
 /// `model`'s stopping rule, asked each simulated second.
 struct SettleRule {
     settle: Settle,
@@ -374,8 +380,13 @@ impl SettleRule {
         ) {
             return true;
         }
-        let cycles_due = steady_state::vacuum_cycles_end(db, now)
-            .is_some_and(|end| now < end && end <= db.config().duration.unwrap_or(0));
+        // At the pace so far, what running to `end` would simulate.
+        let pace = db.stats().transactions as f64 / now.max(1) as f64;
+        let cycles_due = steady_state::vacuum_cycles_end(db, now).is_some_and(|end| {
+            now < end
+                && end <= db.config().duration.unwrap_or(0)
+                && pace * end as f64 <= VACUUM_CYCLES_MAX_TRANSACTIONS
+        });
         self.at_cap = now >= cap && !cycles_due;
         self.at_cap
     }
