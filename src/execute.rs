@@ -380,14 +380,17 @@ impl SettleRule {
         ) {
             return true;
         }
+        if now < cap {
+            return false;
+        }
         // At the pace so far, what running to `end` would simulate.
-        let pace = db.stats().transactions as f64 / now.max(1) as f64;
+        let pace = db.stats().transactions as f64 / now as f64;
         let cycles_due = steady_state::vacuum_cycles_end(db, now).is_some_and(|end| {
             now < end
                 && end <= db.config().duration.unwrap_or(0)
                 && pace * end as f64 <= VACUUM_CYCLES_MAX_TRANSACTIONS
         });
-        self.at_cap = now >= cap && !cycles_due;
+        self.at_cap = !cycles_due;
         self.at_cap
     }
 }

@@ -381,6 +381,16 @@ fn checkpoint_points(run: &Run, lo: usize, hi: usize, w: f64) -> Vec<usize> {
         .collect()
 }
 
+/// The points where the costliest table's vacuums started, from `lo` to
+/// `hi` inclusive.
+fn vacuum_cycle_points(run: &Run, lo: usize, hi: usize, w: f64) -> Vec<usize> {
+    run.vacuum_cycle_starts
+        .iter()
+        .map(|&t| point(t, w))
+        .filter(|&i| i >= lo && i <= hi)
+        .collect()
+}
+
 /// The batches of the interval over the window from `lo` to `hi`: whole
 /// autovacuum cycles of the table it costs most where there are enough,
 /// else equal lengths. Returns the window, as cut to whole vacuum cycles,
@@ -394,12 +404,7 @@ fn interval_batches(
     // A batch that holds a vacuum's dip and one that does not differ by
     // the dip, which uniform batches would count as noise (an interval ten
     // times too wide); whole cycles do not.
-    let mut marks: Vec<usize> = run
-        .vacuum_cycle_starts
-        .iter()
-        .map(|&t| point(t, w))
-        .filter(|&i| i >= lo && i <= hi)
-        .collect();
+    let mut marks = vacuum_cycle_points(run, lo, hi, w);
     marks.dedup();
     if marks.len() > CYCLE_MIN_BATCHES {
         let cycles = marks.len() - 1;
@@ -449,11 +454,7 @@ fn measure(run: &Run, rates: &[f64], cut: usize) -> Result<SteadyState, String> 
         .count() as u32;
     // A window of whole cycles ends on a start: it counts (two starts,
     // one whole cycle).
-    let cycle_vacuums = run
-        .vacuum_cycle_starts
-        .iter()
-        .filter(|&&t| point(t, w) >= lo && point(t, w) <= hi)
-        .count() as u32;
+    let cycle_vacuums = vacuum_cycle_points(run, lo, hi, w).len() as u32;
     let warmup_ns = (cut as f64 * w * 1e9) as Nanos;
     let interval_batches: Vec<Batch> = groups
         .iter()
@@ -506,12 +507,7 @@ fn window(run: &Run, cut: usize, n: usize, w: f64) -> (usize, usize, u32) {
 /// The first and last start, from `lo` to `hi` (points), of the costliest
 /// table's vacuums, where there are two or more.
 fn vacuum_cycle_bounds(run: &Run, lo: usize, hi: usize, w: f64) -> Option<(usize, usize)> {
-    let marks: Vec<usize> = run
-        .vacuum_cycle_starts
-        .iter()
-        .map(|&t| point(t, w))
-        .filter(|&i| i >= lo && i <= hi)
-        .collect();
+    let marks = vacuum_cycle_points(run, lo, hi, w);
     match (marks.first(), marks.last()) {
         (Some(&a), Some(&b)) if b > a => Some((a, b)),
         _ => None,

@@ -265,7 +265,6 @@ fn limiter(m: &Measured, caps: &mut Caps, findings: &mut Vec<String>) {
             m.mixed.ops_per_s,
         ),
     ];
-    let paced_us = |qd: u32, rate: f64| f64::from(qd) * 1e6 / rate.max(1e-9);
     let stalled = deep.iter().find_map(|&(what, l, qd, rate)| {
         let l = l.filter(|_| rate > 0.0)?;
         let paced = paced_us(qd, rate);
@@ -309,14 +308,19 @@ fn limiter(m: &Measured, caps: &mut Caps, findings: &mut Vec<String>) {
     }
 }
 
+/// What each I/O of a test at depth `qd` and `rate` a second takes if the
+/// throttle spaces them evenly, µs.
+fn paced_us(qd: u32, rate: f64) -> f64 {
+    f64::from(qd) * 1e6 / rate.max(1e-9)
+}
+
 /// The finding for a throttle whose deep tests show no stall.
 fn paced_finding(m: &Measured) -> String {
-    let paced_ms = |qd: u32, rate: f64| f64::from(qd) * 1e3 / rate.max(1e-9);
     format!(
         "QD{DEEP_WRITE_QD} writes and the QD{DEEP_MIX_QD} mix behind the cap take about their \
          paced {:.1} and {:.1} ms, without long stalls: caps.limiter = token_bucket, 100 ms deep",
-        paced_ms(DEEP_WRITE_QD, m.write16.ops_per_s),
-        paced_ms(DEEP_MIX_QD, m.mixed.ops_per_s)
+        paced_us(DEEP_WRITE_QD, m.write16.ops_per_s) / 1e3,
+        paced_us(DEEP_MIX_QD, m.mixed.ops_per_s) / 1e3
     )
 }
 

@@ -132,9 +132,7 @@ fn checkpoints_cut_the_window_to_whole_cycles() {
 
 #[test]
 fn settling_needs_a_whole_checkpoint_cycle_and_a_whole_cycle_of_the_costliest_vacuum() {
-    let s: Vec<Second> = (0..100)
-        .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
-        .collect();
+    let s = steady_100s();
     let o = analyse(&run(&s, &[90 * SEC]));
     let (none, wal) = (
         Recurring::default(),
@@ -170,9 +168,7 @@ fn a_first_autovacuum_still_to_come_holds_the_answer_within_the_horizon() {
     // the rate so far leaves out its cost, so no answer yet, and the
     // table is named. Due past four times the run, it is the user's to
     // ask for (-T) and the answer stands.
-    let s: Vec<Second> = (0..100)
-        .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
-        .collect();
+    let s = steady_100s();
     let mut r = run(&s, &[]);
     assert!(settled(&analyse(&r), 0.02, Recurring::default()));
     r.vacuum_due = Some(("pgbench_accounts", 300 * SEC));
@@ -198,9 +194,7 @@ fn freshly_loaded_pages_hold_the_answer_until_few_are_left() {
     // their first update: the rest still move rows, so no answer, and at
     // this pace (uniform: a share exp(-t/τ) left) 5% are left at
     // 100 · ln 0.05 / ln(2/3) = 739 s.
-    let s: Vec<Second> = (0..100)
-        .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
-        .collect();
+    let s = steady_100s();
     let mut r = run(&s, &[]);
     let fresh = |updated| FreshPages {
         table: "pgbench_accounts",
@@ -374,4 +368,11 @@ fn a_pool_that_stopped_growing_short_of_full_is_not_still_filling() {
     assert!(why.contains("still filling"), "{why}");
     r.milestones.shared_buffers_grew = None;
     assert!(matches!(analyse(&r), Outcome::NotReached(_)));
+}
+
+/// 100 s at 1,000 tps, within ±1% a second.
+fn steady_100s() -> Vec<Second> {
+    (0..100)
+        .map(|i| second((1000.0 * wobble(i, 0.01)) as u64, 2))
+        .collect()
 }
