@@ -364,6 +364,11 @@ class Group:
                     c["cpu_ns"] = int(line.split()[1]) * 1000
             if os.path.exists(f"{d}/memory.peak"):
                 c["mem_max_bytes"] = int(read(f"{d}/memory.peak", "0"))
+            # memory.events' "max": how often usage reached memory.max, as
+            # v1's failcnt counts.
+            for line in read(f"{d}/memory.events", "").splitlines():
+                if line.startswith("max "):
+                    c["mem_failcnt"] = int(line.split()[1])
             for line in read(f"{d}/io.stat", "").splitlines():
                 p = line.split()
                 if p and p[0] == dev:

@@ -37,6 +37,77 @@ pub struct CpuPoint {
     pub cores: u32,
     #[serde(default)]
     pub busy_cores: f64,
+    /// Whether the page cache was full while the run was measured (its
+    /// memory cgroup reached its limit: `memory.failcnt` grew). The model
+    /// then charges the full cache's figures (`ReclaimCpu`) for device
+    /// reads and for every KiB written, so the fit takes them out first.
+    #[serde(default)]
+    pub page_cache_full: bool,
+    /// Reads the device served per transaction (the server's cgroup's
+    /// blkio or io.stat read count); with `page_cache_full`.
+    #[serde(default)]
+    pub device_reads_per_tx: f64,
+    /// WAL written per transaction, KiB (pg_stat_wal's wal_bytes); with
+    /// `page_cache_full`.
+    #[serde(default)]
+    pub wal_kib_per_tx: f64,
+}
+
+/// The page I/O CPU the model charges at one measured point: the
+/// per-read and per-write figures on what they apply to, and, when the
+/// page cache was full, the reclaim figures in place of them on device
+/// reads and data writes and on top of the WAL (as `Database` charges
+/// them: `device_read_cpu`, `page_write_cpu`, a record's `wal_cpu`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct IoCharge {
+    /// Page I/Os charged at `cpu_us_per_read` or `cpu_us_per_write`.
+    reads: f64,
+    writes: f64,
+    /// The full cache's CPU, µs a transaction; 0 when it was not full.
+    full_cache_us: f64,
+}
+
+/// The reclaim figures the model charges a full page cache with, µs: the
+/// workload file's own, else the public ones (`io_cpu`), as plan.rs picks.
+fn reclaim_us(spec: &WorkloadSpec) -> (f64, f64) {
+    if spec.reclaim_cpu_us_per_read > 0.0 || spec.reclaim_cpu_us_per_kib_written > 0.0 {
+        (
+            spec.reclaim_cpu_us_per_read,
+            spec.reclaim_cpu_us_per_kib_written,
+        )
+    } else {
+        use crate::device::instance::io_cpu;
+        (io_cpu::READ_US, io_cpu::KIB_WRITTEN_US)
+    }
+}
+
+impl IoCharge {
+    fn of(p: &CpuPoint, reclaim: (f64, f64)) -> IoCharge {
+        if !p.page_cache_full {
+            return IoCharge {
+                reads: p.blocks_read_per_tx,
+                writes: p.blocks_written_per_tx,
+                full_cache_us: 0.0,
+            };
+        }
+        let device = p.device_reads_per_tx.clamp(0.0, p.blocks_read_per_tx);
+        let (read_us, kib_us) = reclaim;
+        let page_kib = (crate::core::io::PAGE_BYTES / 1024) as f64;
+        IoCharge {
+            reads: p.blocks_read_per_tx - device,
+            writes: 0.0,
+            full_cache_us: device * read_us
+                + (p.blocks_written_per_tx * page_kib + p.wal_kib_per_tx) * kib_us,
+        }
+    }
+
+    fn cpu_us(&self, per_read: f64, per_write: f64) -> f64 {
+        self.reads * per_read + self.writes * per_write + self.full_cache_us
+    }
+
+    fn ios(&self) -> f64 {
+        self.reads + self.writes
+    }
 }
 
 /// A one-client run's latency and its I/O waits, per transaction, µs.
@@ -114,10 +185,6 @@ pub struct Was {
 /// that gives a per-I/O cost better than the workload's.
 const MIN_IO_LEVER: f64 = 0.5;
 
-fn io(p: &CpuPoint) -> f64 {
-    p.blocks_read_per_tx + p.blocks_written_per_tx
-}
-
 /// The backends' part of a run's cores' time per transaction.
 fn backend_us(p: &CpuPoint) -> f64 {
     let client_part = if p.cpu_us_per_tx > 0.0 {
@@ -143,9 +210,11 @@ pub fn fit(spec: &WorkloadSpec, m: &CpuMeasurements) -> Result<CpuFit, String> {
         cpu_us_per_write: spec.cpu_us_per_write,
         round_trip_us_per_statement: spec.round_trip_us_per_statement,
     };
+    let reclaim = reclaim_us(spec);
     let mut fitting = Fitting {
         lo,
         statements,
+        reclaim,
         run: format!(
             "pgbench -b {} -c {} -j 2 -T {}",
             spec.name, lo.low.clients, lo.duration_s
@@ -155,7 +224,7 @@ pub fn fit(spec: &WorkloadSpec, m: &CpuMeasurements) -> Result<CpuFit, String> {
     };
     let (per_read, per_write, per_io_fitted) = fitting.per_io(hi);
     let (per_stmt, client_stmt) = fitting.per_statement(per_read, per_write);
-    let growth = fit_growth(&m.runs, statements, per_stmt, per_read, per_write);
+    let growth = fit_growth(&m.runs, statements, per_stmt, (per_read, per_write), reclaim);
     fitting.growth_sources(&growth);
     let rt = fitting.round_trip(one);
     let sources = fitting.sources;
@@ -223,6 +292,8 @@ struct Fitting<'a> {
     /// The smallest scale's runs.
     lo: &'a ScaleRuns,
     statements: f64,
+    /// The full page cache's figures, µs a device read and a KiB written.
+    reclaim: (f64, f64),
     /// The low-client pgbench command, for the sources.
     run: String,
     was: &'a Was,
@@ -235,28 +306,34 @@ impl Fitting<'_> {
     /// workload file's figures without a second scale whose I/O differs enough.
     fn per_io(&mut self, hi: Option<&ScaleRuns>) -> (f64, f64, bool) {
         let (lo, was, run) = (self.lo, self.was, &self.run);
-        match hi {
-            Some(h) if io(&h.low) - io(&lo.low) >= MIN_IO_LEVER => {
-                let per_io = ((h.low.core_us_per_tx - lo.low.core_us_per_tx)
-                    / (io(&h.low) - io(&lo.low)))
-                .max(0.0);
-                let src = format!(
-                    "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host, {run} at two scales: the growth of the cores' time per transaction between scale {} ({:.0} us, {:.2} page I/Os) and scale {} ({:.0} us, {:.2} page I/Os), per page I/O, read or written alike (the workload file says {} per read and {} per write)",
-                    lo.scale,
-                    lo.low.core_us_per_tx,
-                    io(&lo.low),
-                    h.scale,
-                    h.low.core_us_per_tx,
-                    io(&h.low),
-                    was.cpu_us_per_read,
-                    was.cpu_us_per_write
-                );
-                self.sources.push(("cpu_us_per_read", src.clone()));
-                self.sources.push(("cpu_us_per_write", src));
-                (per_io, per_io, true)
-            }
-            _ => (was.cpu_us_per_read, was.cpu_us_per_write, false),
+        let Some(h) = hi else {
+            return (was.cpu_us_per_read, was.cpu_us_per_write, false);
+        };
+        let (cl, ch) = (
+            IoCharge::of(&lo.low, self.reclaim),
+            IoCharge::of(&h.low, self.reclaim),
+        );
+        if ch.ios() - cl.ios() < MIN_IO_LEVER {
+            return (was.cpu_us_per_read, was.cpu_us_per_write, false);
         }
+        let per_io = ((h.low.core_us_per_tx - ch.full_cache_us)
+            - (lo.low.core_us_per_tx - cl.full_cache_us))
+            / (ch.ios() - cl.ios());
+        let per_io = per_io.max(0.0);
+        let src = format!(
+            "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host, {run} at two scales: the growth of the cores' time per transaction between scale {} ({:.0} us, {:.2} page I/Os) and scale {} ({:.0} us, {:.2} page I/Os), per page I/O, read or written alike, less a full page cache's reclaim CPU where the runs had one (the workload file says {} per read and {} per write)",
+            lo.scale,
+            lo.low.core_us_per_tx - cl.full_cache_us,
+            cl.ios(),
+            h.scale,
+            h.low.core_us_per_tx - ch.full_cache_us,
+            ch.ios(),
+            was.cpu_us_per_read,
+            was.cpu_us_per_write
+        );
+        self.sources.push(("cpu_us_per_read", src.clone()));
+        self.sources.push(("cpu_us_per_write", src));
+        (per_io, per_io, true)
     }
 
     /// The statements' CPU and pgbench's: pgbench's share of the cores' time
@@ -270,23 +347,36 @@ impl Fitting<'_> {
             0.0
         };
         let client_stmt = l.core_us_per_tx * client_part / statements;
+        let charge = IoCharge::of(l, self.reclaim);
         let per_stmt = ((l.core_us_per_tx * (1.0 - client_part)
-            - l.blocks_read_per_tx * per_read
-            - l.blocks_written_per_tx * per_write)
+            - charge.cpu_us(per_read, per_write))
             / statements)
             .max(1.0);
+        let full = if l.page_cache_full {
+            format!(
+                ", and the full page cache's {:.0} us ({:.2} device reads at {:.1} us, {:.2} data pages and {:.1} KiB of WAL written at {:.2} us a KiB: what the model charges for them)",
+                charge.full_cache_us,
+                l.device_reads_per_tx,
+                self.reclaim.0,
+                l.blocks_written_per_tx,
+                l.wal_kib_per_tx,
+                self.reclaim.1
+            )
+        } else {
+            String::new()
+        };
         self.sources.push((
             "cpu_us_per_statement",
             format!(
-                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: {run} at scale {} used {:.0} us of postgres + pgbench CPU per transaction while {:.2} of {} cores were busy, so {:.0} us of the cores' time; postgres's {:.0}% of it, less {:.2} blocks read at {per_read:.1} us and {:.2} written at {per_write:.1} us, over {statements} statements (the workload file says {})",
+                "measured by pgiosim workload fit-cpu from scripts/pgbench-compare's runs on this host: {run} at scale {} used {:.0} us of postgres + pgbench CPU per transaction while {:.2} of {} cores were busy, so {:.0} us of the cores' time; postgres's {:.0}% of it, less {:.2} blocks read at {per_read:.1} us and {:.2} written at {per_write:.1} us{full}, over {statements} statements (the workload file says {})",
                 lo.scale,
                 l.cpu_us_per_tx,
                 l.busy_cores,
                 l.cores,
                 l.core_us_per_tx,
                 100.0 * (1.0 - client_part),
-                l.blocks_read_per_tx,
-                l.blocks_written_per_tx,
+                charge.reads,
+                charge.writes,
                 was.cpu_us_per_statement
             ),
         ));
@@ -353,8 +443,8 @@ fn fit_growth(
     runs: &[ScaleRuns],
     statements: f64,
     per_stmt: f64,
-    per_read: f64,
-    per_write: f64,
+    (per_read, per_write): (f64, f64),
+    reclaim: (f64, f64),
 ) -> Growth {
     let low = runs[0].low.clients;
     let n = f64::from(runs[0].high.clients - low);
@@ -364,7 +454,7 @@ fn fit_growth(
         .map(|r| {
             let h = &r.high;
             let st = statements * per_stmt;
-            let io = h.blocks_read_per_tx * per_read + h.blocks_written_per_tx * per_write;
+            let io = IoCharge::of(h, reclaim).cpu_us(per_read, per_write);
             (st, io, backend_us(h) - st - io)
         })
         .collect();
@@ -455,6 +545,9 @@ mod tests {
             blocks_written_per_tx: writes,
             cores: 2,
             busy_cores: 1.9,
+            page_cache_full: false,
+            device_reads_per_tx: 0.0,
+            wal_kib_per_tx: 0.0,
         }
     }
 
@@ -495,6 +588,48 @@ mod tests {
         assert!((f.round_trip_us_per_statement - 20.0).abs() < 1e-6, "{f:?}");
         // pgbench's part of the cores' time, over 7 statements.
         assert!((f.client_cpu_us_per_statement - CLIENT_US / 7.0).abs() < 1e-9);
+    }
+
+    /// Runs whose page cache was full cost what the model charges then:
+    /// the reclaim figures on device reads, data writes and WAL, on top of
+    /// the statements'. The fit gives back the statements' CPU, so that a
+    /// model of the measured run spends what the run spent.
+    #[test]
+    fn a_full_page_cache_is_taken_out_as_the_model_charges_it() {
+        let spec = crate::workload::builtin("tpcb-like").unwrap();
+        let (read_us, kib_us) = reclaim_us(&spec);
+        let (stmt, per_read) = (40.0, spec.cpu_us_per_read);
+        let (reads, device, writes, wal_kib) = (1.7, 1.1, 1.5, 3.0);
+        let full = device * read_us + (writes * 8.0 + wal_kib) * kib_us;
+        let core = 7.0 * stmt + (reads - device) * per_read + full + CLIENT_US;
+        let mut p = point(8, core, reads, writes);
+        (p.page_cache_full, p.device_reads_per_tx, p.wal_kib_per_tx) = (true, device, wal_kib);
+        let mut high = p.clone();
+        high.clients = 32;
+        let m = CpuMeasurements {
+            runs: vec![ScaleRuns {
+                scale: 100,
+                duration_s: 10.0,
+                low: p.clone(),
+                high,
+                one_client: Some(OneClient {
+                    latency_us: core + 200.0,
+                    wal_sync_us_per_tx: 100.0,
+                    read_us_per_tx: 50.0,
+                }),
+            }],
+        };
+        let f = fit(&spec, &m).unwrap();
+        assert!((f.cpu_us_per_statement - stmt).abs() < 1e-6, "{f:?}");
+        assert_eq!(f.cpu_growth.statement, 0.0);
+        assert!(f.sources.iter().any(|(k, v)| *k == "cpu_us_per_statement"
+            && v.contains("full page cache")));
+        // Without the flag the same run is all statements and page I/O.
+        p.page_cache_full = false;
+        let mut m2 = m.clone();
+        m2.runs[0].low = p;
+        let f2 = fit(&spec, &m2).unwrap();
+        assert!(f2.cpu_us_per_statement > stmt + 20.0, "{f2:?}");
     }
 
     #[test]
