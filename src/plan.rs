@@ -526,11 +526,12 @@ fn check_cpu_growth(cfg: &CoreConfig, workload: &Script) -> Result<()> {
     let (statement, io) = workload.longest_cpu();
     let g = cfg.cpu_growth;
     let over = f64::from(cfg.clients.saturating_sub(g.above));
-    for (what, demand, per) in [
-        ("cpu_growth_per_backend", statement, g.statement),
-        ("io_cpu_growth_per_backend", io, g.io),
+    let crowding = cfg.cpu_crowding.iter().map(|p| p.1).fold(1.0, f64::max);
+    for (what, demand, per, most) in [
+        ("cpu_growth_per_backend", statement, g.statement, crowding),
+        ("io_cpu_growth_per_backend", io, g.io, 1.0),
     ] {
-        let grown_us = demand as f64 / US as f64 * (1.0 + per * over);
+        let grown_us = demand as f64 / US as f64 * (1.0 + per * over) * most;
         if grown_us > CPU_BURST_MAX_US {
             return Err(usage(format!(
                 "-c/--client {}: the workload's {what} {per} grows a burst of {:.0} us of CPU to {grown_us:.3e} us, over the 100d one may take; give fewer clients or a workload with less growth",
@@ -823,6 +824,7 @@ fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result
         write_cpu: workload.write_cpu(),
         reclaim_cpu: reclaim_cpu(workload),
         cpu_growth: workload.cpu_growth(),
+        cpu_crowding: workload.cpu_crowding(),
         client_threads,
         client_cpu: workload.client_cpu(),
         wal_flush_cpu: workload.wal_flush_cpu(),

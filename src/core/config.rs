@@ -90,6 +90,10 @@ pub struct CoreConfig {
     pub reclaim_cpu: ReclaimCpu,
     /// How statement, read and write CPU grow with the active backends.
     pub cpu_growth: CpuGrowth,
+    /// How a statement's CPU grows with the active backends per logical
+    /// CPU: (backends per CPU, factor) points, ascending; empty: none
+    /// (see [`super::cpu::Crowding`]).
+    pub cpu_crowding: Vec<(f64, f64)>,
     /// pgbench's worker threads (-j) on the database host's cores: each
     /// statement's round trip passes through its client's thread, which
     /// needs `client_cpu` on a core. 0: no client threads (the client's CPU,

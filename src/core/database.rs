@@ -157,6 +157,8 @@ pub struct Database {
     /// Clients inside a transaction (not waiting for their scheduled start,
     /// not stopped): the backends whose CPU grows (`CoreConfig::cpu_growth`).
     active: u32,
+    /// A statement's CPU by the active backends per CPU (`cpu_crowding`).
+    crowding: super::cpu::Crowding,
     timers: TimerQueue<Timer>,
     /// The I/Os issued and not yet completed, by token.
     io: IoTable,
@@ -256,6 +258,7 @@ impl Database {
                 Mode::Bench | Mode::Vacuum(_) => None,
             },
             active: cfg.clients,
+            crowding: super::cpu::Crowding::new(&cfg.cpu_crowding, cfg.cpus, cfg.clients),
             workload,
             rng,
             cfg,

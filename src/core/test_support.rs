@@ -36,6 +36,7 @@ pub(crate) fn config(clients: u32, scale_blocks_hint: u32) -> CoreConfig {
         round_trip: 20 * US,
         read_cpu: 0,
         cpu_growth: Default::default(),
+        cpu_crowding: Vec::new(),
         write_cpu: 0,
         reclaim_cpu: Default::default(),
         wal_flush_cpu: 0,

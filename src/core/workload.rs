@@ -78,6 +78,11 @@ pub trait Workload {
     fn process_wakeup(&self) -> Nanos;
     /// How a backend's CPU grows with the backends sharing the cores.
     fn cpu_growth(&self) -> CpuGrowth;
+    /// How a statement's CPU grows with the backends per logical CPU
+    /// (`CoreConfig::cpu_crowding`; none by default).
+    fn cpu_crowding(&self) -> Vec<(f64, f64)> {
+        Vec::new()
+    }
     /// The run models the client's threads, which spend `client_cpu`: it is
     /// no longer part of each statement's CPU.
     fn use_client_threads(&mut self);

@@ -224,7 +224,13 @@ pub fn fit(spec: &WorkloadSpec, m: &CpuMeasurements) -> Result<CpuFit, String> {
     };
     let (per_read, per_write, per_io_fitted) = fitting.per_io(hi);
     let (per_stmt, client_stmt) = fitting.per_statement(per_read, per_write);
-    let growth = fit_growth(&m.runs, statements, per_stmt, (per_read, per_write), reclaim);
+    let growth = fit_growth(
+        &m.runs,
+        statements,
+        per_stmt,
+        (per_read, per_write),
+        reclaim,
+    );
     fitting.growth_sources(&growth);
     let rt = fitting.round_trip(one);
     let sources = fitting.sources;
@@ -622,8 +628,11 @@ mod tests {
         let f = fit(&spec, &m).unwrap();
         assert!((f.cpu_us_per_statement - stmt).abs() < 1e-6, "{f:?}");
         assert_eq!(f.cpu_growth.statement, 0.0);
-        assert!(f.sources.iter().any(|(k, v)| *k == "cpu_us_per_statement"
-            && v.contains("full page cache")));
+        assert!(
+            f.sources
+                .iter()
+                .any(|(k, v)| *k == "cpu_us_per_statement" && v.contains("full page cache"))
+        );
         // Without the flag the same run is all statements and page I/O.
         p.page_cache_full = false;
         let mut m2 = m.clone();

@@ -86,6 +86,7 @@ pub struct Script {
     write_cpu: Nanos,
     reclaim_cpu: ReclaimCpu,
     cpu_growth: CpuGrowth,
+    cpu_crowding: Vec<(f64, f64)>,
     client_cpu: Nanos,
     /// A statement's server CPU for TLS, should its connection use it.
     tls_cpu: Nanos,
@@ -293,6 +294,7 @@ impl Script {
                 statement: first.cpu_growth_per_backend,
                 io: first.io_cpu_growth_per_backend,
             },
+            cpu_crowding: first.cpu_crowding.iter().map(|p| (p[0], p[1])).collect(),
             client_cpu,
             tls_cpu: (first.tls_cpu_us_per_statement * US as f64).round() as Nanos,
             tls: false,
@@ -727,6 +729,10 @@ impl Workload for Script {
 
     fn cpu_growth(&self) -> CpuGrowth {
         self.cpu_growth
+    }
+
+    fn cpu_crowding(&self) -> Vec<(f64, f64)> {
+        self.cpu_crowding.clone()
     }
 
     /// `pgbench -i` loads every table, vacuums them, then builds each

@@ -21,6 +21,12 @@ use serde::{Deserialize, Serialize};
 use super::distribution::Distribution;
 use crate::units::{CPU_GROWTH_PER_BACKEND_MAX, CPU_US_MAX, QUERY_MODE_CPU_FACTOR_MAX};
 
+/// `cpu_crowding`'s most points, and its largest factor: the measured
+/// curve levels off at 1.4 times (docs/cpu-model.md); ten is room for
+/// another machine's without an overflowing burst.
+const CROWDING_POINTS_MAX: usize = 16;
+const CROWDING_FACTOR_MAX: f64 = 10.0;
+
 /// A btree index on a table's key.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -291,6 +297,14 @@ pub struct WorkloadSpec {
     /// Active backends up to which CPU does not grow; default 0.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub cpu_growth_above_backends: u32,
+    /// How a statement's CPU grows with the backends running per logical
+    /// CPU: `[backends per CPU, factor]` points, ascending, the factor on
+    /// `cpu_us_per_statement` (linear in the logarithm of the backends per
+    /// CPU between two points, the end points' beyond them); default
+    /// none. A core switching among more backends than its caches hold
+    /// refills them for each (docs/cpu-model.md, "CPU against the clients").
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_crowding: Vec<[f64; 2]>,
     /// A statement's CPU (the client's included) under `-M prepared`, as a
     /// fraction of its CPU under `-M simple`.
     #[serde(
@@ -565,6 +579,34 @@ impl WorkloadSpec {
                 );
             }
         }
+        self.validate_crowding()
+    }
+
+    /// `cpu_crowding`'s points: a few, ascending, factors in range.
+    fn validate_crowding(&self) -> Result<()> {
+        let points = &self.cpu_crowding;
+        if points.len() > CROWDING_POINTS_MAX {
+            bail!(
+                "cpu_crowding: at most {CROWDING_POINTS_MAX} points, got {}",
+                points.len()
+            );
+        }
+        for (i, [per_cpu, factor]) in points.iter().copied().enumerate() {
+            if !(per_cpu.is_finite() && per_cpu > 0.0) {
+                bail!("cpu_crowding[{i}]: backends per CPU must be above 0, got {per_cpu}");
+            }
+            if !(factor.is_finite() && factor > 0.0 && factor <= CROWDING_FACTOR_MAX) {
+                bail!(
+                    "cpu_crowding[{i}]: the factor on a statement's CPU must be above 0 and at most {CROWDING_FACTOR_MAX}, got {factor}"
+                );
+            }
+            if i > 0 && per_cpu <= points[i - 1][0] {
+                bail!(
+                    "cpu_crowding[{i}]: backends per CPU must ascend ({per_cpu} after {})",
+                    points[i - 1][0]
+                );
+            }
+        }
         Ok(())
     }
 
@@ -753,6 +795,20 @@ mod tests {
                     "\"cpu_us_per_statement\": 40, \"io_cpu_growth_per_backend\": -0.01",
                 ),
                 "io_cpu_growth_per_backend",
+            ),
+            (
+                GOOD.replace(
+                    "\"cpu_us_per_statement\": 40",
+                    "\"cpu_us_per_statement\": 40, \"cpu_crowding\": [[32, 1.1], [16, 1.2]]",
+                ),
+                "cpu_crowding[1]: backends per CPU must ascend",
+            ),
+            (
+                GOOD.replace(
+                    "\"cpu_us_per_statement\": 40",
+                    "\"cpu_us_per_statement\": 40, \"cpu_crowding\": [[16, 1e9]]",
+                ),
+                "cpu_crowding[0]: the factor",
             ),
             (
                 GOOD.replace(

@@ -52,13 +52,14 @@ pub(super) struct Reference {
 
 /// The reference's CPU figures a capture writes as they are, with the
 /// reference's sources.
-pub(super) const CPU_FIELDS: [&str; 7] = [
+pub(super) const CPU_FIELDS: [&str; 8] = [
     "cpu_us_per_statement",
     "client_cpu_us_per_statement",
     "cpu_us_per_read",
     "cpu_us_per_write",
     "cpu_growth_per_backend",
     "io_cpu_growth_per_backend",
+    "cpu_crowding",
     "cpu_probe_us",
 ];
 
@@ -69,6 +70,11 @@ static FIGURES: LazyLock<Reference> = LazyLock::new(|| from_spec(&SPEC));
 /// The reference figures.
 pub(super) fn reference() -> &'static Reference {
     &FIGURES
+}
+
+/// How the reference's statement CPU grows with the backends per CPU.
+pub(super) fn crowding() -> Vec<[f64; 2]> {
+    SPEC.cpu_crowding.clone()
 }
 
 /// Where the reference's figure `field` comes from (its `sources`).

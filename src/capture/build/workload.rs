@@ -75,6 +75,7 @@ pub(super) fn workload(
         cpu_growth_per_backend: r.cpu_growth_per_backend,
         io_cpu_growth_per_backend: r.io_cpu_growth_per_backend,
         cpu_growth_above_backends: r.cpu_growth_above_backends,
+        cpu_crowding: super::reference::crowding(),
         round_trip_us_per_statement: r.round_trip_us_per_statement,
         // The machine those figures were measured on.
         cpu_probe_us: r.cpu_probe_us,
