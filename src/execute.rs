@@ -448,8 +448,12 @@ fn drive<D: Device + ?Sized>(
     }
     let partial = ending == Ending::Interrupted;
     let mut result = RunResult::from_database(&db, info, plan.settings.to_json(), partial);
-    result.io.device_ios = dev
-        .counted_ios()
-        .map(|c| DeviceIos::new(c, result.summary.transactions as f64));
+    result.io.device_ios = dev.counted_ios().map(|c| {
+        DeviceIos::new(
+            c,
+            dev.disk_ios().unwrap_or(c),
+            result.summary.transactions as f64,
+        )
+    });
     Ok(result)
 }

@@ -292,6 +292,11 @@ pub struct DeviceModel {
     /// I/Os the caps have counted: reads, and writes (flushes among them
     /// where a flush counts).
     counted: [f64; 2],
+    /// Reads and writes the disk got after the block layer, counted by
+    /// the caps or not (the kernel's uncapped writeback among them):
+    /// what the disk's own statistics (/proc/diskstats) count, flushes
+    /// apart.
+    disk: [f64; 2],
     /// A striped array's members ([`crate::device::raid0`]): requests go
     /// to them, and this model's own queue stays unused.
     pub(super) stripes: Option<Box<Stripes>>,
@@ -391,6 +396,7 @@ impl DeviceModel {
             inodes: profile.inode_sync_tick_ms.map(InodeTimes::new),
             next_ios: None,
             counted: [0.0; 2],
+            disk: [0.0; 2],
             stripes: None,
             gated: false,
             buckets,
@@ -503,6 +509,13 @@ impl DeviceModel {
         self.last_now = now;
         let drawn = self.draw(now, op, bytes);
         let admitted = if kernel_writeback && self.kernel_writeback_uncapped {
+            // Past the caps, yet on the disk: its count is its own, not
+            // the next admitted operation's.
+            let ios = self
+                .next_ios
+                .take()
+                .unwrap_or_else(|| self.block.ios(bytes));
+            self.disk[1] += ios;
             now as f64
         } else {
             self.admit(now, op, bytes)
@@ -635,6 +648,19 @@ impl DeviceModel {
         }
     }
 
+    /// Reads and writes the disk got after the block layer, whether the
+    /// caps counted them or not (flushes apart): what /proc/diskstats
+    /// counts.
+    pub fn disk_ios(&self) -> [f64; 2] {
+        match &self.stripes {
+            Some(s) => s.members.iter().fold([0.0; 2], |acc, m| {
+                let c = m.disk_ios();
+                [acc[0] + c[0], acc[1] + c[1]]
+            }),
+            None => self.disk,
+        }
+    }
+
     /// An operation this model said completes at `modelled` (as
     /// [`DeviceModel::submit`] returned it) is delivered at `delivered`
     /// instead: `run --emulate` moves completions to match the real disk.
@@ -742,6 +768,9 @@ impl DeviceModel {
             Op::Write | Op::Flush => (B_WRITE_IOPS, B_WRITE_BYTES),
         };
         self.counted[usize::from(op != Op::Read)] += ios;
+        if op != Op::Flush {
+            self.disk[usize::from(op != Op::Read)] += ios;
+        }
         let costs = [
             (B_IOPS, ios),
             (dir_iops, ios),

@@ -488,6 +488,10 @@ impl Device for EmulatedDevice {
     fn counted_ios(&self) -> Option<[f64; 2]> {
         Some(self.model.counted_ios())
     }
+
+    fn disk_ios(&self) -> Option<[f64; 2]> {
+        Some(self.model.disk_ios())
+    }
 }
 
 /// Wraps `dev` in an emulation of `profile` (the plan's `--emulate`,

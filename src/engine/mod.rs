@@ -66,4 +66,10 @@ pub trait Device {
     fn counted_ios(&self) -> Option<[f64; 2]> {
         None
     }
+    /// The reads and writes a device model's disk got, counted by its caps
+    /// or not ([`crate::device::DeviceModel::disk_ios`]); None for a real
+    /// disk.
+    fn disk_ios(&self) -> Option<[f64; 2]> {
+        None
+    }
 }

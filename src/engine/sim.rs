@@ -106,4 +106,8 @@ impl Device for SimDevice {
     fn counted_ios(&self) -> Option<[f64; 2]> {
         Some(self.model.counted_ios())
     }
+
+    fn disk_ios(&self) -> Option<[f64; 2]> {
+        Some(self.model.disk_ios())
+    }
 }

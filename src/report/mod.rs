@@ -308,16 +308,27 @@ pub struct DeviceIos {
     pub writes: f64,
     pub reads_per_tx: f64,
     pub writes_per_tx: f64,
+    /// Reads and writes the disk got, whether the caps counted them or not
+    /// (the kernel's writeback past a cgroup v1 throttle among them), no
+    /// flush: what /proc/diskstats counts in its read and write columns,
+    /// less an fdatasync's empty write.
+    #[serde(default)]
+    pub disk_reads_per_tx: f64,
+    #[serde(default)]
+    pub disk_writes_per_tx: f64,
 }
 
 impl DeviceIos {
-    /// `counted` (reads, writes) over a run of `tx` transactions.
-    pub fn new(counted: [f64; 2], tx: f64) -> DeviceIos {
+    /// `counted` (reads, writes) and the `disk`'s own over a run of `tx`
+    /// transactions.
+    pub fn new(counted: [f64; 2], disk: [f64; 2], tx: f64) -> DeviceIos {
         DeviceIos {
             reads: counted[0],
             writes: counted[1],
             reads_per_tx: ratio(counted[0], tx),
             writes_per_tx: ratio(counted[1], tx),
+            disk_reads_per_tx: ratio(disk[0], tx),
+            disk_writes_per_tx: ratio(disk[1], tx),
         }
     }
 }

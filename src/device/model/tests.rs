@@ -231,6 +231,31 @@ fn an_fsyncs_writeback_is_capped_and_the_wal_queues_behind_it_the_flushers_is_no
     // A page copied into the modelled page cache reaches no device.
     assert_eq!(m.submit_request(5, IoKind::CacheWrite { block: 1 }).0, 5);
     assert_eq!(m.counted_ios()[1], 1.0);
+    // The disk got them all the same (diskstats counts them): a run of
+    // three adjacent pages is one write, and the WAL write its own.
+    assert_eq!(m.disk_ios(), [0.0, 501.0]);
+}
+
+#[test]
+fn uncapped_writeback_leaves_the_next_operation_its_own_count() {
+    use crate::core::io::IoKind;
+    let throttle = constant(
+        64,
+        serde_json::json!({ "write_iops": 1000, "bucket_ms": 100, "limiter": "blk_throttle",
+                            "kernel_writeback_uncapped": true, "op_size_kib": 256 }),
+    );
+    let mut m = DeviceModel::new(&throttle, 1);
+    // A flusher's run of 64 pages (512 KiB): two I/Os on the disk, none
+    // on the cap; then a 1 MiB read, four I/Os of its own.
+    let run = IoKind::Writeback {
+        block: 0,
+        pages: 64,
+        flusher: true,
+    };
+    m.submit_request(0, run);
+    m.submit(0, Op::Read, 1 << 20);
+    assert_eq!(m.counted_ios(), [4.0, 0.0]);
+    assert_eq!(m.disk_ios(), [4.0, 2.0]);
 }
 
 #[test]
