@@ -386,7 +386,7 @@ pub struct RunPlan {
 impl RunPlan {
     /// Compile the workload, check the run as a whole and build the core's
     /// configuration.
-    pub fn new(shape: RunShape, settings: Settings, target: Target) -> Result<RunPlan> {
+    pub fn new(shape: RunShape, settings: Settings, mut target: Target) -> Result<RunPlan> {
         // The workload and the scale are the user's: a mix that cannot be
         // built (tables too large to model, tables that differ) is bad input.
         let mut workload = Script::mix(&shape.workload, shape.scale).map_err(bad_input)?;
@@ -422,8 +422,14 @@ impl RunPlan {
         }
         // The modelled page cache's dirty pages are the core's to write
         // back; real files have a kernel of their own.
-        if let Target::Model(p) = &target {
+        if let Target::Model(p) = &mut target {
             cfg.kernel_writeback = kernel_writeback(p, cfg.os_cache_pages);
+            // Without a page cache every write is its writer's own, as
+            // `run`'s O_DIRECT writes are: no kernel flusher writes it
+            // past a cgroup's caps.
+            if cfg.kernel_writeback.is_none() {
+                p.caps.kernel_writeback_uncapped = false;
+            }
         }
         crate::footprint::Footprint::of(&cfg, workload.data_blocks()).check(shape.max_memory)?;
         Ok(RunPlan {

@@ -645,3 +645,34 @@ fn precision_is_refused_beside_a_fixed_length_and_in_run() {
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
     }
 }
+
+/// A cgroup v1 throttle lets the kernel flusher's writeback past its caps,
+/// but only a page cache has a flusher: with none (`--os-cache` 0, as
+/// `run`'s O_DIRECT writes) every write is its writer's own and capped.
+#[test]
+fn kernel_writeback_passes_the_caps_only_with_a_page_cache() {
+    let d = common::tmp("model-uncapped-writeback");
+    let p = d.path().join("throttled.json");
+    std::fs::write(
+        &p,
+        r#"{
+  "name": "throttled", "description": "test device", "source": "tests/model.rs",
+  "read": { "median_us": 60, "p99_us": 120 },
+  "write": { "median_us": 60, "p99_us": 120 },
+  "flush": { "median_us": 60, "p99_us": 120 },
+  "channels": 8, "bandwidth_mib_s": 2000, "flush_to_media": false,
+  "caps": { "read_iops": 3000, "write_iops": 3000, "limiter": "blk_throttle",
+            "bucket_ms": 100, "kernel_writeback_uncapped": true }
+}"#,
+    )
+    .unwrap();
+    let p = p.display().to_string();
+    let args = [
+        "-s", "20", "-c", "8", "-T", "2", "--seed", "3", "--device", &p,
+    ];
+    let uncapped = |v: &Value| v["run"]["device"]["caps"]["kernel_writeback_uncapped"].clone();
+    let direct = model(&[&args[..], &["--os-cache", "0"]].concat());
+    assert_eq!(uncapped(&direct), Value::Bool(false));
+    let cached = model(&[&args[..], &["--os-cache", "64MB"]].concat());
+    assert_eq!(uncapped(&cached), Value::Bool(true));
+}
