@@ -46,7 +46,7 @@
 //! | `caps.bucket_ms` | ms | `token_bucket`: depth of every cap's bucket, in milliseconds of its rate (after a quiet spell this much work passes at device speed); `blk_throttle`: the window (the kernel's slice, 100 ms on this VM's disk); default 10 |
 //! | `caps.burst.size_ios` | I/Os | burst credit bucket (gp2 style): credits held when full; I/O runs at `caps.iops` while credits last |
 //! | `caps.burst.baseline_iops` | I/O per s | rate the burst credits refill at, and so the IOPS once they are spent |
-//! | `caps.kernel_writeback_uncapped` | bool | data pages whose writeback PostgreSQL leaves to the kernel (writers with `*_flush_after` = 0: backends, by default) pass the caps when the kernel's flusher writes them: cgroup v1 charges the flusher's writeback to no cgroup (a checkpoint's fsync writes the rest in its own cgroup, capped); default false |
+//! | `caps.kernel_writeback_uncapped` | bool | data pages whose writeback PostgreSQL leaves to the kernel (writers with `*_flush_after` = 0: backends, by default) pass the caps when the kernel's flusher writes them: cgroup v1 charges the flusher's writeback to no cgroup (a checkpoint's fsync writes the rest in its own cgroup, capped); only with a modelled page cache, which has the flusher; default false |
 //! | `caps.flush_counts_as_io` | bool | a flush takes one write I/O from the IOPS caps (cgroup blk-throttle charges the empty pre-flush of each fdatasync, so write + fdatasync costs 2); default false |
 //!
 //! Loading checks every field: an error names the file, the field and the
