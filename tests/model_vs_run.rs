@@ -130,7 +130,19 @@ fn cell(dir: &Path, profile: &Path, name: &str, common: &[&str]) -> Result<Strin
         mj.to_str().unwrap(),
     ];
     model.extend_from_slice(common);
-    let (r, m) = (result(&run), result(&model));
+    let r = result(&run);
+    // The run took this host's CPU speed from its own probe, just now; the
+    // profile's is calibrate's, and this kind of VM's speed moves between
+    // the two (0.52-0.72 of the reference minutes apart, 2026-12-07). Both
+    // sides describe the host of this cell, as scripts/model-vs-run does.
+    let speed = (!r["run"]["cpu_probe"].is_null())
+        .then(|| r["run"]["cpu_speed"].as_f64())
+        .flatten()
+        .map(|s| format!("{s:.4}"));
+    if let Some(s) = &speed {
+        model.extend_from_slice(&["--cpu-speed", s]);
+    }
+    let m = result(&model);
     let (rt, mt) = (
         r["summary"]["tps"].as_f64().unwrap(),
         m["summary"]["tps"].as_f64().unwrap(),
