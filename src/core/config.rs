@@ -1,7 +1,7 @@
 //! What the core needs to know about a run, in its own units.
 
 use super::archive::ArchiveConfig;
-use super::cpu::CpuGrowth;
+use super::cpu_growth::CpuGrowth;
 use super::recovery::RecoveryConfig;
 use super::replication::{ReplicationConfig, SynchronousCommit};
 use super::time::Nanos;
@@ -92,7 +92,7 @@ pub struct CoreConfig {
     pub cpu_growth: CpuGrowth,
     /// How a statement's CPU grows with the active backends per logical
     /// CPU: (backends per CPU, factor) points, ascending; empty: none
-    /// (see [`super::cpu::Crowding`]).
+    /// (see [`super::cpu_growth::Crowding`]).
     pub cpu_crowding: Vec<(f64, f64)>,
     /// pgbench's worker threads (-j) on the database host's cores: each
     /// statement's round trip passes through its client's thread, which

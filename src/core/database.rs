@@ -158,7 +158,7 @@ pub struct Database {
     /// not stopped): the backends whose CPU grows (`CoreConfig::cpu_growth`).
     active: u32,
     /// A statement's CPU by the active backends per CPU (`cpu_crowding`).
-    crowding: super::cpu::Crowding,
+    crowding: super::cpu_growth::Crowding,
     timers: TimerQueue<Timer>,
     /// The I/Os issued and not yet completed, by token.
     io: IoTable,
@@ -258,7 +258,7 @@ impl Database {
                 Mode::Bench | Mode::Vacuum(_) => None,
             },
             active: cfg.clients,
-            crowding: super::cpu::Crowding::new(&cfg.cpu_crowding, cfg.cpus, cfg.clients),
+            crowding: super::cpu_growth::Crowding::new(&cfg.cpu_crowding, cfg.cpus, cfg.clients),
             workload,
             rng,
             cfg,
@@ -360,6 +360,15 @@ impl Database {
             }
         }
         self.set_timer(finish, Timer::CpuDone(next));
+    }
+
+    /// A statement's CPU with the backends active now: grown above the
+    /// workload's threshold, then by the backends per CPU.
+    fn statement_cpu(&self, demand: Nanos) -> Nanos {
+        self.crowding.grow(
+            self.cfg.cpu_growth.statement(demand, self.active),
+            self.active,
+        )
     }
 
     /// The CPU of a read the device served: the reclaim figure once the

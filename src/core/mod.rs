@@ -11,6 +11,7 @@ pub mod buffer_pool;
 pub mod checkpointer;
 pub mod config;
 pub mod cpu;
+pub mod cpu_growth;
 pub mod database;
 pub mod io;
 pub mod kernel_flusher;

@@ -6,7 +6,7 @@
 //! implements it (its `Script` compiles the workload files).
 
 use super::SimRng;
-use super::cpu::CpuGrowth;
+use super::cpu_growth::CpuGrowth;
 use super::locks::RowId;
 use super::time::Nanos;
 

@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 
 use crate::core::SimRng;
 use crate::core::block_set::BlockSet;
-use crate::core::cpu::CpuGrowth;
+use crate::core::cpu_growth::CpuGrowth;
 use crate::core::time::Nanos;
 use crate::core::workload::{Step, TableHeap, Workload};
 

@@ -10,7 +10,7 @@ use super::distribution::Sampler;
 use super::spec::{Access, WorkloadSpec};
 use crate::core::SimRng;
 use crate::core::config::ReclaimCpu;
-use crate::core::cpu::CpuGrowth;
+use crate::core::cpu_growth::CpuGrowth;
 use crate::core::io::PAGE_BYTES;
 use crate::core::locks::RowId;
 use crate::core::slots::prefetch;

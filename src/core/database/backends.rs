@@ -154,18 +154,17 @@ impl Database {
                     }
                 }
                 Step::Cpu(demand) => {
+                    let grown = self.statement_cpu(demand);
                     let cl = &mut self.clients[ci];
                     cl.pc += 1;
                     // The statement's CPU, and its wake-up's if that found
                     // an idle core (`thread_served`).
-                    let demand = self.crowding.grow(
-                        self.cfg.cpu_growth.statement(demand, self.active),
-                        self.active,
-                    ) + if std::mem::take(&mut cl.idle_wake) {
-                        self.cfg.round_trip
-                    } else {
-                        0
-                    };
+                    let demand = grown
+                        + if std::mem::take(&mut cl.idle_wake) {
+                            self.cfg.round_trip
+                        } else {
+                            0
+                        };
                     if demand > 0 {
                         if self.prefetching {
                             self.prefetch_buffers(ci);
@@ -265,10 +264,7 @@ impl Database {
             cl.pc += 1;
             cl.clock.switch(now, Bucket::Other);
             cl.wait = Wait::Cpu;
-            let demand = self.crowding.grow(
-                self.cfg.cpu_growth.statement(demand, self.active),
-                self.active,
-            );
+            let demand = self.statement_cpu(demand);
             let p = Proc::Backend(c).into();
             let mut cpu_start = now + rt;
             let mut finish = self
@@ -282,10 +278,7 @@ impl Database {
                     self.clients[ci].steps[self.clients[ci].pc..]
                 && next > 0
             {
-                let next = self.crowding.grow(
-                    self.cfg.cpu_growth.statement(next, self.active),
-                    self.active,
-                );
+                let next = self.statement_cpu(next);
                 let handed = self.cpu.release(finish, p);
                 debug_assert!(handed.is_none(), "CPU queued with a core per client");
                 let cl = &mut self.clients[ci];

@@ -11,7 +11,7 @@ use std::rc::Rc;
 
 use super::*;
 use crate::core::config::ReclaimCpu;
-use crate::core::cpu::CpuGrowth;
+use crate::core::cpu_growth::CpuGrowth;
 use crate::core::io::IoKind;
 use crate::core::test_support::config;
 use crate::core::time::{SEC, US};
