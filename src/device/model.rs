@@ -639,12 +639,17 @@ impl DeviceModel {
     /// them where the profile counts a flush). What a cgroup's
     /// `blkio.throttle.io_serviced`, or a provider's I/O metric, counts.
     pub fn counted_ios(&self) -> [f64; 2] {
+        self.summed(|m| m.counted)
+    }
+
+    /// `own` of this model, or summed over an array's members.
+    fn summed(&self, own: fn(&DeviceModel) -> [f64; 2]) -> [f64; 2] {
         match &self.stripes {
             Some(s) => s.members.iter().fold([0.0; 2], |acc, m| {
-                let c = m.counted_ios();
+                let c = m.summed(own);
                 [acc[0] + c[0], acc[1] + c[1]]
             }),
-            None => self.counted,
+            None => own(self),
         }
     }
 
@@ -652,13 +657,7 @@ impl DeviceModel {
     /// caps counted them or not (flushes apart): what /proc/diskstats
     /// counts.
     pub fn disk_ios(&self) -> [f64; 2] {
-        match &self.stripes {
-            Some(s) => s.members.iter().fold([0.0; 2], |acc, m| {
-                let c = m.disk_ios();
-                [acc[0] + c[0], acc[1] + c[1]]
-            }),
-            None => self.disk,
-        }
+        self.summed(|m| m.disk)
     }
 
     /// An operation this model said completes at `modelled` (as
