@@ -50,7 +50,7 @@ fn model(plan: RunPlan, profile: &Profile, stop: &Stop) -> Result<RunResult> {
     info.io_engine = format!("device model {}", profile.name);
     info.data_io = "modelled".into();
     info.device = Some(profile.to_json());
-    drive(plan, info, &mut dev, stop)
+    drive(plan, info, &mut dev, stop, None)
 }
 
 /// What a model plan runs, built but not started: the database and its
@@ -87,7 +87,7 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<Str
             plan.cfg.seed
         );
     }
-    let _shared_buffers = hold_shared_buffers(disk, &plan, quiet)?;
+    let shared_buffers = hold_shared_buffers(disk, &plan, quiet)?;
     let standby_dirs = standby_dirs(&disk.standby_root, &plan.standbys);
     let _standby_locks = lock_standbys(&standby_dirs, quiet, stop)?;
     // Each standby has one WAL I/O in flight at most.
@@ -105,14 +105,14 @@ fn run(plan: RunPlan, disk: &Disk, stop: &Stop) -> Result<(RunResult, Option<Str
     info.dir = dd.dir.display().to_string();
     info.wal_dir = dd.wal_dir.display().to_string();
     info.device = emulation.as_ref().map(|(_, p)| p.to_json());
-    let result = drive(plan, info, dev.as_mut(), stop)
+    let result = drive(plan, info, dev.as_mut(), stop, shared_buffers.as_ref())
         .with_context(|| format!("run in {}", dd.dir.display()))?;
     Ok((result, emulation.map(|(h, _)| h.stats().summary())))
 }
 
 /// Through the page cache, shared_buffers' memory must be taken from it
-/// as the postmaster takes it (see engine::shared_memory): held to the end
-/// of the run.
+/// as PostgreSQL takes it (see engine::shared_memory): mapped now, charged
+/// as the pool fills, held to the end of the run.
 fn hold_shared_buffers(
     disk: &Disk,
     plan: &RunPlan,
@@ -125,8 +125,8 @@ fn hold_shared_buffers(
         crate::engine::shared_memory::SharedMemory::hold(plan.settings.shared_buffers_bytes)?;
     if !quiet {
         eprintln!(
-            "holding {} of shared memory for shared_buffers, as PostgreSQL does, so the \
-             page cache has the room it would have",
+            "mapping {} of shared memory for shared_buffers, charged as the pool fills, as \
+             PostgreSQL's is, so the page cache has the room it would have",
             crate::units::format_memory(held.len() as u64)
         );
     }
@@ -396,11 +396,14 @@ impl SettleRule {
 }
 
 /// Drive the database on `dev` and build the result; prints only -P lines.
+/// `shared_buffers`: the real memory a `run --buffered` charges as the
+/// modelled pool fills.
 fn drive<D: Device + ?Sized>(
     plan: RunPlan,
     info: RunInfo,
     dev: &mut D,
     stop: &Stop,
+    shared_buffers: Option<&crate::engine::shared_memory::SharedMemory>,
 ) -> Result<RunResult> {
     let mut info = info;
     // Where a -t run stops if its clients have not finished (`model`).
@@ -411,18 +414,20 @@ fn drive<D: Device + ?Sized>(
     let mut db = Database::new(plan.cfg, Box::new(plan.workload));
     let mut print = |p| eprintln!("{}", text::progress_line(&p));
     let mut rule = plan.settle.map(SettleRule::new);
-    let (ending, lag) = match &mut rule {
-        None => driver::drive(&mut db, dev, stop, plan.progress, &mut print)?,
-        // Asked each simulated second: the seed fixes where it stops.
-        Some(rule) => driver::drive_until(
-            &mut db,
-            dev,
-            stop,
-            plan.progress,
-            &mut print,
-            &mut |db, now| rule.done(db, now),
-        )?,
-    };
+    // Asked each (simulated) second: the seed fixes where it stops.
+    let (ending, lag) = driver::drive_until(
+        &mut db,
+        dev,
+        stop,
+        plan.progress,
+        &mut print,
+        &mut |db, now| {
+            if let Some(m) = shared_buffers {
+                m.buffers_used(db.stats().milestones.shared_buffers_used);
+            }
+            rule.as_mut().is_some_and(|rule| rule.done(db, now))
+        },
+    )?;
     let beyond_cap = rule.as_ref().and_then(|r| r.beyond_cap.clone());
     let at_settle_cap = rule.as_ref().is_some_and(|r| r.at_cap);
     let ended = Ended {
