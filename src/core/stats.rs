@@ -78,6 +78,9 @@ pub struct Counters {
     pub read_time: IoTime,
     pub wal_write_time: IoTime,
     pub wal_sync_time: IoTime,
+    /// Device time of the dirty victims the backends wrote themselves
+    /// (pg_stat_io's client backend writes and write_time).
+    pub backend_write_time: IoTime,
     /// The backends' CPU for the blocks they read (the syscall, the 8 KiB
     /// copy), from asking for a core to leaving it: PostgreSQL's
     /// blk_read_time holds it, so the breakdown has it in page_read.

@@ -267,6 +267,10 @@ pub struct IoFigures {
     /// wal_write_time / wal_write, wal_sync_time / wal_sync; those also
     /// count the waiting process's wake-up).
     pub data_read_avg_us: f64,
+    /// Mean device time of a dirty victim a backend wrote itself, µs
+    /// (pg_stat_io's client backend write_time / writes); 0 where none.
+    #[serde(default)]
+    pub backend_write_avg_us: f64,
     /// The backends' CPU per transaction for the blocks they read, waiting
     /// for a core included, µs: part of page_read, as in PostgreSQL's
     /// blk_read_time, and CPU all the same.
@@ -486,6 +490,7 @@ fn io_figures(db: &Database, elapsed_ns: u64, tx: f64) -> IoFigures {
         wal_fdatasyncs_per_s: c.wal_syncs as f64 / elapsed,
         wal_written_bytes: c.wal_written_bytes,
         data_read_avg_us: c.read_time.mean_us(),
+        backend_write_avg_us: c.backend_write_time.mean_us(),
         read_cpu_us_per_tx: ratio(c.read_cpu_time.sum_ns as f64 / 1e3, tx),
         client_thread_us_per_tx: ratio(c.client_thread_time.sum_ns as f64 / 1e3, tx),
         wal_write_avg_us: c.wal_write_time.mean_us(),

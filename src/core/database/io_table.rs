@@ -160,6 +160,7 @@ impl Database {
             Purpose::Read { .. } | Purpose::VacuumRead { .. } => counters.read_time.record(took),
             Purpose::Wal { sync: false } => counters.wal_write_time.record(took),
             Purpose::Wal { sync: true } => counters.wal_sync_time.record(took),
+            Purpose::VictimWrite { .. } => counters.backend_write_time.record(took),
             _ => {}
         }
         let now = self.advance_clock(c.at);
