@@ -31,6 +31,9 @@ const HEADROOM_BYTES: u64 = 256 << 20;
 /// One shared buffer, bytes.
 const BUFFER_BYTES: usize = 8192;
 
+/// Bytes the toucher touches between looks at its stop flag.
+const TOUCH_CHUNK: usize = 2 << 20;
+
 /// How often the toucher looks for newly used buffers: the driver reports
 /// them once a second.
 const TOUCH_POLL: Duration = Duration::from_millis(20);
@@ -124,7 +127,9 @@ impl SharedMemory {
                     let want = target.load(Ordering::Relaxed).saturating_mul(BUFFER_BYTES);
                     let done = touched.load(Ordering::Relaxed);
                     if want > done {
-                        let to = want.min(region.1);
+                        // A chunk at a time, so that a stop is not kept
+                        // waiting behind a large pool's first touches.
+                        let to = want.min(region.1).min(done + TOUCH_CHUNK);
                         region.touch(done, to);
                         touched.store(to, Ordering::Relaxed);
                     } else {
