@@ -51,19 +51,18 @@ pub struct SharedMemory {
     toucher: Option<JoinHandle<()>>,
 }
 
-/// The mapping's address, for the toucher thread.
+/// The mapping's address and length, for the toucher thread.
 struct Region(usize, usize);
 
 impl Region {
-    /// Touch each 4 KiB page of bytes `from..to`.
+    /// Touch each 4 KiB page of bytes `from..to`; `to` is at most the
+    /// mapping's length.
     fn touch(&self, from: usize, to: usize) {
-        let page = 4096;
-        let mut off = from.next_multiple_of(page);
-        while off < to.min(self.1) {
+        debug_assert!(to <= self.1);
+        for off in (from.next_multiple_of(4096)..to).step_by(4096) {
             // SAFETY: `off` < the mapping's length; the mapping outlives the
             // toucher, which `SharedMemory::drop` joins before unmapping.
             unsafe { (self.0 as *mut u8).add(off).write_volatile(0) };
-            off += page;
         }
     }
 }
