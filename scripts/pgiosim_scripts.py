@@ -2,7 +2,8 @@
 
 * the pgiosim binary to run (`pgiosim_binary`);
 * waiting for a quiet host (`quiet_wait`: the CPU only; `wait_quiet`: CPU,
-  the disk and a fast fdatasync, with `fsync_probe`);
+  the disk, a fast fdatasync and fast reads, with `fsync_probe` and
+  `read_probe`);
 * PostgreSQL: finding or installing it (`ensure_postgres`, which honours
   PGIOSIM_NO_INSTALL), its system user (`ensure_user`), a postgresql.conf
   value (`conf_value`), pgbench's report (`parse_pgbench`);
@@ -18,6 +19,7 @@ directory first on its path): `import pgiosim_scripts`.
 """
 
 import glob
+import mmap
 import os
 import pwd
 import re
@@ -194,6 +196,58 @@ def fsync_probe(dirpath, seconds=0.5):
             "mean_us": sum(lat) / len(lat) * 1e6}
 
 
+SLOW_READ_US = 1000  # this disk, quiet: ~80 us (fio, 8 KiB QD1 O_DIRECT); in its slow spells 4-5 ms
+
+
+def read_probe(dirpath, seconds=0.5, size=16 << 20):
+    """8 KiB O_DIRECT random reads at queue depth 1 from a scratch file: what a
+    buffer-pool miss costs on this disk right now. This kind of VM's disk has
+    spells in which reads take 4-5 ms while write+fdatasync stays fast
+    (2026-12-07: fio QD1 reads at 207 IOPS, fdatasync at 110 us), so the
+    fdatasync probe alone does not see them. None where the directory's file
+    system has no O_DIRECT (tmpfs)."""
+    path = os.path.join(dirpath, ".pgbench-compare-read-probe")
+    fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
+    try:
+        # Real blocks: a hole would be answered with zeros without a read.
+        chunk = os.urandom(1 << 20)
+        for off in range(0, size, len(chunk)):
+            os.pwrite(fd, chunk, off)
+        os.fdatasync(fd)
+    finally:
+        os.close(fd)
+    lat = []
+    try:
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+        except OSError:
+            return None
+        try:
+            buf = mmap.mmap(-1, 8192)  # page-aligned, as O_DIRECT needs
+            pages = size // 8192
+            end = time.monotonic() + seconds
+            i = 0
+            while time.monotonic() < end and len(lat) < 50000:
+                # A fixed stride over the file: no page twice in a row, no RNG.
+                off = (i * 7919 % pages) * 8192
+                i += 1
+                t = time.perf_counter()
+                try:
+                    os.preadv(fd, [buf], off)
+                except OSError:
+                    return None
+                lat.append(time.perf_counter() - t)
+        finally:
+            os.close(fd)
+    finally:
+        os.unlink(path)
+    if not lat:
+        return None
+    lat.sort()
+    return {"ops": len(lat), "p50_us": lat[len(lat) // 2] * 1e6, "p99_us": lat[int(len(lat) * 0.99)] * 1e6,
+            "mean_us": sum(lat) / len(lat) * 1e6}
+
+
 def wait_quiet(max_s, devname, probe_dir):
     """Wait until 3 consecutive seconds have < 8 % CPU busy and < 60 IOPS on
     the disk (the anchors' rule) and a short fdatasync probe is fast, at most
@@ -209,7 +263,9 @@ def wait_quiet(max_s, devname, probe_dir):
         busy = (b1 - b0) / max(1, t1j - t0j)
         streak = streak + 1 if busy < 0.08 and d1 - d0 < 60 else 0
         if streak >= 3:
-            if fsync_probe(probe_dir, 0.2)["p50_us"] < SLOW_FSYNC_US:
+            reads = read_probe(probe_dir, 0.2)
+            if (fsync_probe(probe_dir, 0.2)["p50_us"] < SLOW_FSYNC_US
+                    and (reads is None or reads["p50_us"] < SLOW_READ_US)):
                 return True, time.monotonic() - t0
             streak = 0
     return False, time.monotonic() - t0
