@@ -73,9 +73,10 @@ pub struct Settle {
 /// an allocation of 8 GB at once).
 pub const SHARED_BUFFERS_MAX_BYTES: u64 = 512 << 30;
 
-/// The largest page cache modelled: 1 TiB (about 15 bytes a page: 2 GB),
-/// which holds the default of the largest `--instance` preset. 20 TB
-/// tripped the page cache's own bound in the core, 10 TB asked for 20 GB.
+/// The largest page cache modelled: 1 TiB (about 15 bytes a page: 2 GB).
+/// 20 TB tripped the page cache's own bound in the core, 10 TB asked for
+/// 20 GB. A server whose RAM leaves more is modelled with its first 1 TiB
+/// (`os_cache_pages`); `--os-cache` above it is refused.
 pub const OS_CACHE_MAX_BYTES: u64 = 1 << 40;
 
 /// Refuses a page cache of `pages` larger than [`OS_CACHE_MAX_BYTES`],
@@ -715,7 +716,24 @@ fn client_threads(shape: &RunShape) -> Result<u32> {
 /// The pages of page cache the run models, refusing more than the model
 /// holds and `--after-init` with none to start full.
 fn os_cache_pages(shape: &RunShape, s: &Settings) -> Result<u64> {
-    let os_cache_pages = page_cache_bytes(shape, s)? / PAGE_BYTES;
+    let mut os_cache_pages = page_cache_bytes(shape, s)? / PAGE_BYTES;
+    let max = OS_CACHE_MAX_BYTES / PAGE_BYTES;
+    if shape.os_cache_bytes.is_none() && os_cache_pages > max {
+        // What a server's RAM leaves (a preset's or --ram's) past the
+        // model's bound: a page cache larger than the data files is never
+        // full, so its first 1 TiB answers the same for any data set below
+        // that. Only an explicit --os-cache is refused.
+        if !shape.quiet {
+            let gib = |b: u64| format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64);
+            eprintln!(
+                "notice: a page cache of {} is modelled as its first {}, the most the model holds: \
+                 the same answer for a data set below that",
+                gib(os_cache_pages * PAGE_BYTES),
+                gib(OS_CACHE_MAX_BYTES)
+            );
+        }
+        os_cache_pages = max;
+    }
     check_os_cache("--os-cache", os_cache_pages)?;
     if shape.after_init && os_cache_pages == 0 {
         return Err(usage(
@@ -838,4 +856,28 @@ fn benchmark_config(shape: &RunShape, s: &Settings, workload: &Script) -> Result
         bgwriter_flush_after: s.bgwriter_flush_after_bytes,
         checkpoint_flush_after: s.checkpoint_flush_after_bytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server's RAM past the model's bound is modelled with its first
+    /// 1 TiB; an explicit --os-cache past it is refused.
+    #[test]
+    fn a_page_cache_past_the_bound_is_clamped_unless_given() {
+        let s = Settings::default();
+        let mut shape = RunShape::new(Vec::new(), 1, 1);
+        shape.quiet = true;
+        shape.ram_bytes = Some(1536 << 30);
+        assert_eq!(
+            os_cache_pages(&shape, &s).unwrap(),
+            OS_CACHE_MAX_BYTES / PAGE_BYTES
+        );
+        shape.ram_bytes = Some(64 << 30);
+        let below = os_cache_pages(&shape, &s).unwrap();
+        assert!(below > 0 && below < OS_CACHE_MAX_BYTES / PAGE_BYTES);
+        shape.os_cache_bytes = Some(2 << 40);
+        assert!(os_cache_pages(&shape, &s).is_err());
+    }
 }
