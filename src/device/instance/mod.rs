@@ -601,6 +601,33 @@ mod tests {
         let i7 = lookup("i7i.24xlarge").unwrap();
         assert_eq!((i7.vcpus, i7.memory_gib), (96, 768.0));
         assert_eq!(i7.store.unwrap().volumes, 6);
+        // The Graviton families without a local disk: EBS limits, no store.
+        for family in ["m6g", "r6g", "c6g", "r7g", "c7g", "m8g", "r8g", "c8g"] {
+            for size in [
+                "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
+            ] {
+                let name = format!("{family}.{size}");
+                let i = lookup(&name).unwrap_or_else(|| panic!("{name} is not a preset"));
+                assert!(i.store.is_none(), "{name} has a store");
+                assert!(i.volume_limits.is_some(), "{name} has no EBS limits");
+            }
+        }
+        let r = lookup("r8g.4xlarge").unwrap();
+        assert_eq!((r.vcpus, r.memory_gib, r.threads_per_core), (16, 128.0, 1));
+        assert_eq!(r.cpu_key, Some("graviton4"));
+        let l = r.volume_limits.unwrap();
+        assert_eq!((l.baseline_mb_s, l.max_mb_s), (625.0, 1250.0));
+        assert_eq!((l.baseline_iops, l.max_iops), (20_000.0, 40_000.0));
+        let c = lookup("c6g.large").unwrap();
+        assert_eq!(
+            (c.vcpus, c.memory_gib, c.cpu_key),
+            (2, 4.0, Some("graviton2"))
+        );
+        let r = lookup("r8g.24xlarge").unwrap();
+        assert_eq!((r.vcpus, r.memory_gib), (96, 768.0));
+        // r8g.48xlarge (1,536 GiB) is left out: its default page cache
+        // would pass the 1 TB the model holds.
+        assert!(lookup("r8g.48xlarge").is_none());
     }
 
     #[test]
