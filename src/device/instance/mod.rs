@@ -24,7 +24,9 @@
 //!   hours, after which they revert to their baseline performance").
 //! * AWS `aws-2026`: the same tables in the current Amazon EC2 Instance
 //!   Types Guide and Amazon EBS User Guide, read 2026-12, for the families
-//!   the archive predates or lacked here: c6id, m7gd, m8gd, i7i.
+//!   the archive predates or lacked here: c6id, m7gd, m8gd, i7i, and the
+//!   EBS-only m7i, r7i, c7i (Xeon 8488C) and m7a, r7a, c7a (EPYC 9R14,
+//!   one thread a core: SMT off).
 //! * Azure `azure`: Dsv5 sizes, vCPUs, memory and "Uncached Premium SSD"
 //!   IOPS and MB/s with their burst figures ("Burst speeds can be
 //!   maintained for up to 30 minutes at a time"), from
@@ -601,6 +603,36 @@ mod tests {
         let i7 = lookup("i7i.24xlarge").unwrap();
         assert_eq!((i7.vcpus, i7.memory_gib), (96, 768.0));
         assert_eq!(i7.store.unwrap().volumes, 6);
+        // The EBS-only 7th generation x86 families: no store, EBS limits.
+        for family in ["m7i", "r7i", "c7i", "m7a", "r7a", "c7a"] {
+            for size in ["large", "4xlarge", "16xlarge", "24xlarge"] {
+                let name = format!("{family}.{size}");
+                let i = lookup(&name).unwrap_or_else(|| panic!("{name} is not a preset"));
+                assert!(i.store.is_none(), "{name} has a store");
+                assert!(i.volume_limits.is_some(), "{name} has no EBS limits");
+            }
+        }
+        let m7i = lookup("m7i.4xlarge").unwrap();
+        assert_eq!(
+            (m7i.vcpus, m7i.memory_gib, m7i.threads_per_core),
+            (16, 64.0, 2)
+        );
+        let l = m7i.volume_limits.unwrap();
+        assert_eq!(
+            (l.baseline_mb_s, l.max_mb_s, l.baseline_iops, l.max_iops),
+            (625.0, 1250.0, 20000.0, 40000.0)
+        );
+        // AMD's 9R14 runs one thread a core: 16 vCPUs are 16 cores.
+        let r7a = lookup("r7a.4xlarge").unwrap();
+        assert_eq!(
+            (r7a.vcpus, r7a.memory_gib, r7a.threads_per_core),
+            (16, 128.0, 1)
+        );
+        let c7i = lookup("c7i.48xlarge").unwrap();
+        assert_eq!((c7i.vcpus, c7i.memory_gib), (192, 384.0));
+        assert_eq!(c7i.volume_limits.unwrap().max_iops, 240000.0);
+        // 1,536 GiB: a default page cache over the 1 TiB modelled.
+        assert!(lookup("r7i.48xlarge").is_none() && lookup("r7a.48xlarge").is_none());
     }
 
     #[test]
@@ -610,12 +642,14 @@ mod tests {
             assert!(i.vcpus >= 2 && i.memory_gib >= 3.9, "{}", i.name);
             assert_eq!(i.vcpus % i.threads_per_core, 0, "{}", i.name);
             // x86 two threads a core, Graviton (the "g" after the
-            // generation digit: m6gd, m7g, m8gd) one.
+            // generation digit: m6gd, m7g, m8gd) one, and the EPYC 9R14
+            // families (m7a, r7a, c7a: SMT off) one.
             if i.provider == Provider::Aws {
                 let graviton = i.name.as_bytes()[2] == b'g';
+                let smt_off = i.cpu_key == Some("epyc-9r14");
                 assert_eq!(
                     i.threads_per_core,
-                    if graviton { 1 } else { 2 },
+                    if graviton || smt_off { 1 } else { 2 },
                     "{}",
                     i.name
                 );
