@@ -248,6 +248,10 @@ mod tests {
         assert_eq!(cpu_class("graviton3").unwrap().speed, 0.72);
         assert_eq!(cpu_class("graviton4").unwrap().speed, 0.95);
         assert_eq!(cpu_class("xeon-8559c").unwrap().speed, 1.10);
+        // AWS's Sapphire Rapids (m7i, r7i, c7i), 27 sizes.
+        let spr = cpu_class("xeon-8488c").unwrap();
+        assert_eq!(spr.workloads, [1824.0, 1522.0, 2035.0, 2132.0]);
+        assert_eq!(spr.speed, 0.95);
         // The bridge's check: AWS's SMT-off Genoa at 3.7 GHz against the
         // 9454P's 3.8 GHz boost, within 2% of the clock ratio.
         let r14 = cpu_class("epyc-9r14").unwrap().speed;
@@ -293,6 +297,12 @@ mod tests {
         assert_eq!(key("i4i.large"), Some("xeon-8375c"));
         assert_eq!(key("i7i.large"), Some("xeon-8559c"));
         assert_eq!(key("c6id.large"), Some("xeon-8375c"));
+        for n in ["m7i.large", "r7i.24xlarge", "c7i.48xlarge"] {
+            assert_eq!(key(n), Some("xeon-8488c"), "{n}");
+        }
+        for n in ["m7a.large", "r7a.24xlarge", "c7a.48xlarge"] {
+            assert_eq!(key(n), Some("epyc-9r14"), "{n}");
+        }
         assert_eq!(key("Standard_D16s_v5"), Some("xeon-8370c"));
         assert_eq!(key("Standard_E16ds_v5"), Some("xeon-8370c"));
         assert_eq!(key("Standard_D16as_v5"), Some("epyc-7763"));
@@ -307,15 +317,21 @@ mod tests {
         assert_eq!(key("cpx42"), Some("epyc-genoa"));
         assert_eq!(key("cax31"), Some("neoverse-n1-cax"));
         // One thread a core: the Arm classes (Graviton, Hetzner's Neoverse
-        // N1), and Hetzner's shared vCPUs as lscpu shows them; every other
-        // x86 size two.
+        // N1), AWS's EPYC 9R14 (m7a, r7a, c7a: SMT off), and Hetzner's
+        // shared vCPUs as lscpu shows them; every other x86 size two.
         for i in instances() {
             let arm = i
                 .cpu_key
                 .is_some_and(|k| k.starts_with("graviton") || k.starts_with("neoverse"));
+            let smt_off = i.cpu_key == Some("epyc-9r14");
             let shared = i.provider == Provider::Hetzner
                 && (i.name.starts_with("cpx") || i.name.starts_with("cx"));
-            assert_eq!(arm || shared, i.threads_per_core == 1, "{}", i.name);
+            assert_eq!(
+                arm || smt_off || shared,
+                i.threads_per_core == 1,
+                "{}",
+                i.name
+            );
         }
     }
 

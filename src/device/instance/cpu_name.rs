@@ -138,6 +138,8 @@ mod tests {
             ),
             ("AMD EPYC-Milan Processor", "epyc-milan"),
             ("AMD EPYC-Genoa Processor", "epyc-genoa"),
+            ("Intel(R) Xeon(R) Platinum 8488C", "xeon-8488c"),
+            ("AMD EPYC 9R14", "epyc-9r14"),
         ] {
             assert_eq!(key(lscpu), Some(class), "{lscpu}");
         }

@@ -24,7 +24,9 @@
 //!   hours, after which they revert to their baseline performance").
 //! * AWS `aws-2026`: the same tables in the current Amazon EC2 Instance
 //!   Types Guide and Amazon EBS User Guide, read 2026-12, for the families
-//!   the archive predates or lacked here: c6id, m7gd, m8gd, i7i.
+//!   the archive predates or lacked here: c6id, m7gd, m8gd, i7i, and the
+//!   EBS-only m7i, r7i, c7i (Xeon 8488C) and m7a, r7a, c7a (EPYC 9R14,
+//!   one thread a core: SMT off).
 //! * Azure `azure`: Dsv5 sizes, vCPUs, memory and "Uncached Premium SSD"
 //!   IOPS and MB/s with their burst figures ("Burst speeds can be
 //!   maintained for up to 30 minutes at a time"), from
@@ -601,8 +603,11 @@ mod tests {
         let i7 = lookup("i7i.24xlarge").unwrap();
         assert_eq!((i7.vcpus, i7.memory_gib), (96, 768.0));
         assert_eq!(i7.store.unwrap().volumes, 6);
-        // The Graviton families without a local disk: EBS limits, no store.
-        for family in ["m6g", "r6g", "c6g", "r7g", "c7g", "m8g", "r8g", "c8g"] {
+        // The families without a local disk: EBS limits, no store.
+        for family in [
+            "m6g", "r6g", "c6g", "r7g", "c7g", "m8g", "r8g", "c8g", "m7i", "r7i", "c7i", "m7a",
+            "r7a", "c7a",
+        ] {
             for size in [
                 "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge",
             ] {
@@ -625,9 +630,25 @@ mod tests {
         );
         let r = lookup("r8g.24xlarge").unwrap();
         assert_eq!((r.vcpus, r.memory_gib), (96, 768.0));
-        // r8g.48xlarge (1,536 GiB) is left out: its default page cache
-        // would pass the 1 TB the model holds.
-        assert!(lookup("r8g.48xlarge").is_none());
+        let m7i = lookup("m7i.4xlarge").unwrap();
+        assert_eq!(
+            (m7i.vcpus, m7i.memory_gib, m7i.threads_per_core),
+            (16, 64.0, 2)
+        );
+        let l = m7i.volume_limits.unwrap();
+        assert_eq!(
+            (l.baseline_mb_s, l.max_mb_s, l.baseline_iops, l.max_iops),
+            (625.0, 1250.0, 20000.0, 40000.0)
+        );
+        // AMD's 9R14 runs one thread a core: 16 vCPUs are 16 cores.
+        let r7a = lookup("r7a.4xlarge").unwrap();
+        assert_eq!(
+            (r7a.vcpus, r7a.memory_gib, r7a.threads_per_core),
+            (16, 128.0, 1)
+        );
+        let c7i = lookup("c7i.48xlarge").unwrap();
+        assert_eq!((c7i.vcpus, c7i.memory_gib), (192, 384.0));
+        assert_eq!(c7i.volume_limits.unwrap().max_iops, 240000.0);
     }
 
     #[test]
@@ -637,12 +658,14 @@ mod tests {
             assert!(i.vcpus >= 2 && i.memory_gib >= 3.9, "{}", i.name);
             assert_eq!(i.vcpus % i.threads_per_core, 0, "{}", i.name);
             // x86 two threads a core, Graviton (the "g" after the
-            // generation digit: m6gd, m7g, m8gd) one.
+            // generation digit: m6gd, m7g, m8gd) one, and the EPYC 9R14
+            // families (m7a, r7a, c7a: SMT off) one.
             if i.provider == Provider::Aws {
                 let graviton = i.name.as_bytes()[2] == b'g';
+                let smt_off = i.cpu_key == Some("epyc-9r14");
                 assert_eq!(
                     i.threads_per_core,
-                    if graviton { 1 } else { 2 },
+                    if graviton || smt_off { 1 } else { 2 },
                     "{}",
                     i.name
                 );
