@@ -40,6 +40,32 @@ fn syncrep_compare_small_run() {
     if !common::have_postgres(&["pg_basebackup", "pgbench"]) && !common::on_path("apt-get") {
         skip("PostgreSQL is not installed and there is no apt-get to install it");
     }
+    let first = attempt();
+    let (run, real) = (&first["run"], &first["real"]);
+    if run_is_near_real(run) {
+        return;
+    }
+    // One comparison of 4 s on each side: a disk hiccup on one side alone
+    // (on 2026-12-07 the real side's fdatasync p99 was 2.7 ms, ten times
+    // its usual) moves its tps by more than the range. Measured once more
+    // before the test fails, as tests/model_vs_run.rs does a cell.
+    common::note!("run {run} vs real {real}: outside the range; once more");
+    let second = attempt();
+    let (run, real) = (&second["run"], &second["real"]);
+    assert!(run_is_near_real(run), "run {run} vs real {real}, twice");
+}
+
+/// `run` in the same range as PostgreSQL: tps within a factor of two, the
+/// share of a transaction in SyncRep within 20 points.
+fn run_is_near_real(run: &Value) -> bool {
+    let ratio = num(&run["checks"], "tps_ratio");
+    let points = num(&run["checks"], "share_points").abs();
+    (0.5..2.0).contains(&ratio) && points < 0.2
+}
+
+/// One run of the script: it completes, cleans up, and its comparison is
+/// sane. Returns its one case.
+fn attempt() -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/syncrep-compare");
     let work = tempfile::Builder::new()
         .prefix("syncrep-compare-test")
@@ -122,11 +148,7 @@ fn syncrep_compare_small_run() {
         );
     }
     assert!(real_share > 0.15, "{real}");
-    let run = &case["run"];
-    let ratio = num(&run["checks"], "tps_ratio");
-    assert!((0.5..2.0).contains(&ratio), "run {run} vs real {real}");
-    let points = num(&run["checks"], "share_points").abs();
-    assert!(points < 0.2, "run {run} vs real {real}");
+    case.clone()
 }
 
 fn main() -> std::process::ExitCode {
