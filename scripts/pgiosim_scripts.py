@@ -173,6 +173,22 @@ def host_cpu_s():
 SLOW_FSYNC_US = 300  # this disk, quiet: ~35 us (fio), ~90 us (pg_test_fsync)
 
 
+def _timed(op, seconds):
+    """Call op(i) for i = 0, 1, ... for `seconds` (at most 50,000 calls):
+    the latencies' summary, or None if there were none."""
+    lat = []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and len(lat) < 50000:
+        t = time.perf_counter()
+        op(len(lat))
+        lat.append(time.perf_counter() - t)
+    if not lat:
+        return None
+    lat.sort()
+    return {"ops": len(lat), "p50_us": lat[len(lat) // 2] * 1e6, "p99_us": lat[int(len(lat) * 0.99)] * 1e6,
+            "mean_us": sum(lat) / len(lat) * 1e6}
+
+
 def fsync_probe(dirpath, seconds=0.5):
     """8 KiB write + fdatasync at queue depth 1 on a scratch file: what a
     commit costs on this disk right now (other tenants can slow it down
@@ -180,20 +196,16 @@ def fsync_probe(dirpath, seconds=0.5):
     path = os.path.join(dirpath, ".pgbench-compare-fsync-probe")
     fd = os.open(path, os.O_CREAT | os.O_WRONLY | os.O_TRUNC, 0o600)
     buf = os.urandom(8192)
-    lat = []
+
+    def commit(i):
+        os.pwrite(fd, buf, 8192 * (i % 128))
+        os.fdatasync(fd)
+
     try:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end and len(lat) < 50000:
-            t = time.perf_counter()
-            os.pwrite(fd, buf, 8192 * (len(lat) % 128))
-            os.fdatasync(fd)
-            lat.append(time.perf_counter() - t)
+        return _timed(commit, seconds)
     finally:
         os.close(fd)
         os.unlink(path)
-    lat.sort()
-    return {"ops": len(lat), "p50_us": lat[len(lat) // 2] * 1e6, "p99_us": lat[int(len(lat) * 0.99)] * 1e6,
-            "mean_us": sum(lat) / len(lat) * 1e6}
 
 
 SLOW_READ_US = 1000  # this disk, quiet: ~80 us (fio, 8 KiB QD1 O_DIRECT); in its slow spells 4-5 ms
@@ -214,38 +226,19 @@ def read_probe(dirpath, seconds=0.5, size=16 << 20):
         for off in range(0, size, len(chunk)):
             os.pwrite(fd, chunk, off)
         os.fdatasync(fd)
-    finally:
         os.close(fd)
-    lat = []
-    try:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-        except OSError:
-            return None
-        try:
-            buf = mmap.mmap(-1, 8192)  # page-aligned, as O_DIRECT needs
-            pages = size // 8192
-            end = time.monotonic() + seconds
-            i = 0
-            while time.monotonic() < end and len(lat) < 50000:
-                # A fixed stride over the file: no page twice in a row, no RNG.
-                off = (i * 7919 % pages) * 8192
-                i += 1
-                t = time.perf_counter()
-                try:
-                    os.preadv(fd, [buf], off)
-                except OSError:
-                    return None
-                lat.append(time.perf_counter() - t)
-        finally:
-            os.close(fd)
-    finally:
-        os.unlink(path)
-    if not lat:
+        fd = None
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+        buf = mmap.mmap(-1, 8192)  # page-aligned, as O_DIRECT needs
+        pages = size // 8192
+        # A fixed stride over the file: no page twice in a row, no RNG.
+        return _timed(lambda i: os.preadv(fd, [buf], (i * 7919 % pages) * 8192), seconds)
+    except OSError:
         return None
-    lat.sort()
-    return {"ops": len(lat), "p50_us": lat[len(lat) // 2] * 1e6, "p99_us": lat[int(len(lat) * 0.99)] * 1e6,
-            "mean_us": sum(lat) / len(lat) * 1e6}
+    finally:
+        if fd is not None:
+            os.close(fd)
+        os.unlink(path)
 
 
 def wait_quiet(max_s, devname, probe_dir):
