@@ -500,6 +500,8 @@ fn devices_and_instances_list_types_and_sources() {
         "per-VM disk limits: pd-balanced 20,000 IOPS, 1,200 MiB/s; pd-ssd 25,000 IOPS, 1,200 \
          MiB/s; hyperdisk-balanced not found",
         "GoogleCloudPlatform/gcpdiag",
+        "| CPU xeon-8581c ×1.07 | per-VM disk limits: pd-balanced not supported; pd-ssd not \
+         supported; hyperdisk-balanced not found",
         "ccx33",
         "local NVMe 1 × 246 GB: not measured, no store profile",
         "volume limits: none published",

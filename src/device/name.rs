@@ -247,10 +247,20 @@ fn volume_on_instance(
 ) -> Result<Profile> {
     let p = load_profile(d)?;
     match provisioned::type_of(d) {
-        Some(t) if t.provider == i.provider.name() => Ok(match limits {
-            Some(h) => limited(h, t.name, p, quiet),
-            None => p,
-        }),
+        Some(t) if t.provider == i.provider.name() => {
+            if let Some(why) = unsupported(i, t.name)
+                && !quiet
+            {
+                eprintln!(
+                    "notice: --device {d}: {} takes Hyperdisk only ({why})",
+                    i.name
+                );
+            }
+            Ok(match limits {
+                Some(h) => limited(h, t.name, p, quiet),
+                None => p,
+            })
+        }
         Some(t) => Err(usage(format!(
             "--device {d} is an {} volume, --instance {} a {} server: choose a \
              volume of the same provider",
@@ -269,6 +279,19 @@ fn volume_on_instance(
             Ok(p)
         }
     }
+}
+
+/// Why GCP preset `i` does not take disk type `disk_type` (C4, N4 and C4A
+/// take Hyperdisk only), if it does not.
+fn unsupported(i: &Instance, disk_type: &str) -> Option<&'static str> {
+    (i.provider == instance::Provider::Gcp)
+        .then(|| {
+            instance::gcp_vm_limits::unsupported(
+                instance::gcp_vm_limits::series_of(i.name),
+                disk_type,
+            )
+        })
+        .flatten()
 }
 
 /// Volume `p` of provisioned type `disk_type` under the server's limits

@@ -77,6 +77,8 @@ const TSV: &str = include_str!("gcp_vm_limits.tsv");
 
 struct Table {
     rows: Vec<DiskLimit>,
+    /// (series, disk type, source key): the series does not take the type.
+    unsupported: Vec<(&'static str, &'static str, &'static str)>,
     sources: Vec<(&'static str, &'static str)>,
 }
 
@@ -91,6 +93,17 @@ pub fn lookup(series: &str, vcpus: u32, disk_type: &str) -> Option<&'static Disk
         .rows
         .iter()
         .find(|r| r.series == series && r.disk_type == disk_type && r.covers(vcpus))
+}
+
+/// Whether the series does not take `disk_type` at all (C4, N4, C4A take
+/// Hyperdisk only), and Google's words for it.
+pub fn unsupported(series: &str, disk_type: &str) -> Option<&'static str> {
+    TABLE
+        .unsupported
+        .iter()
+        .find(|(s, t, _)| *s == series && *t == disk_type)
+        .and_then(|(_, _, k)| TABLE.sources.iter().find(|(key, _)| key == k))
+        .map(|(_, text)| *text)
 }
 
 /// Every disk type's limit for a VM of `series` with `vcpus`, in
@@ -116,6 +129,7 @@ const COLUMNS: usize = 8;
 
 fn parse(text: &'static str) -> Result<Table, String> {
     let mut rows: Vec<DiskLimit> = Vec::new();
+    let mut unsupported = Vec::new();
     let mut sources = Vec::new();
     for (n, line) in text.lines().enumerate() {
         let at = |e: String| format!("line {}: {e}", n + 1);
@@ -132,6 +146,16 @@ fn parse(text: &'static str) -> Result<Table, String> {
         let c: Vec<&'static str> = line.split('\t').collect();
         if c.len() != COLUMNS {
             return Err(at(format!("{} columns, not {COLUMNS}", c.len())));
+        }
+        if c[2] == "*" {
+            if !c[3..7].iter().all(|v| *v == "-") {
+                return Err(at(
+                    "a '*' row says the series does not take the type: its figures are '-'".into(),
+                ));
+            }
+            let t = disk_type(c[1]).map_err(at)?;
+            unsupported.push((c[0], t, c[7]));
+            continue;
         }
         let row = parse_row(&c).map_err(at)?;
         if let Some(other) = rows.iter().find(|r| {
@@ -153,7 +177,19 @@ fn parse(text: &'static str) -> Result<Table, String> {
             r.series, r.disk_type, r.source_key
         ));
     }
-    Ok(Table { rows, sources })
+    if let Some((s, t, k)) = unsupported.iter().find(|(s, t, k)| {
+        !sources.iter().any(|(key, _)| key == k)
+            || rows.iter().any(|r| r.series == *s && r.disk_type == *t)
+    }) {
+        return Err(format!(
+            "{s} {t}: a '*' row needs a source with an @ line ({k:?}) and no figures for the type"
+        ));
+    }
+    Ok(Table {
+        rows,
+        unsupported,
+        sources,
+    })
 }
 
 fn overlap(a: (u32, Option<u32>), b: (u32, Option<u32>)) -> bool {
@@ -161,18 +197,16 @@ fn overlap(a: (u32, Option<u32>), b: (u32, Option<u32>)) -> bool {
     a.0 <= end(b) && b.0 <= end(a)
 }
 
-fn parse_row(c: &[&'static str]) -> Result<DiskLimit, String> {
-    let disk_type = DISK_TYPES
+fn disk_type(s: &str) -> Result<&'static str, String> {
+    DISK_TYPES
         .iter()
         .copied()
-        .find(|t| *t == c[1])
-        .ok_or_else(|| {
-            format!(
-                "disk type {:?} is not one of {}",
-                c[1],
-                DISK_TYPES.join(", ")
-            )
-        })?;
+        .find(|t| *t == s)
+        .ok_or_else(|| format!("disk type {s:?} is not one of {}", DISK_TYPES.join(", ")))
+}
+
+fn parse_row(c: &[&'static str]) -> Result<DiskLimit, String> {
+    let disk_type = disk_type(c[1])?;
     let num = |i: usize, what: &str| {
         c[i].parse::<f64>()
             .ok()
@@ -249,6 +283,11 @@ mod tests {
         assert!(lookup("c3", 16, "pd-ssd").is_none());
         assert!(lookup("z3", 8, "pd-balanced").is_none());
         assert!(lookup("n4", 16, "pd-balanced").is_none());
+        // C4, N4 and C4A take Hyperdisk only.
+        assert!(unsupported("c4", "pd-ssd").is_some_and(|s| s.contains("C4 doesn't support")));
+        assert!(unsupported("n4", "pd-balanced").is_some());
+        assert!(unsupported("c4a", "hyperdisk-balanced").is_none());
+        assert!(unsupported("n2", "pd-ssd").is_none());
     }
 
     #[test]
@@ -288,6 +327,10 @@ mod tests {
         let two = "@s\tx\nn2\tpd-ssd\t8-15\t1\t1\t1\t1\ts\nn2\tpd-ssd\t12+\t1\t1\t1\t1\ts\n";
         let e = parse(two).err().unwrap();
         assert!(e.starts_with("line 3:") && e.contains("overlap"), "{e}");
+        let e = parse("@s\tx\nc4\tpd-ssd\t*\t1\t-\t-\t-\ts\n")
+            .err()
+            .unwrap();
+        assert!(e.contains("its figures are '-'"), "{e}");
         let e = parse("n2\tpd-ssd\t8\t1\t1\t1\t1\tnone\n").err().unwrap();
         assert!(e.contains("source \"none\" has no @ line"), "{e}");
         assert!(!sources().is_empty() && !TABLE.rows.is_empty());

@@ -601,6 +601,11 @@ impl Instance {
             .iter()
             .map(|t| match rows.iter().find(|r| r.disk_type == *t) {
                 Some(r) => format!("{t} {} IOPS, {} MiB/s", fmt_num(r.iops), fmt_num(r.mib_s)),
+                None if gcp_vm_limits::unsupported(gcp_vm_limits::series_of(self.name), t)
+                    .is_some() =>
+                {
+                    format!("{t} not supported")
+                }
                 None => format!("{t} not found"),
             })
             .collect();
@@ -778,10 +783,14 @@ mod tests {
             } else {
                 1.0
             };
-            // Azure's Standard_E96ds_v5 is the one exception: 672 GB.
+            // Azure's Standard_E96ds_v5 (672 GB) and GCP's c4-standard
+            // (3.75 GB a vCPU, 7 GB at 2) are the exceptions.
+            let c4 = i.name.starts_with("c4-standard-")
+                && (per_vcpu == 3.75 || (i.vcpus == 2 && per_vcpu == 3.5));
             assert!(
                 [2.0, 4.0, 8.0].iter().any(|r| r * unit == per_vcpu)
-                    || (i.name == "Standard_E96ds_v5" && per_vcpu == 7.0),
+                    || (i.name == "Standard_E96ds_v5" && per_vcpu == 7.0)
+                    || c4,
                 "{}",
                 i.name
             );
@@ -956,6 +965,44 @@ mod tests {
         let text = format!("@s\tx\n{row}");
         let e = parse_table(Box::leak(text.into_boxed_str())).err().unwrap();
         assert!(e.contains("store IOPS without store_figures"), "{e}");
+    }
+
+    #[test]
+    fn gcp_c4_n4_c4a_from_googles_page_and_spare_cores() {
+        let c4 = lookup("c4-standard-16").unwrap();
+        assert_eq!(
+            (c4.vcpus, c4.threads_per_core, c4.memory_gib),
+            (16, 2, 60.0)
+        );
+        assert_eq!(lookup("c4-standard-2").unwrap().memory_gib, 7.0);
+        assert_eq!(
+            lookup("c4-standard-192").unwrap().cpu_key,
+            Some("xeon-8581c")
+        );
+        // Granite Rapids sizes are left out.
+        assert!(lookup("c4-standard-144").is_none());
+        let n4 = lookup("n4-standard-80").unwrap();
+        assert_eq!(
+            (n4.vcpus, n4.threads_per_core, n4.memory_gib),
+            (80, 2, 320.0)
+        );
+        let a = lookup("c4a-standard-72").unwrap();
+        assert_eq!((a.vcpus, a.threads_per_core, a.memory_gib), (72, 1, 288.0));
+        assert!(a.cpu_class().is_none(), "no Geekbench run: CPU not fixed");
+        // Hyperdisk only, and Hyperdisk Balanced's per-VM limits were not
+        // found: no limits, and the line says so.
+        for i in [c4, n4, a] {
+            assert!(i.host_limits().is_none() && i.store.is_none(), "{}", i.name);
+            assert!(
+                i.summary_line().contains(
+                    "per-VM disk limits: pd-balanced not supported; pd-ssd not supported; \
+                     hyperdisk-balanced not found"
+                ),
+                "{}",
+                i.summary_line()
+            );
+        }
+        assert!(a.summary_line().contains("CPU not fixed"));
     }
 
     #[test]
