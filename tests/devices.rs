@@ -224,6 +224,66 @@ fn gcp_local_ssd_by_disk_count() {
 }
 
 #[test]
+fn a_gcp_instance_limits_the_disk_type_given() {
+    // n2-standard-16 allows 25,000 IOPS on its pd-ssd disks together, less
+    // than a 2,000 GiB pd-ssd's own 66,000; and 1,200 MiB/s.
+    let r = model(&with(&[
+        "--instance",
+        "n2-standard-16",
+        "--device",
+        "pd-ssd:size_gib=2000",
+    ]));
+    let dev = &r["run"]["device"];
+    assert_eq!(dev["name"], "pd-ssd-2000gib-on-n2-standard-16");
+    assert_eq!(dev["caps"]["iops"], 25000.0);
+    assert_eq!(dev["caps"]["mib_s"], 1200.0);
+    assert!(
+        dev["source"]
+            .as_str()
+            .unwrap()
+            .contains("on its pd-ssd disks together: 25,000 IOPS and 1,200 MiB/s"),
+        "{}",
+        dev["source"]
+    );
+    // pd-balanced's row is its own: 20,000 IOPS.
+    let r = model(&with(&[
+        "--instance",
+        "n2-standard-16",
+        "--device",
+        "pd-balanced:size_gib=4000",
+    ]));
+    assert_eq!(r["run"]["device"]["caps"]["iops"], 20000.0);
+    // The same server typed as flags, its limits by name.
+    let by_flags = model(&with(&[
+        "--cpus",
+        "16",
+        "--volume-limits",
+        "n2-standard-16",
+        "--device",
+        "pd-balanced:size_gib=4000",
+    ]));
+    assert_eq!(by_flags["run"]["device"], r["run"]["device"]);
+    // Hyperdisk Balanced's per-VM limits were not found: the volume keeps
+    // its own caps, and a notice says so.
+    let mut v = vec!["model", "--json", "-"];
+    v.extend(with(&[
+        "--instance",
+        "c3-standard-22",
+        "--device",
+        "hyperdisk-balanced:iops=160000,mibps=2400",
+    ]));
+    let o = pgiosim(&v);
+    assert!(o.status.success(), "{}", text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("c3-standard-22 has no per-VM limit for hyperdisk-balanced"),
+        "{err}"
+    );
+    let r: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(r["run"]["device"]["caps"]["iops"], 160000.0);
+}
+
+#[test]
 fn more_provisioned_iops_lift_an_io_bound_run() {
     // Scale 50 (about 800 MB) with 128 MB of shared_buffers and no page
     // cache: every client waits on reads, and gp3's 3,000 IOPS bind.
@@ -437,6 +497,11 @@ fn devices_and_instances_list_types_and_sources() {
         "z3-highmem-88-highlssd",
         "9,000,000 read / 6,000,000 write IOPS, 38,655 / 32,212 MB/s (published limits)",
         "gcp_io_params.yaml at commit 054c771a6bcefea2394419b97da63b84d908c511",
+        "per-VM disk limits: pd-balanced 20,000 IOPS, 1,200 MiB/s; pd-ssd 25,000 IOPS, 1,200 \
+         MiB/s; hyperdisk-balanced not found",
+        "GoogleCloudPlatform/gcpdiag",
+        "| CPU xeon-8581c ×1.07 | per-VM disk limits: pd-balanced not supported; pd-ssd not \
+         supported; hyperdisk-balanced not found",
         "ccx33",
         "local NVMe 1 × 246 GB: not measured, no store profile",
         "volume limits: none published",

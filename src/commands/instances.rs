@@ -6,7 +6,8 @@ use std::fmt::Write as _;
 use anyhow::Result;
 use clap::{Args, Subcommand};
 
-use crate::device::instance::Instance;
+use crate::device::instance::server::Limits;
+use crate::device::instance::{Instance, VolumeLimits};
 use crate::error::usage;
 use crate::output;
 
@@ -57,7 +58,7 @@ pub fn server_flags(i: &Instance) -> Vec<String> {
         v.extend(["--cpu".into(), c.key.to_string()]);
     }
     v.extend(["--ram".into(), ram_text(i.memory_bytes())]);
-    if i.volume_limits.is_some() {
+    if i.host_limits().is_some() {
         v.extend(["--volume-limits".into(), i.name.to_string()]);
     }
     v
@@ -112,22 +113,56 @@ fn show(a: &ShowArgs) -> Result<()> {
             "and no default device: it has no measured instance store (give --device: {volume})"
         );
     }
-    if let Some(l) = i.volume_limits {
+    if let Some(h) = i.host_limits() {
+        match &h.limits {
+            Limits::All(l, _) => {
+                let _ = writeln!(o, "--volume-limits {} is {}", i.name, figures(l));
+            }
+            Limits::PerType(v) => {
+                let _ = writeln!(
+                    o,
+                    "--volume-limits {} is, on each disk type (the --device's picks it):",
+                    i.name
+                );
+                for t in v {
+                    let _ = writeln!(o, "  {}: {}", t.disk_type, figures(&t.limits));
+                }
+                for t in crate::device::instance::gcp_vm_limits::DISK_TYPES {
+                    if !v.iter().any(|x| x.disk_type == *t) {
+                        let _ = writeln!(o, "  {t}: none (not found in the sources read)");
+                    }
+                }
+                let _ = writeln!(o, "limits source: {}", v[0].source);
+            }
+        }
+    } else if i.provider == crate::device::instance::Provider::Gcp {
         let _ = writeln!(
             o,
-            "--volume-limits {} is iops={},mbps={}{}",
-            i.name,
-            l.baseline_iops,
-            l.baseline_mb_s,
-            if l.bursts {
-                format!(",burst_iops={},burst_mbps={}", l.max_iops, l.max_mb_s)
-            } else {
-                String::new()
-            }
+            "no per-VM disk limits: {}",
+            crate::device::instance::gcp_vm_limits::NOT_FOUND
         );
     }
     let _ = writeln!(o, "source: {}", i.source());
     output::stdout(&o)
+}
+
+/// Limits as `--volume-limits` figures: iops=N,mbps=N[,burst_...] (or
+/// mibps= where the provider publishes MiB/s).
+fn figures(l: &VolumeLimits) -> String {
+    let key = l.unit.key();
+    format!(
+        "iops={},{key}={}{}",
+        l.baseline_iops,
+        l.baseline_throughput,
+        if l.bursts {
+            format!(
+                ",burst_iops={},burst_{key}={}",
+                l.max_iops, l.max_throughput
+            )
+        } else {
+            String::new()
+        }
+    )
 }
 
 /// The instance presets, their sizing rule and sources.
@@ -142,11 +177,13 @@ pub fn instances() -> Result<()> {
         "\nmodel --instance SIZE: --cpus = vCPUs; default --os-cache = RAM − shared_buffers − \
          {:.0}% of RAM (at least {}), a guess for the kernel and the backends' own memory; \
          limits apply to the provider's volumes (throughput at the maximum, IOPS bursting for \
-         30 minutes where the size bursts); --device instance-store is the size's local NVMe, \
-         capped at its read and write IOPS and MB/s (measured: ScyllaDB's iotune figures; \
-         derived: AWS's published IOPS, MB/s scaled from a measured size; published limits: \
-         Google's, as ScyllaDB's data copies them; each store profile's source gives its row \
-         or its arithmetic); on GCP n2 and n2d, --device local-ssd:count=N is N attached local \
+         30 minutes where the size bursts; GCP's are per VM and disk type, on all the VM's \
+         disks of that type together, and the --device type picks them: 'not found' where no \
+         source with the figure was readable, and nothing is applied); --device \
+         instance-store is the size's local NVMe, capped at its read and write IOPS and MB/s \
+         (measured: ScyllaDB's iotune figures; derived: AWS's published IOPS, MB/s scaled \
+         from a measured size; published limits: Google's, as ScyllaDB's data copies them; \
+         each store profile's source gives its row or its arithmetic); on GCP n2 and n2d, --device local-ssd:count=N is N attached local \
          SSDs (see pgiosim devices).\nSources:",
         OVERHEAD_FRACTION * 100.0,
         crate::units::format_memory(OVERHEAD_MIN_BYTES)
@@ -164,6 +201,9 @@ pub fn instances() -> Result<()> {
         "  GCP local SSD: {}",
         crate::device::instance::aws_store::SCYLLA_GCP_SOURCE
     );
+    for (key, text) in crate::device::instance::gcp_vm_limits::sources() {
+        let _ = writeln!(o, "  GCP per-VM disk limits, {key}: {text}");
+    }
     // The classes, their figures and sources are `pgiosim cpus`'s, once.
     let _ = writeln!(
         o,

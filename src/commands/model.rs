@@ -42,10 +42,12 @@ pub struct ModelArgs {
     #[arg(long, value_name = "SIZE")]
     pub instance: Option<String>,
     /// The server's limits on all its network volumes together, on top of
-    /// each volume's own caps: a preset's size (m6id.4xlarge) or
+    /// each volume's own caps: a preset's size (m6id.4xlarge; a GCP size's
+    /// limit is the one for the --device's disk type) or
     /// iops=N,mbps=N[,burst_iops=N,burst_mbps=N] as the provider publishes
-    /// them (MB/s of 10^6 bytes; a burst lasts 30 minutes) [default: none;
-    /// with --instance, the preset's].
+    /// them (MB/s of 10^6 bytes, or mibps= and burst_mibps= for MiB/s as GCP
+    /// publishes them; a burst lasts 30 minutes) [default: none; with
+    /// --instance, the preset's].
     #[arg(long, value_name = "SIZE|iops=N,mbps=N,...")]
     pub volume_limits: Option<String>,
     /// Start from a managed service's documented defaults where they differ

@@ -200,10 +200,8 @@ pub fn model_device(
 /// network volume only.
 fn device_alone(device: Option<&str>, limits: Option<&HostLimits>, quiet: bool) -> Result<Profile> {
     let p = load_profile(device.unwrap_or("nvme"))?;
-    Ok(match (limits, device) {
-        (Some(h), Some(d)) if provisioned::provider_of(d).is_some() => {
-            instance::server::limit_volume(h, &p)
-        }
+    Ok(match (limits, device.and_then(provisioned::type_of)) {
+        (Some(h), Some(t)) => limited(h, t.name, p, quiet),
         (Some(_), _) => {
             if !quiet {
                 eprintln!(
@@ -248,13 +246,25 @@ fn volume_on_instance(
     quiet: bool,
 ) -> Result<Profile> {
     let p = load_profile(d)?;
-    match provisioned::provider_of(d) {
-        Some(prov) if prov == i.provider.name() => {
-            Ok(limits.map_or(p.clone(), |h| instance::server::limit_volume(h, &p)))
+    match provisioned::type_of(d) {
+        Some(t) if t.provider == i.provider.name() => {
+            if let Some(why) = unsupported(i, t.name)
+                && !quiet
+            {
+                eprintln!(
+                    "notice: --device {d}: {} takes Hyperdisk only ({why})",
+                    i.name
+                );
+            }
+            Ok(match limits {
+                Some(h) => limited(h, t.name, p, quiet),
+                None => p,
+            })
         }
-        Some(prov) => Err(usage(format!(
-            "--device {d} is an {prov} volume, --instance {} a {} server: choose a \
+        Some(t) => Err(usage(format!(
+            "--device {d} is an {} volume, --instance {} a {} server: choose a \
              volume of the same provider",
+            t.provider,
             i.name,
             i.provider.name()
         ))),
@@ -267,6 +277,34 @@ fn volume_on_instance(
                 );
             }
             Ok(p)
+        }
+    }
+}
+
+/// Why GCP preset `i` does not take disk type `disk_type` (C4, N4 and C4A
+/// take Hyperdisk only), if it does not.
+fn unsupported(i: &Instance, disk_type: &str) -> Option<&'static str> {
+    (i.provider == instance::Provider::Gcp)
+        .then(|| {
+            instance::gcp_vm_limits::unsupported(
+                instance::gcp_vm_limits::series_of(i.name),
+                disk_type,
+            )
+        })
+        .flatten()
+}
+
+/// Volume `p` of provisioned type `disk_type` under the server's limits
+/// `h`; unchanged, with a notice, where the server has none for that type
+/// (GCP's Hyperdisk Balanced).
+fn limited(h: &HostLimits, disk_type: &str, p: Profile, quiet: bool) -> Profile {
+    match instance::server::limit_volume(h, disk_type, &p) {
+        Ok(limited) => limited,
+        Err(why) => {
+            if !quiet {
+                eprintln!("notice: {why}: the volume is modelled with its own caps only");
+            }
+            p
         }
     }
 }

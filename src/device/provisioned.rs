@@ -143,8 +143,10 @@ pub const RDS_GP3_SOURCE: &str = "https://docs.aws.amazon.com/AmazonRDS/latest/U
 pub const INSTANCE_LIMITS: &str = "Servers: the server's own limits on all its volumes together \
     bind before a faster volume's; --instance SIZE or --volume-limits applies them (AWS: the \
     EBS-optimized baseline and maximum, 30 minutes of burst a day on smaller sizes; Azure: the VM \
-    size's uncached disk IOPS and MB/s with its 30-minute burst; GCP: per-VM limits by machine \
-    type and vCPUs, not applied)";
+    size's uncached disk IOPS and MB/s with its 30-minute burst; GCP: the per-VM limit for the \
+    --device's disk type, by machine series and vCPUs, on all the VM's disks of that type \
+    together: pd-balanced and pd-ssd on n2, n2d, c3 and z3 at 88 and 176 vCPUs; Hyperdisk \
+    Balanced's was not found, and is not applied)";
 
 /// Where [`INSTANCE_LIMITS`] comes from.
 pub const INSTANCE_LIMITS_SOURCE: &str = "https://docs.aws.amazon.com/ebs/latest/userguide/ebs-optimized.html \
@@ -152,8 +154,14 @@ pub const INSTANCE_LIMITS_SOURCE: &str = "https://docs.aws.amazon.com/ebs/latest
     after which they revert to their baseline performance\"); Azure's VM size pages (\"Uncached \
     Premium SSD\" IOPS and MB/s, \"Burst speeds can be maintained for up to 30 minutes at a \
     time\"); https://cloud.google.com/compute/docs/disks/performance (\"There are throughput and \
-    IOPS limits per GiB and per instance\"). The presets and their sources: \
-    src/device/instance/mod.rs.";
+    IOPS limits per GiB and per instance\"; its \"Performance limits by machine type and vCPU \
+    count\" as Google's gcpdiag copies them, github.com/GoogleCloudPlatform/gcpdiag \
+    gcpdiag/runbook/gce/disk_performance_benchmark/, commit \
+    9f84bc0ab7fdc376a57fc8d6082317d064bdf1ec, read 2026-12-07) and \
+    https://cloud.google.com/compute/docs/disks/hyperdisks (\"With Hyperdisk, you get dedicated \
+    IOPS and throughput with each volume, as compared to Persistent Disk where performance is \
+    shared between volumes of the same type\"). The presets and their sources: \
+    src/device/instance/mod.rs; GCP's per-VM rows: src/device/instance/gcp_vm_limits.tsv.";
 
 /// The caps a provisioning gives.
 struct Caps {
@@ -366,16 +374,23 @@ pub const TYPES: &[Type] = &[
 /// "gp3:iops=6000", "gp3-16k"), if it is one of the provisioned types or a
 /// shipped variant of one.
 pub fn provider_of(arg: &str) -> Option<&'static str> {
-    // An array of volumes is its members' provider's.
+    type_of(arg).map(|t| t.provider)
+}
+
+/// The provisioned type a `--device` value names ("pd-ssd:size_gib=1000" →
+/// pd-ssd, "gp3-16k" → gp3, an array → its members' type), if it is one: a
+/// server's limits can depend on it (GCP).
+pub fn type_of(arg: &str) -> Option<&'static Type> {
+    // An array of volumes is its members' type.
     if let Some((_, member)) = arg
         .strip_prefix("raid0:")
         .and_then(|r| r.split_once("member="))
     {
-        return provider_of(member);
+        return type_of(member);
     }
     let name = arg.split(':').next().unwrap_or(arg);
     let name = if name == "gp3-16k" { "gp3" } else { name };
-    TYPES.iter().find(|t| t.name == name).map(|t| t.provider)
+    TYPES.iter().find(|t| t.name == name)
 }
 
 /// `TYPE:KEY=VALUE,...` as a profile, or None when `arg` has no `:` (a bare
@@ -987,5 +1002,10 @@ mod tests {
         assert_eq!(provider_of("pd-ssd"), Some("GCP"));
         assert_eq!(provider_of("nvme"), None);
         assert_eq!(provider_of("mine.json"), None);
+        let name = |arg: &str| type_of(arg).map(|t| t.name);
+        assert_eq!(name("pd-ssd:size_gib=1000"), Some("pd-ssd"));
+        assert_eq!(name("raid0:n=4,member=pd-balanced"), Some("pd-balanced"));
+        assert_eq!(name("gp3-16k"), Some("gp3"));
+        assert_eq!(name("nvme"), None);
     }
 }

@@ -268,6 +268,11 @@ mod tests {
         assert_eq!(n1.workloads, [1072.0, 1043.5, 1252.0, 1090.0]);
         assert_eq!(n1.speed, 0.57);
         assert_eq!(cpu_class("epyc-7b13").unwrap().speed, 0.74);
+        // GCP c4 (the 8581C sizes) and n4, from the same dataset.
+        let c4 = cpu_class("xeon-8581c").unwrap();
+        assert_eq!(c4.workloads, [1976.0, 2025.0, 2173.0, 2223.0]);
+        assert_eq!(c4.speed, 1.07);
+        assert_eq!(cpu_class("xeon-n4").unwrap().speed, 0.88);
     }
 
     #[test]
@@ -277,10 +282,10 @@ mod tests {
                 Some(k) => assert_eq!(i.cpu_class().map(|c| c.key), Some(k), "{}", i.name),
                 None => assert!(i.cpu_class().is_none()),
             }
-            // Only GCP n2 (by zone) and Hetzner CX (Intel or AMD by size)
-            // leave the processor open.
+            // Only GCP n2 (by zone), GCP c4a (no Geekbench run) and
+            // Hetzner CX (Intel or AMD by size) leave the processor open.
             let open = match i.provider {
-                Provider::Gcp => i.name.starts_with("n2-"),
+                Provider::Gcp => i.name.starts_with("n2-") || i.name.starts_with("c4a-"),
                 Provider::Hetzner => i.name.starts_with("cx"),
                 Provider::Aws | Provider::Azure => false,
             };
@@ -313,6 +318,9 @@ mod tests {
         assert_eq!(key("n2-standard-16"), None);
         assert_eq!(key("n2d-standard-16"), Some("epyc-7b13"));
         assert_eq!(key("c3-standard-22"), Some("xeon-8481c"));
+        assert_eq!(key("c4-standard-16"), Some("xeon-8581c"));
+        assert_eq!(key("n4-standard-16"), Some("xeon-n4"));
+        assert_eq!(key("c4a-standard-16"), None);
         assert_eq!(key("ccx33"), Some("epyc-milan"));
         assert_eq!(key("cpx42"), Some("epyc-genoa"));
         assert_eq!(key("cax31"), Some("neoverse-n1-cax"));
@@ -322,7 +330,8 @@ mod tests {
         for i in instances() {
             let arm = i
                 .cpu_key
-                .is_some_and(|k| k.starts_with("graviton") || k.starts_with("neoverse"));
+                .is_some_and(|k| k.starts_with("graviton") || k.starts_with("neoverse"))
+                || i.name.starts_with("c4a-");
             let smt_off = i.cpu_key == Some("epyc-9r14");
             let shared = i.provider == Provider::Hetzner
                 && (i.name.starts_with("cpx") || i.name.starts_with("cx"));

@@ -143,6 +143,10 @@ mod tests {
         ] {
             assert_eq!(key(lscpu), Some(class), "{lscpu}");
         }
+        assert_eq!(
+            key("INTEL(R) XEON(R) PLATINUM 8581C CPU @ 2.30GHz"),
+            Some("xeon-8581c")
+        );
         // Neoverse-N1 is Graviton2 and Hetzner's CAX alike: no guess.
         assert_eq!(key("Neoverse-N1"), None);
         // Not a class: no guess.
@@ -160,6 +164,9 @@ mod tests {
             resolve("xeon-8375c").map(|(c, n)| (c.key, n)),
             Some(("xeon-8375c", false))
         );
+        // GCP n4's lscpu names no model; its class's name has the words.
+        let (c, by_name) = resolve("GENUINE INTEL(R) 0000").unwrap();
+        assert_eq!((c.key, by_name), ("xeon-n4", true));
         // Two classes of that core: no guess.
         assert!(resolve("Neoverse-N1").is_none());
         assert!(resolve("Pentium").is_none());

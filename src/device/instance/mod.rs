@@ -5,7 +5,8 @@
 //! threads per core for `--threads-per-core`, the memory
 //! for the default page cache (RAM − shared_buffers − [`overhead_bytes`]),
 //! applies the instance's own volume limits on top of an EBS volume's (see
-//! [`Instance::limit_volume`]), and offers the instance store as
+//! [`Instance::limit_volume`]; on GCP, the limit for the volume's disk
+//! type, [`gcp_vm_limits`]), and offers the instance store as
 //! `--device instance-store` (see [`aws_store`]). Explicit flags win over
 //! the preset.
 //!
@@ -43,14 +44,18 @@
 //! * GCP `gcp`: n2-standard vCPUs and memory (4 GB per vCPU) from
 //!   <https://cloud.google.com/compute/docs/general-purpose-machines>; `gcp-n2d-c3`:
 //!   n2d-standard and c3-standard from the same page, checked against Spare
-//!   Cores' dataset. GCP's per-VM Persistent Disk and Hyperdisk limits depend
-//!   on the disk type and the vCPU count together and are not applied: the
-//!   pd-* and hyperdisk profiles carry their per-disk limits only. Local SSD
+//!   Cores' dataset. GCP's per-VM disk limits depend on the disk type and the
+//!   vCPU count together: they are not columns of `presets.tsv` but rows of
+//!   [`gcp_vm_limits`] (Persistent Disk's, from Google's table as its
+//!   gcpdiag copies it; Hyperdisk Balanced's were not found), and the
+//!   `--device` type picks the row. Local SSD
 //!   is optional on n2 and n2d (a count the user picks: `--device
 //!   local-ssd:count=N`, [`local_ssd`]) and a separate `-lssd` type on c3
 //!   (not modelled). `gcp-z3`: the z3 types, from Spare Cores' records (lscpu,
 //!   dmidecode, lsblk), with their Titanium SSD's figures from ScyllaDB's
-//!   data, Google's limits rather than measurements.
+//!   data, Google's limits rather than measurements; Persistent Disk per-VM
+//!   limits for the 88- and 176-vCPU types only (the source predates the
+//!   others).
 //! * Hetzner `hetzner`: CCX (dedicated vCPUs), CPX and CX (shared), CAX
 //!   (Arm). Hetzner publishes no per-type table in the sources read, so
 //!   vCPUs, memory and the local disk's size are Spare Cores' record of each
@@ -69,6 +74,7 @@
 pub mod aws_store;
 pub mod cpu_class;
 pub mod cpu_name;
+pub mod gcp_vm_limits;
 pub mod io_cpu;
 pub mod local_ssd;
 pub mod server;
@@ -123,13 +129,52 @@ impl Provider {
     }
 }
 
-/// The limits an instance puts on all its network volumes together.
+/// The unit a provider publishes a server's throughput limit in, kept as
+/// published and converted once, where the limit is applied.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThroughputUnit {
+    /// MB/s, 10^6 bytes a second (AWS, Azure).
+    MBps,
+    /// MiB/s, 2^20 bytes a second (GCP).
+    MiBps,
+}
+
+impl ThroughputUnit {
+    /// `v` of this unit in MiB/s.
+    pub fn mib_s(self, v: f64) -> f64 {
+        match self {
+            ThroughputUnit::MBps => v * 1e6 / MIB,
+            ThroughputUnit::MiBps => v,
+        }
+    }
+
+    /// "MB/s" or "MiB/s".
+    pub fn label(self) -> &'static str {
+        match self {
+            ThroughputUnit::MBps => "MB/s",
+            ThroughputUnit::MiBps => "MiB/s",
+        }
+    }
+
+    /// Its key in `--volume-limits iops=N,mbps=N` ("mbps", "mibps").
+    pub fn key(self) -> &'static str {
+        match self {
+            ThroughputUnit::MBps => "mbps",
+            ThroughputUnit::MiBps => "mibps",
+        }
+    }
+}
+
+/// The limits an instance puts on its network volumes together (on GCP,
+/// on its disks of one type: [`gcp_vm_limits`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VolumeLimits {
-    /// Sustained throughput, MB/s (10^6 bytes).
-    pub baseline_mb_s: f64,
+    /// Sustained throughput, in `unit`.
+    pub baseline_throughput: f64,
     /// Throughput while bursting (equal to the baseline without a burst).
-    pub max_mb_s: f64,
+    pub max_throughput: f64,
+    /// MB/s (AWS, Azure) or MiB/s (GCP), as the provider publishes it.
+    pub unit: ThroughputUnit,
     /// Sustained IOPS.
     pub baseline_iops: f64,
     /// IOPS while bursting.
@@ -164,7 +209,8 @@ pub struct Instance {
     pub threads_per_core: u32,
     /// GiB as the provider states it (AWS and Azure: GiB; GCP: GB, taken as GiB).
     pub memory_gib: f64,
-    /// Limits on attached network volumes; None: not published here.
+    /// Limits on attached network volumes; None: not published here, or
+    /// (GCP) set per disk type instead ([`Instance::host_limits`]).
     pub volume_limits: Option<VolumeLimits>,
     /// The local instance store; None: the size has none, or its local
     /// disk has no measurement ([`Instance::unmeasured_disk`]).
@@ -347,8 +393,9 @@ impl Cells<'_> {
         let (baseline_iops, max_iops) =
             (self.num(7, "vol_base_iops")?, self.num(8, "vol_max_iops")?);
         Ok(Some(VolumeLimits {
-            baseline_mb_s,
-            max_mb_s,
+            baseline_throughput: baseline_mb_s,
+            max_throughput: max_mb_s,
+            unit: ThroughputUnit::MBps,
             baseline_iops,
             max_iops,
             bursts: max_iops > baseline_iops || max_mb_s > baseline_mb_s,
@@ -434,21 +481,24 @@ impl Instance {
     /// One line for `pgiosim instances`.
     pub fn summary_line(&self) -> String {
         let limits = match self.volume_limits {
+            None if self.provider == Provider::Gcp => self.gcp_limits_text(),
             None if self.provider == Provider::Hetzner => {
                 "volume limits: none published".to_string()
             }
             None => "volume limits: not applied".to_string(),
             Some(l) if l.bursts => format!(
-                "volumes: {} IOPS, {} MB/s (burst {} IOPS, {} MB/s for 30 min)",
+                "volumes: {} IOPS, {} {unit} (burst {} IOPS, {} {unit} for 30 min)",
                 fmt_num(l.baseline_iops),
-                fmt_num(l.baseline_mb_s),
+                fmt_num(l.baseline_throughput),
                 fmt_num(l.max_iops),
-                fmt_num(l.max_mb_s)
+                fmt_num(l.max_throughput),
+                unit = l.unit.label()
             ),
             Some(l) => format!(
-                "volumes: {} IOPS, {} MB/s",
+                "volumes: {} IOPS, {} {}",
                 fmt_num(l.baseline_iops),
-                fmt_num(l.baseline_mb_s)
+                fmt_num(l.baseline_throughput),
+                l.unit.label()
             ),
         };
         let store = match self.store {
@@ -495,25 +545,71 @@ impl Instance {
         )
     }
 
-    /// `volume` (one of this provider's network volumes) as attached to this
-    /// instance: the instance's limits on top of the volume's own caps
-    /// ([`server::limit_volume`]); unchanged where it publishes none.
-    pub fn limit_volume(&self, volume: &Profile) -> Profile {
-        match self.host_limits() {
-            Some(h) => server::limit_volume(&h, volume),
-            None => volume.clone(),
-        }
+    /// `volume` (one of this provider's network volumes, of `--device`
+    /// type `disk_type`) as attached to this instance: the instance's limits
+    /// on top of the volume's own caps ([`server::limit_volume`]);
+    /// unchanged where it has none for that type.
+    pub fn limit_volume(&self, disk_type: &str, volume: &Profile) -> Profile {
+        self.host_limits()
+            .and_then(|h| server::limit_volume(&h, disk_type, volume).ok())
+            .unwrap_or_else(|| volume.clone())
     }
 
     /// Its limits on its network volumes, as `--volume-limits SIZE` gives
-    /// them; None where it publishes none.
+    /// them: one set on them all (AWS, Azure), or one per disk type (GCP,
+    /// [`gcp_vm_limits`]); None where none is published or found.
     pub fn host_limits(&self) -> Option<server::HostLimits> {
+        let limits = match self.provider {
+            Provider::Gcp => {
+                let rows = self.gcp_limits();
+                if rows.is_empty() {
+                    return None;
+                }
+                server::Limits::PerType(
+                    rows.iter()
+                        .map(|r| server::TypeLimits {
+                            disk_type: r.disk_type,
+                            limits: r.volume_limits(),
+                            source: r.source(),
+                        })
+                        .collect(),
+                )
+            }
+            _ => server::Limits::All(self.volume_limits?, self.source().to_string()),
+        };
         Some(server::HostLimits {
-            limits: self.volume_limits?,
+            limits,
             tag: self.tag(),
             host: self.name.to_string(),
-            source: self.source().to_string(),
         })
+    }
+
+    /// GCP: its per-VM limit for each disk type that has one
+    /// ([`gcp_vm_limits`]); empty elsewhere.
+    pub fn gcp_limits(&self) -> Vec<&'static gcp_vm_limits::DiskLimit> {
+        if self.provider != Provider::Gcp {
+            return Vec::new();
+        }
+        gcp_vm_limits::for_machine(gcp_vm_limits::series_of(self.name), self.vcpus)
+    }
+
+    /// GCP's limits as `pgiosim instances` shows them: each disk type's,
+    /// or that none was found.
+    fn gcp_limits_text(&self) -> String {
+        let rows = self.gcp_limits();
+        let parts: Vec<String> = gcp_vm_limits::DISK_TYPES
+            .iter()
+            .map(|t| match rows.iter().find(|r| r.disk_type == *t) {
+                Some(r) => format!("{t} {} IOPS, {} MiB/s", fmt_num(r.iops), fmt_num(r.mib_s)),
+                None if gcp_vm_limits::unsupported(gcp_vm_limits::series_of(self.name), t)
+                    .is_some() =>
+                {
+                    format!("{t} not supported")
+                }
+                None => format!("{t} not found"),
+            })
+            .collect();
+        format!("per-VM disk limits: {}", parts.join("; "))
     }
 
     /// The family, for messages that list sizes: m6id.4xlarge → m6id,
@@ -570,8 +666,8 @@ mod tests {
             (
                 l.baseline_iops,
                 l.max_iops,
-                l.baseline_mb_s,
-                l.max_mb_s,
+                l.baseline_throughput,
+                l.max_throughput,
                 l.bursts
             ),
             (20000.0, 40000.0, 625.0, 1250.0, true)
@@ -618,7 +714,7 @@ mod tests {
         assert_eq!((r.vcpus, r.memory_gib, r.threads_per_core), (16, 128.0, 1));
         assert_eq!(r.cpu_key, Some("graviton4"));
         let l = r.volume_limits.unwrap();
-        assert_eq!((l.baseline_mb_s, l.max_mb_s), (625.0, 1250.0));
+        assert_eq!((l.baseline_throughput, l.max_throughput), (625.0, 1250.0));
         assert_eq!((l.baseline_iops, l.max_iops), (20_000.0, 40_000.0));
         let c = lookup("c6g.large").unwrap();
         assert_eq!(
@@ -634,7 +730,12 @@ mod tests {
         );
         let l = m7i.volume_limits.unwrap();
         assert_eq!(
-            (l.baseline_mb_s, l.max_mb_s, l.baseline_iops, l.max_iops),
+            (
+                l.baseline_throughput,
+                l.max_throughput,
+                l.baseline_iops,
+                l.max_iops
+            ),
             (625.0, 1250.0, 20000.0, 40000.0)
         );
         // AMD's 9R14 runs one thread a core: 16 vCPUs are 16 cores.
@@ -669,7 +770,7 @@ mod tests {
             }
             if let Some(l) = i.volume_limits {
                 assert!(
-                    l.max_iops >= l.baseline_iops && l.max_mb_s >= l.baseline_mb_s,
+                    l.max_iops >= l.baseline_iops && l.max_throughput >= l.baseline_throughput,
                     "{}",
                     i.name
                 );
@@ -682,10 +783,14 @@ mod tests {
             } else {
                 1.0
             };
-            // Azure's Standard_E96ds_v5 is the one exception: 672 GB.
+            // Azure's Standard_E96ds_v5 (672 GB) and GCP's c4-standard
+            // (3.75 GB a vCPU, 7 GB at 2) are the exceptions.
+            let c4 = i.name.starts_with("c4-standard-")
+                && (per_vcpu == 3.75 || (i.vcpus == 2 && per_vcpu == 3.5));
             assert!(
                 [2.0, 4.0, 8.0].iter().any(|r| r * unit == per_vcpu)
-                    || (i.name == "Standard_E96ds_v5" && per_vcpu == 7.0),
+                    || (i.name == "Standard_E96ds_v5" && per_vcpu == 7.0)
+                    || c4,
                 "{}",
                 i.name
             );
@@ -754,7 +859,7 @@ mod tests {
     fn a_slower_volume_is_left_alone_but_for_the_throughput() {
         let i = lookup("m6id.4xlarge").unwrap();
         let gp3 = shipped("gp3");
-        let p = i.limit_volume(&gp3);
+        let p = i.limit_volume("gp3", &gp3);
         assert_eq!(p.caps.iops, Some(3000.0));
         assert_eq!(p.caps.mib_s, Some(125.0));
         assert!(p.caps.burst.is_none());
@@ -765,13 +870,13 @@ mod tests {
     fn a_faster_volume_gets_the_instance_burst() {
         let i = lookup("m6id.4xlarge").unwrap();
         let io2 = shipped("io2");
-        let p = i.limit_volume(&io2);
+        let p = i.limit_volume("io2", &io2);
         assert_eq!(p.caps.iops, Some(40000.0));
         let b = p.caps.burst.unwrap();
         assert_eq!((b.baseline_iops, b.size_ios), (20000.0, 20000.0 * BURST_S));
         // An instance that does not burst caps at its one rate.
         let big = lookup("m6id.8xlarge").unwrap();
-        let p = big.limit_volume(&io2);
+        let p = big.limit_volume("io2", &io2);
         assert_eq!((p.caps.iops, p.caps.burst), (Some(40000.0), None));
         // The profile stays valid.
         Profile::from_json(&p.to_json().to_string(), "p").unwrap();
@@ -782,7 +887,7 @@ mod tests {
         // i4i.large: 2,500 IOPS baseline, 40,000 burst; gp2 500 GiB: 1,500
         // baseline, 3,000 burst on 5.4 M credits.
         let i = lookup("i4i.large").unwrap();
-        let p = i.limit_volume(&shipped("gp2"));
+        let p = i.limit_volume("gp2", &shipped("gp2"));
         assert_eq!(p.caps.iops, Some(3000.0));
         let b = p.caps.burst.unwrap();
         assert_eq!((b.baseline_iops, b.size_ios), (1500.0, 5.4e6));
@@ -800,7 +905,12 @@ mod tests {
         );
         let l = i.volume_limits.unwrap();
         assert_eq!(
-            (l.baseline_iops, l.baseline_mb_s, l.max_iops, l.max_mb_s),
+            (
+                l.baseline_iops,
+                l.baseline_throughput,
+                l.max_iops,
+                l.max_throughput
+            ),
             (25600.0, 848.0, 40000.0, 1250.0)
         );
         let s = i.store.unwrap();
@@ -858,12 +968,94 @@ mod tests {
     }
 
     #[test]
-    fn gcp_presets_carry_no_volume_limits() {
+    fn gcp_c4_n4_c4a_from_googles_page_and_spare_cores() {
+        let c4 = lookup("c4-standard-16").unwrap();
+        assert_eq!(
+            (c4.vcpus, c4.threads_per_core, c4.memory_gib),
+            (16, 2, 60.0)
+        );
+        assert_eq!(lookup("c4-standard-2").unwrap().memory_gib, 7.0);
+        assert_eq!(
+            lookup("c4-standard-192").unwrap().cpu_key,
+            Some("xeon-8581c")
+        );
+        // Granite Rapids sizes are left out.
+        assert!(lookup("c4-standard-144").is_none());
+        let n4 = lookup("n4-standard-80").unwrap();
+        assert_eq!(
+            (n4.vcpus, n4.threads_per_core, n4.memory_gib),
+            (80, 2, 320.0)
+        );
+        let a = lookup("c4a-standard-72").unwrap();
+        assert_eq!((a.vcpus, a.threads_per_core, a.memory_gib), (72, 1, 288.0));
+        assert!(a.cpu_class().is_none(), "no Geekbench run: CPU not fixed");
+        // Hyperdisk only, and Hyperdisk Balanced's per-VM limits were not
+        // found: no limits, and the line says so.
+        for i in [c4, n4, a] {
+            assert!(i.host_limits().is_none() && i.store.is_none(), "{}", i.name);
+            assert!(
+                i.summary_line().contains(
+                    "per-VM disk limits: pd-balanced not supported; pd-ssd not supported; \
+                     hyperdisk-balanced not found"
+                ),
+                "{}",
+                i.summary_line()
+            );
+        }
+        assert!(a.summary_line().contains("CPU not fixed"));
+    }
+
+    #[test]
+    fn gcp_presets_limit_each_disk_type_by_series_and_vcpus() {
         let i = lookup("n2-standard-16").unwrap();
         assert_eq!((i.vcpus, i.memory_gib), (16, 64.0));
-        let pd = shipped("pd-ssd");
-        let p = i.limit_volume(&pd);
-        assert_eq!(p.caps, pd.caps);
+        assert!(i.volume_limits.is_none(), "GCP's limits are by disk type");
+        // pd-ssd at 2,000 GiB allows 66,000 IOPS and 1,200 MiB/s; the
+        // n2-standard-16 allows 25,000 IOPS on its pd-ssd disks.
+        let pd = crate::device::provisioned::parse("pd-ssd:size_gib=2000", Profile::shipped)
+            .unwrap()
+            .unwrap();
+        let p = i.limit_volume("pd-ssd", &pd);
+        assert_eq!((p.caps.iops, p.caps.mib_s), (Some(25000.0), Some(1200.0)));
+        assert_eq!(p.name, "pd-ssd-2000gib-on-n2-standard-16");
+        // pd-balanced's row, and none for Hyperdisk Balanced: unchanged.
+        let p = i.limit_volume("pd-balanced", &shipped("pd-balanced"));
+        assert_eq!(p.caps.iops, Some(6000.0), "below the VM's 20,000");
+        let hd = shipped("hyperdisk-balanced");
+        assert_eq!(i.limit_volume("hyperdisk-balanced", &hd), hd);
+        // A faster disk than a small VM allows: the VM binds.
+        let small = lookup("n2d-standard-4").unwrap();
+        let p = small.limit_volume("pd-ssd", &shipped("pd-ssd"));
+        assert_eq!((p.caps.iops, p.caps.mib_s), (Some(15000.0), Some(240.0)));
+        let line = i.summary_line();
+        assert!(
+            line.contains(
+                "per-VM disk limits: pd-balanced 20,000 IOPS, 1,200 MiB/s; pd-ssd 25,000 IOPS, \
+                 1,200 MiB/s; hyperdisk-balanced not found"
+            ),
+            "{line}"
+        );
+        // C3 by size; the z3 types the source predates have none.
+        let c3 = lookup("c3-standard-22").unwrap();
+        assert_eq!(c3.gcp_limits()[1].iops, 25000.0);
+        let z3 = lookup("z3-highmem-8-highlssd").unwrap();
+        assert!(z3.gcp_limits().is_empty() && z3.host_limits().is_none());
+        assert!(
+            z3.summary_line()
+                .contains("pd-balanced not found; pd-ssd not found"),
+            "{}",
+            z3.summary_line()
+        );
+        assert_eq!(
+            lookup("z3-highmem-88-highlssd").unwrap().gcp_limits().len(),
+            2
+        );
+        // Every n2, n2d and c3 preset has both Persistent Disk rows.
+        for i in instances() {
+            if ["n2", "n2d", "c3"].contains(&gcp_vm_limits::series_of(i.name)) {
+                assert_eq!(i.gcp_limits().len(), 2, "{}", i.name);
+            }
+        }
         for name in ["n2d-standard-224", "c3-standard-22"] {
             let i = lookup(name).unwrap();
             assert!(i.volume_limits.is_none() && i.store.is_none(), "{name}");

@@ -3,7 +3,7 @@
 //! (`--instance`) and the flags (`--ram`, `--volume-limits`) both come here,
 //! so the two give the same model.
 
-use super::{BURST_S, MIB, VolumeLimits, lookup, overhead_bytes};
+use super::{BURST_S, ThroughputUnit, VolumeLimits, lookup, overhead_bytes};
 use crate::device::profile::{Burst, Profile, fmt_num};
 
 /// The page cache a server of `ram` bytes leaves PostgreSQL's data files:
@@ -14,22 +14,60 @@ pub fn page_cache_bytes(ram: u64, shared_buffers: u64) -> Option<u64> {
         .filter(|&b| b > 0)
 }
 
-/// A server's limits on all its network volumes together, with who set
-/// them: a preset's, or figures given on the command line.
+/// A server's limits on its network volumes, with who set them: a
+/// preset's, or figures given on the command line.
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostLimits {
-    pub limits: VolumeLimits,
+    pub limits: Limits,
     /// The server, as a profile name part (m6id-4xlarge; "server" for figures).
     pub tag: String,
     /// As the user would name it (m6id.4xlarge; "the server").
     pub host: String,
-    /// Where the figures come from.
-    pub source: String,
 }
 
-/// `--volume-limits`: a preset's size (m6id.4xlarge) or
-/// iops=N,mbps=N[,burst_iops=N,burst_mbps=N] (MB/s is 10^6 bytes, as the
-/// providers publish it).
+/// What a server limits: all its volumes together, or (GCP) its disks of
+/// each type together.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Limits {
+    /// One set on all its network volumes together, whatever their type
+    /// (AWS, Azure, figures given with --volume-limits), and where they
+    /// come from.
+    All(VolumeLimits, String),
+    /// One set per disk type, each on all the server's disks of that type
+    /// together (GCP: "performance is shared between volumes of the same
+    /// type", [`super::gcp_vm_limits`]); a type not listed has none found.
+    PerType(Vec<TypeLimits>),
+}
+
+/// A server's limits on its disks of one type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeLimits {
+    /// The --device type they bind: pd-balanced, pd-ssd.
+    pub disk_type: &'static str,
+    pub limits: VolumeLimits,
+    /// Where they come from.
+    pub source: &'static str,
+}
+
+impl HostLimits {
+    /// The limits that bind a volume of `disk_type` (the --device type:
+    /// gp3, pd-ssd) and where they come from; None where the server has
+    /// none for that type.
+    pub fn for_type(&self, disk_type: &str) -> Option<(&VolumeLimits, &str)> {
+        match &self.limits {
+            Limits::All(l, source) => Some((l, source.as_str())),
+            Limits::PerType(v) => v
+                .iter()
+                .find(|t| t.disk_type == disk_type)
+                .map(|t| (&t.limits, t.source)),
+        }
+    }
+}
+
+/// `--volume-limits`: a preset's size (m6id.4xlarge, n2-standard-16) or
+/// iops=N,mbps=N[,burst_iops=N,burst_mbps=N] (MB/s is 10^6 bytes, as AWS
+/// and Azure publish it), or the same with mibps= and burst_mibps= (MiB/s,
+/// as GCP publishes it).
 pub fn parse_volume_limits(spec: &str) -> Result<HostLimits, String> {
     let flag = format!("--volume-limits {spec}");
     if !spec.contains('=') {
@@ -40,8 +78,15 @@ pub fn parse_volume_limits(spec: &str) -> Result<HostLimits, String> {
             .host_limits()
             .ok_or_else(|| format!("{flag}: the preset publishes no volume limits"));
     }
-    let mut v = [None::<f64>; 4];
-    const KEYS: [&str; 4] = ["iops", "mbps", "burst_iops", "burst_mbps"];
+    let mut v = [None::<f64>; 6];
+    const KEYS: [&str; 6] = [
+        "iops",
+        "mbps",
+        "burst_iops",
+        "burst_mbps",
+        "mibps",
+        "burst_mibps",
+    ];
     for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (k, val) = item
             .split_once('=')
@@ -60,30 +105,48 @@ pub fn parse_volume_limits(spec: &str) -> Result<HostLimits, String> {
             return Err(format!("{flag}: {k} given twice"));
         }
     }
-    let (Some(iops), Some(mbps)) = (v[0], v[1]) else {
-        return Err(format!("{flag}: give both iops= and mbps="));
+    let mb = v[1].is_some() || v[3].is_some();
+    let mib = v[4].is_some() || v[5].is_some();
+    if mb && mib {
+        return Err(format!(
+            "{flag}: give the throughput in MB/s (mbps, burst_mbps) or in MiB/s (mibps, \
+             burst_mibps), not both"
+        ));
+    }
+    let (unit, rate, burst_rate) = if mib {
+        (ThroughputUnit::MiBps, v[4], v[5])
+    } else {
+        (ThroughputUnit::MBps, v[1], v[3])
+    };
+    let (Some(iops), Some(rate)) = (v[0], rate) else {
+        return Err(format!("{flag}: give both iops= and mbps= (or mibps=)"));
     };
     let max_iops = v[2].unwrap_or(iops);
-    let max_mb_s = v[3].unwrap_or(mbps);
-    if max_iops < iops || max_mb_s < mbps {
+    let max_rate = burst_rate.unwrap_or(rate);
+    if max_iops < iops || max_rate < rate {
         return Err(format!("{flag}: a burst figure below its baseline"));
     }
     Ok(HostLimits {
-        limits: VolumeLimits {
-            baseline_mb_s: mbps,
-            max_mb_s,
-            baseline_iops: iops,
-            max_iops,
-            bursts: max_iops > iops || max_mb_s > mbps,
-        },
+        limits: Limits::All(
+            VolumeLimits {
+                baseline_throughput: rate,
+                max_throughput: max_rate,
+                unit,
+                baseline_iops: iops,
+                max_iops,
+                bursts: max_iops > iops || max_rate > rate,
+            },
+            "given with --volume-limits".into(),
+        ),
         tag: "server".into(),
         host: "the server".into(),
-        source: "given with --volume-limits".into(),
     })
 }
 
-/// `volume` (a network volume) as attached to a server with limits `h`: the
-/// server's limits on top of the volume's own caps.
+/// `volume` (a network volume of type `disk_type`, the --device type) as
+/// attached to a server with limits `h`: the server's limits on top of the
+/// volume's own caps; an error saying why when the server has none for
+/// that type (GCP's Hyperdisk Balanced): the caller models the volume alone.
 ///
 /// Throughput: the lower of the volume's cap and the server's maximum
 /// (its burst figure: runs are shorter than the 30-minute burst, and the
@@ -93,10 +156,17 @@ pub fn parse_volume_limits(spec: &str) -> Result<HostLimits, String> {
 /// than the burst falls to the baseline. When the volume bursts too
 /// (gp2, Azure P20 and below) the two buckets are merged into one, the
 /// lower baseline and the smaller bucket: an approximation, stated.
-pub fn limit_volume(h: &HostLimits, volume: &Profile) -> Profile {
-    let l = h.limits;
+pub fn limit_volume(h: &HostLimits, disk_type: &str, volume: &Profile) -> Result<Profile, String> {
+    let Some((l, source)) = h.for_type(disk_type) else {
+        return Err(format!(
+            "{} has no per-VM limit for {disk_type} in the model: {}",
+            h.host,
+            super::gcp_vm_limits::NOT_FOUND
+        ));
+    };
+    let l = *l;
     let mut p = volume.clone();
-    let max_mib_s = l.max_mb_s * 1e6 / MIB;
+    let max_mib_s = l.unit.mib_s(l.max_throughput);
     if let Some(raid) = &mut p.raid0 {
         // The server's limits bind the array as a whole; each member keeps
         // its own caps.
@@ -112,7 +182,7 @@ pub fn limit_volume(h: &HostLimits, volume: &Profile) -> Profile {
         });
         p.name = format!("{}-on-{}", volume.name, h.tag);
         p.description = format!("{}, attached to {}", volume.description, h.host);
-        return p;
+        return Ok(p);
     }
     p.caps.mib_s = Some(p.caps.mib_s.map_or(max_mib_s, |v| v.min(max_mib_s)));
     let vol_rate = p.caps.iops.unwrap_or(f64::INFINITY);
@@ -134,47 +204,91 @@ pub fn limit_volume(h: &HostLimits, volume: &Profile) -> Profile {
     }
     p.name = format!("{}-on-{}", volume.name, h.tag);
     p.description = format!("{}, attached to {}", volume.description, h.host);
+    let unit = l.unit.label();
     let limits = if l.bursts {
         format!(
-            "baseline {} IOPS and {} MB/s, maximum {} IOPS and {} MB/s for 30 minutes",
+            "baseline {} IOPS and {} {unit}, maximum {} IOPS and {} {unit} for 30 minutes",
             fmt_num(l.baseline_iops),
-            fmt_num(l.baseline_mb_s),
+            fmt_num(l.baseline_throughput),
             fmt_num(l.max_iops),
-            fmt_num(l.max_mb_s)
+            fmt_num(l.max_throughput)
         )
     } else {
         format!(
-            "{} IOPS and {} MB/s",
+            "{} IOPS and {} {unit}",
             fmt_num(l.baseline_iops),
-            fmt_num(l.baseline_mb_s)
+            fmt_num(l.baseline_throughput)
         )
     };
+    let on = match h.limits {
+        Limits::All(..) => "its volumes".to_string(),
+        Limits::PerType(_) => format!("its {disk_type} disks together"),
+    };
     p.source = format!(
-        "{} Instance limits of {} on its volumes: {limits} ({}); throughput capped at the \
+        "{} Instance limits of {} on {on}: {limits} ({source}); throughput capped at the \
          maximum, IOPS at the lower rate with the instance's burst as a credit bucket.",
-        volume.source, h.host, h.source
+        volume.source, h.host
     );
-    p
+    Ok(p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn provisioned(arg: &str) -> Profile {
+        crate::device::provisioned::parse(arg, Profile::shipped)
+            .unwrap()
+            .unwrap()
+    }
+
     #[test]
     fn a_preset_and_its_figures_limit_a_volume_alike() {
         let by_name = parse_volume_limits("m6id.4xlarge").unwrap();
         let by_figures =
             parse_volume_limits("iops=20000,mbps=625,burst_iops=40000,burst_mbps=1250").unwrap();
-        assert_eq!(by_name.limits, by_figures.limits);
+        assert_eq!(
+            by_name.for_type("io2").unwrap().0,
+            by_figures.for_type("io2").unwrap().0
+        );
         let io2 = Profile::shipped("io2").unwrap();
         let (a, b) = (
-            limit_volume(&by_name, &io2),
-            limit_volume(&by_figures, &io2),
+            limit_volume(&by_name, "io2", &io2).unwrap(),
+            limit_volume(&by_figures, "io2", &io2).unwrap(),
         );
         assert_eq!(a.caps, b.caps);
         assert_eq!(a.name, "io2-on-m6id-4xlarge");
         assert_eq!(b.name, "io2-on-server");
+    }
+
+    #[test]
+    fn a_gcp_preset_limits_each_disk_type_by_its_own_row() {
+        // n2-standard-16: 20,000 IOPS on pd-balanced, 25,000 on pd-ssd,
+        // 1,200 MiB/s on both; Hyperdisk Balanced's was not found.
+        let h = parse_volume_limits("n2-standard-16").unwrap();
+        let ssd = provisioned("pd-ssd:size_gib=2000");
+        let p = limit_volume(&h, "pd-ssd", &ssd).unwrap();
+        assert_eq!((p.caps.iops, p.caps.mib_s), (Some(25000.0), Some(1200.0)));
+        assert!(p.caps.burst.is_none());
+        assert!(
+            p.source
+                .contains("on its pd-ssd disks together: 25,000 IOPS and 1,200 MiB/s")
+                && p.source.contains("gcpdiag"),
+            "{}",
+            p.source
+        );
+        let bal = provisioned("pd-balanced:size_gib=4000");
+        let p = limit_volume(&h, "pd-balanced", &bal).unwrap();
+        assert_eq!((p.caps.iops, p.caps.mib_s), (Some(20000.0), Some(1200.0)));
+        let hd = Profile::shipped("hyperdisk-balanced").unwrap();
+        let e = limit_volume(&h, "hyperdisk-balanced", &hd).unwrap_err();
+        assert!(e.contains("no per-VM limit for hyperdisk-balanced"), "{e}");
+        // The same figures given as MiB/s bind a pd-ssd alike.
+        let f = parse_volume_limits("iops=25000,mibps=1200").unwrap();
+        assert_eq!(
+            limit_volume(&f, "pd-ssd", &ssd).unwrap().caps,
+            limit_volume(&h, "pd-ssd", &ssd).unwrap().caps
+        );
     }
 
     #[test]
@@ -186,7 +300,9 @@ mod tests {
             ("iops=100,mbps=10,speed=3", "no key"),
             ("iops=100,mbps=10,burst_iops=50", "below its baseline"),
             ("iops=1,iops=2,mbps=3", "given twice"),
-            ("n2-standard-16", "publishes no volume limits"),
+            ("iops=100,mbps=10,mibps=10", "not both"),
+            ("iops=100,mibps=10,burst_mibps=5", "below its baseline"),
+            ("z3-highmem-8-highlssd", "publishes no volume limits"),
         ] {
             let e = parse_volume_limits(spec).unwrap_err();
             assert!(e.contains(want) && !e.contains('\n'), "{spec}: {e}");
