@@ -17,7 +17,7 @@
 
 use std::sync::LazyLock;
 
-use super::{ThroughputUnit, VolumeLimits};
+use super::{ThroughputUnit, Tsv, VolumeLimits, at_line, read_tsv};
 
 /// The disk types whose per-VM limit GCP publishes by machine series and
 /// vCPUs, in the order `pgiosim instances` lists them.
@@ -128,25 +128,14 @@ pub fn series_of(machine_type: &str) -> &str {
 const COLUMNS: usize = 8;
 
 fn parse(text: &'static str) -> Result<Table, String> {
+    let Tsv {
+        sources,
+        rows: lines,
+    } = read_tsv(text, COLUMNS)?;
     let mut rows: Vec<DiskLimit> = Vec::new();
     let mut unsupported = Vec::new();
-    let mut sources = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let at = |e: String| format!("line {}: {e}", n + 1);
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(def) = line.strip_prefix('@') {
-            let (key, text) = def
-                .split_once('\t')
-                .ok_or_else(|| at("a source line is @KEY, a tab, the text".into()))?;
-            sources.push((key, text));
-            continue;
-        }
-        let c: Vec<&'static str> = line.split('\t').collect();
-        if c.len() != COLUMNS {
-            return Err(at(format!("{} columns, not {COLUMNS}", c.len())));
-        }
+    for (n, c) in lines {
+        let at = |e: String| at_line(n, e);
         if c[2] == "*" {
             if !c[3..7].iter().all(|v| *v == "-") {
                 return Err(at(

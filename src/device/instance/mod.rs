@@ -268,32 +268,61 @@ pub fn overhead_bytes(memory_bytes: u64) -> u64 {
     ((memory_bytes as f64 * OVERHEAD_FRACTION) as u64).max(OVERHEAD_MIN_BYTES)
 }
 
+/// A data file of this module (`presets.tsv`, `gcp_vm_limits.tsv`) read as
+/// text: its `@KEY<TAB>text` source lines, and its rows of tab-separated
+/// cells with their line numbers; blank lines and `#` comments skipped.
+pub(super) struct Tsv {
+    pub sources: Vec<(&'static str, &'static str)>,
+    pub rows: Vec<(usize, Vec<&'static str>)>,
+}
+
+/// `text`'s sources and rows, each row `columns` cells; an error names
+/// the line.
+pub(super) fn read_tsv(text: &'static str, columns: usize) -> Result<Tsv, String> {
+    let mut tsv = Tsv {
+        sources: Vec::new(),
+        rows: Vec::new(),
+    };
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if let Some(def) = line.strip_prefix('@') {
+            let source = def
+                .split_once('\t')
+                .ok_or_else(|| at_line(n, "a source line is @KEY, a tab, the text".into()))?;
+            tsv.sources.push(source);
+            continue;
+        }
+        let cells: Vec<&'static str> = line.split('\t').collect();
+        if cells.len() != columns {
+            return Err(at_line(
+                n,
+                format!("{} columns, not {columns}", cells.len()),
+            ));
+        }
+        tsv.rows.push((n, cells));
+    }
+    Ok(tsv)
+}
+
+/// An error of a data file's line `n` (1-based).
+pub(super) fn at_line(n: usize, e: String) -> String {
+    format!("line {n}: {e}")
+}
+
 /// Columns of a preset row.
 const COLUMNS: usize = 15;
 
 /// The presets of `text` (the format of `presets.tsv`), their stores'
 /// figures computed ([`aws_store::figures`]); an error names the line.
 fn parse_table(text: &'static str) -> Result<Table, String> {
-    let mut sources = Vec::new();
-    let mut rows = Vec::new();
-    for (n, line) in text.lines().enumerate() {
-        let at = |e: String| format!("line {}: {e}", n + 1);
-        if line.trim().is_empty() || line.starts_with('#') {
-            continue;
-        }
-        if let Some(def) = line.strip_prefix('@') {
-            let (key, text) = def
-                .split_once('\t')
-                .ok_or_else(|| at("a source line is @KEY, a tab, the text".into()))?;
-            sources.push((key, text));
-            continue;
-        }
-        let cols: Vec<&'static str> = line.split('\t').collect();
-        if cols.len() != COLUMNS {
-            return Err(at(format!("{} columns, not {COLUMNS}", cols.len())));
-        }
-        rows.push(parse_row(&cols).map_err(at)?);
-    }
+    let Tsv { sources, rows } = read_tsv(text, COLUMNS)?;
+    let rows = rows
+        .iter()
+        .map(|(n, cols)| parse_row(cols).map_err(|e| at_line(*n, e)))
+        .collect::<Result<Vec<_>, _>>()?;
     for (i, row) in rows.iter().enumerate() {
         if !sources.iter().any(|(k, _)| *k == row.0.source_key) {
             return Err(format!(
