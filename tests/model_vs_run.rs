@@ -97,6 +97,39 @@ fn wait_for_quiet(limit: Duration) -> Result<(), String> {
     Err(last)
 }
 
+/// Waits, up to `limit`, until two probes in a row of 8 KiB writes, each
+/// followed by fdatasync, in `dir` take a median under 1 ms (about 0.1 ms
+/// on this project's VMs when their disk is well); says what it saw.
+fn wait_for_fast_flushes(dir: &Path, limit: Duration) -> String {
+    use std::io::{Seek, Write};
+    let path = dir.join("flush-probe");
+    let end = Instant::now() + limit;
+    let mut fast = 0;
+    let mut median = Duration::ZERO;
+    while Instant::now() < end && fast < 2 {
+        let mut f = std::fs::File::create(&path).expect("flush probe file");
+        let mut took: Vec<Duration> = (0..40)
+            .map(|_| {
+                let t = Instant::now();
+                f.rewind().unwrap();
+                f.write_all(&[0u8; 8192]).unwrap();
+                f.sync_data().unwrap();
+                t.elapsed()
+            })
+            .collect();
+        took.sort();
+        median = took[took.len() / 2];
+        fast = if median < Duration::from_millis(1) {
+            fast + 1
+        } else {
+            std::thread::sleep(Duration::from_secs(2));
+            0
+        };
+    }
+    let _ = std::fs::remove_file(&path);
+    format!("write+fdatasync median {} µs", median.as_micros())
+}
+
 fn result(args: &[&str]) -> Value {
     let o = pgiosim(args);
     assert!(o.status.success(), "{args:?}: {}", text(&o));
@@ -202,7 +235,11 @@ fn model_predicts_run_on_this_disk_at_a_small_size() {
             common.extend_from_slice(extra);
             let first = cell(d.path(), &profile, &name, &common);
             match first.or_else(|miss| {
-                lines.push(format!("{miss} (missed; once more)"));
+                // A miss is measured once more after the disk's flushes are
+                // back to normal: a slow spell of the host's disk lasts
+                // longer than one cell, and would meet the retry too.
+                let disk = wait_for_fast_flushes(d.path(), Duration::from_secs(60));
+                lines.push(format!("{miss} (missed; once more, {disk})"));
                 cell(d.path(), &profile, &name, &common)
             }) {
                 Ok(line) => lines.push(line),
