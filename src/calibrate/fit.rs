@@ -528,33 +528,29 @@ pub(super) fn set_latencies(
         };
         p.read = measured(least(read_m, lat.least_read_p99));
         p.write = measured(write_m);
-        p.flush = measured(least(flush_m, lat.least_flush_p99));
-        findings.push(
-            "latencies are the measured p50 and p99 (the means include the throttle's stalls)"
-                .to_string(),
-        );
+        // As without a throttle, the flush is what the WAL pair takes
+        // beyond the write, here in medians: behind a throttle too, a WAL
+        // append can be much faster than a random write, and the two
+        // measured alone made the model's pairs slow (docs/validation.md,
+        // "a WAL append behind a throttle").
+        let flush = least(flush_m, lat.least_flush_p99);
+        let median = flush_beyond_write(p, lat.pair.p50, write_m.p50, flush.p50);
+        p.flush = measured(scaled(flush, median / flush.p50.max(1e-9)));
+        findings.push(format!(
+            "latencies are the measured p50 and p99 (the means include the throttle's stalls); \
+             the flush's median is the WAL pair's {:.1} µs less the write's {:.1} ({} µs; the \
+             fdatasync alone took {:.1})",
+            lat.pair.p50, write_m.p50, p.flush.median_us, flush.p50
+        ));
     } else {
         p.read = fitted(read_m, p.fixed_us(Op::Read));
         p.write = fitted(write_m, p.fixed_us(Op::Write));
         // The flush is what the WAL pair takes beyond the profile's write
         // (a WAL append may be faster or slower than a random write), with
         // the spread the fdatasync alone showed.
-        // Where an fdatasync also writes the inode (once a tick: each
-        // sync when pairs take longer), that write is in the pair too, at
-        // about the WAL append's own write time.
-        let inode_share = p
-            .inode_sync_tick_ms
-            .map_or(0.0, |tick| (lat.pair.mean / 1e3 / tick).min(1.0));
-        let append = (lat.pair.mean - flush_m.mean).clamp(0.0, write_m.mean);
-        let mean = (lat.pair.mean - write_m.mean - inode_share * append).max(flush_m.mean.min(1.0));
+        let mean = flush_beyond_write(p, lat.pair.mean, write_m.mean, flush_m.mean);
         let ratio = mean / flush_m.mean.max(1e-9);
-        let shifted = LatencyUs {
-            mean,
-            p50: flush_m.p50 * ratio,
-            p99: flush_m.p99 * ratio,
-            ..flush_m
-        };
-        p.flush = fitted(shifted, p.fixed_us(Op::Flush));
+        p.flush = fitted(scaled(flush_m, ratio), p.fixed_us(Op::Flush));
         findings.push(format!(
             "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give \
              the measured means ({:.1}, {:.1} µs; the flush {:.1} µs, the WAL pair's {:.1} less \
@@ -571,6 +567,31 @@ pub(super) fn set_latencies(
             write_m.p99,
             flush_m.p99
         ));
+    }
+}
+
+/// What a WAL pair of `pair` µs takes beyond a write of `write` µs (the
+/// same statistic of each: means, or medians): the flush the model adds to
+/// the write. Where an fdatasync also writes the inode (once a tick: each
+/// sync when pairs take longer), that write is in the pair too, at about
+/// the WAL append's own write time. At least 1 µs (or the fdatasync alone's
+/// `flush` if less): a write that takes as long as the whole pair leaves
+/// the flush next to nothing.
+fn flush_beyond_write(p: &Profile, pair: f64, write: f64, flush: f64) -> f64 {
+    let inode_share = p
+        .inode_sync_tick_ms
+        .map_or(0.0, |tick| (pair / 1e3 / tick).min(1.0));
+    let append = (pair - flush).clamp(0.0, write);
+    (pair - write - inode_share * append).max(flush.min(1.0))
+}
+
+/// `l` with every figure `ratio` times as long: its shape kept.
+fn scaled(l: LatencyUs, ratio: f64) -> LatencyUs {
+    LatencyUs {
+        mean: l.mean * ratio,
+        p50: l.p50 * ratio,
+        p99: l.p99 * ratio,
+        ..l
     }
 }
 

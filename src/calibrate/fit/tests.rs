@@ -271,14 +271,18 @@ fn flushes_that_do_not_scale_go_to_media() {
     assert!(p.flush_to_media);
 }
 
-#[test]
-fn a_blkio_throttle_becomes_caps() {
-    // What calibrate measured inside the cgroup v1 blkio cap of
-    // design.md (3,000 read and write IOPS, 125 MiB/s each way).
-    let m = Measured {
+/// What calibrate measured inside the cgroup v1 blkio cap of design.md
+/// (3,000 read and write IOPS, 125 MiB/s each way).
+fn capped_vm() -> Measured {
+    Measured {
         qd1_read: test(3000.0, lat(70.5, 333.0, 104.0), None),
         qd1_write: test(3000.0, None, lat(62.0, 337.0, 2742.0)),
-        wal1: wal(1476.7, lat(64.0, 640.0, 3942.0)),
+        // The pair: its fdatasync after a write as long as this disk's
+        // QD1 write, not `this_vm`'s.
+        wal1: TestResult {
+            pair: lat(64.0 + 62.0, 640.0 + 337.0, 3942.0 + 2742.0),
+            ..wal(1476.7, lat(64.0, 640.0, 3942.0))
+        },
         wal_sizes: Vec::new(),
         idle: Vec::new(),
         wal4: wal(1440.0, lat(70.0, 700.0, 4000.0)),
@@ -304,7 +308,12 @@ fn a_blkio_throttle_becomes_caps() {
         size_bytes: 256 << 20,
         inode_sync_tick_ms: None,
         in_v1_throttle: false,
-    };
+    }
+}
+
+#[test]
+fn a_blkio_throttle_becomes_caps() {
+    let m = capped_vm();
     let (p, knee_qd, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
     assert_eq!(knee_qd, 1);
     assert!(!p.caps.kernel_writeback_uncapped);
@@ -333,6 +342,28 @@ fn a_blkio_throttle_becomes_caps() {
     let pairs = microbench::qd1_flush_rate(&p, 1);
     // Within 2% of the measured one-stream rate (wal1).
     assert!((pairs / 1476.7 - 1.0).abs() < 0.02, "{pairs}");
+}
+
+#[test]
+fn behind_a_throttle_the_flush_is_the_pair_beyond_the_write() {
+    // Medians measured under the 3,000 and 16,000 IOPS caps on 2026-12-07:
+    // write, fdatasync alone, and the 8 KiB WAL append + fdatasync pair.
+    for (write, sync, pair, flush) in [(65.3, 52.2, 101.8, 36.5), (101.8, 48.8, 93.6, 1.0)] {
+        let mut m = capped_vm();
+        m.qd1_write = test(3000.0, None, lat(write, 2.0 * write, 4.0 * write));
+        m.wal1.sync = lat(sync, 2.0 * sync, 4.0 * sync);
+        m.wal1.pair = lat(pair, 2.0 * pair, 4.0 * pair);
+        let (p, _, findings) = derive(&m, "cap", &opts(), "vda", "io_uring").unwrap();
+        // Three significant figures.
+        assert!((p.write.median_us / write - 1.0).abs() < 0.005);
+        // A WAL append faster than the random write leaves the flush 1 µs.
+        assert!(
+            (p.flush.median_us / flush - 1.0).abs() < 0.005,
+            "{}: {findings:?}",
+            p.flush.median_us
+        );
+        assert!(p.flush.p99_us >= p.flush.median_us);
+    }
 }
 
 #[test]
