@@ -550,7 +550,11 @@ pub(super) fn set_latencies(
         // the spread the fdatasync alone showed.
         let mean = flush_beyond_write(p, lat.pair.mean, write_m.mean, flush_m.mean);
         let ratio = mean / flush_m.mean.max(1e-9);
-        p.flush = fitted(scaled(flush_m, ratio), p.fixed_us(Op::Flush));
+        let shifted = LatencyUs {
+            mean,
+            ..scaled(flush_m, ratio)
+        };
+        p.flush = fitted(shifted, p.fixed_us(Op::Flush));
         findings.push(format!(
             "p99_us of read, write and flush ({}, {}, {} µs) are the log-normal p99s that give \
              the measured means ({:.1}, {:.1} µs; the flush {:.1} µs, the WAL pair's {:.1} less \
