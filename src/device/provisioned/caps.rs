@@ -199,21 +199,27 @@ pub(super) fn azure_premium_v2(v: &Values) -> Result<Caps, String> {
 /// 6 IOPS and 0.28 MiB/s per GiB over a 3,000 IOPS / 140 MiB/s baseline,
 /// at most 80,000 IOPS and 1,200 MiB/s per instance.
 pub(super) fn pd_balanced(v: &Values) -> Result<Caps, String> {
-    let size = v.required("size_gib", 500.0, 10.0, 65536.0)?;
-    Ok(Caps {
-        iops: (3000.0 + 6.0 * size).min(80000.0),
-        mib_s: (140.0 + 0.28 * size).min(1200.0),
-        burst: None,
-    })
+    persistent_disk(v, (3000.0, 6.0, 80000.0), (140.0, 0.28, 1200.0))
 }
 
 /// GCP pd-ssd (same page): 30 IOPS and 0.48 MiB/s per GiB over a 6,000 IOPS
 /// / 240 MiB/s baseline, at most 100,000 IOPS and 1,200 MiB/s per instance.
 pub(super) fn pd_ssd(v: &Values) -> Result<Caps, String> {
+    persistent_disk(v, (6000.0, 30.0, 100000.0), (240.0, 0.48, 1200.0))
+}
+
+/// A Persistent Disk's caps by its `size_gib`: IOPS and MiB/s, each as
+/// (baseline, per GiB, most per instance).
+fn persistent_disk(
+    v: &Values,
+    iops: (f64, f64, f64),
+    mib_s: (f64, f64, f64),
+) -> Result<Caps, String> {
     let size = v.required("size_gib", 500.0, 10.0, 65536.0)?;
+    let by_size = |(base, per_gib, most): (f64, f64, f64)| (base + per_gib * size).min(most);
     Ok(Caps {
-        iops: (6000.0 + 30.0 * size).min(100000.0),
-        mib_s: (240.0 + 0.48 * size).min(1200.0),
+        iops: by_size(iops),
+        mib_s: by_size(mib_s),
         burst: None,
     })
 }
